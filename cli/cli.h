@@ -1,0 +1,102 @@
+/*
+ * duet command-line tool: shared option handling. The CLI is a thin front end: every decision
+ * (validation, defaults, planning, pricing) is the library's; this layer parses, calls and prints.
+ */
+#ifndef DUET_CLI_H
+#define DUET_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "duet/duet.h"
+
+/* Exit codes (documented in `duet --help`). */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILED = 1, CLI_EXIT_USAGE = 2 };
+
+/* Long-option codes shared by the subcommands (above the ASCII range of short options). */
+enum {
+    OPT_HW = 256,
+    OPT_COLLECTIVE,
+    OPT_GEMM,
+    OPT_COMM,
+    OPT_WORLD,
+    OPT_DTYPE,
+    OPT_ROOT,
+    OPT_RANK,
+    OPT_MODE,
+    OPT_NUM_WGS,
+    OPT_GEMM_WGS,
+    OPT_COMM_WGS,
+    OPT_TILE,
+    OPT_COMM_TILE,
+    OPT_GROUP_M,
+    OPT_JSON,
+    OPT_HELP,
+    OPT_FIRST_PRIVATE /* subcommands number their own options from here */
+};
+
+/* getopt_long entries for the workload and configuration flags, to splice into a table. */
+#define CLI_WORKLOAD_LONGOPTS                                                                                          \
+    {"hw", required_argument, NULL, OPT_HW}, {"collective", required_argument, NULL, OPT_COLLECTIVE},                  \
+        {"gemm", required_argument, NULL, OPT_GEMM}, {"comm", required_argument, NULL, OPT_COMM},                      \
+        {"world", required_argument, NULL, OPT_WORLD}, {"dtype", required_argument, NULL, OPT_DTYPE},                  \
+        {"root", required_argument, NULL, OPT_ROOT}
+#define CLI_CONFIG_LONGOPTS                                                                                            \
+    {"mode", required_argument, NULL, OPT_MODE}, {"num-wgs", required_argument, NULL, OPT_NUM_WGS},                    \
+        {"gemm-wgs", required_argument, NULL, OPT_GEMM_WGS}, {"comm-wgs", required_argument, NULL, OPT_COMM_WGS},      \
+        {"tile", required_argument, NULL, OPT_TILE}, {"comm-tile", required_argument, NULL, OPT_COMM_TILE},            \
+        {"group-m", required_argument, NULL, OPT_GROUP_M}
+
+/* Help text for those flags, shared so every subcommand documents them the same way. */
+extern const char cli_workload_help[];
+extern const char cli_config_help[];
+
+/** What the workload and configuration flags collected. */
+typedef struct cli_common {
+    const char *hw_arg;
+    duet_hw_t hw;
+    duet_workload_t wl;
+    int have_gemm, have_comm, have_coll, have_world;
+    const char *mode_arg;
+    int num_wgs, gemm_wgs, comm_wgs, group_m; /* -1: not given */
+    const char *tile_arg, *comm_tile_arg;
+    duet_config_t cfg;
+    int json;
+} cli_common_t;
+
+void cli_common_init(cli_common_t *c);
+/**
+ * Handle one option if it is a workload or configuration flag.
+ * @return 1 if handled, 0 if not ours, -1 on a bad value (already reported).
+ */
+int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg);
+/** Load the profile and check the workload. @return an exit code (CLI_EXIT_OK to go on). */
+int cli_common_workload(cli_common_t *c, const char *cmd);
+/** Build c->cfg for `mode` from the defaults and the flags, and validate it. */
+int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode);
+
+/** Print "duet: <cmd>: <why>" to stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Report a failed library call (its last error text) and map the status to an exit code. */
+int cli_fail(const char *cmd, duet_status_t st);
+/** Report a bad command line and point at --help. @return CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Report an unknown option or a missing argument seen by getopt_long. */
+int cli_getopt_error(const char *cmd, char **argv, int opt);
+
+/** Strict parsers: the whole string must be consumed. @return 0 on success, -1 otherwise. */
+int cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
+int cli_parse_dims(const char *s, int n, long long *out); /* "AxBxC" with n parts, each >= 0 */
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+
+/** Format a byte count with a decimal unit ("16.8 MB"). */
+const char *cli_bytes(double b, char *buf, size_t n);
+
+/* Subcommands: argc/argv start at the subcommand name. */
+int cmd_hw(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_bench_sim(int argc, char **argv);
+
+#endif /* DUET_CLI_H */

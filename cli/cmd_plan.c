@@ -1,0 +1,204 @@
+/*
+ * duet plan: what one configuration of one workload puts in the two queues, the bytes it moves
+ * and what the cost model charges for one tile of each kind.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void cmd_plan_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: duet plan [workload] [configuration] [--rank R] [--json]\n"
+            "\n"
+            "Builds the plan both executors run (the simulator and the GPU kernels): the GEMM tiles in dequeue\n"
+            "order, the comm tiles of this rank with their bytes and peers, and the queue policy. Prints tile\n"
+            "counts, bytes per peer, FLOPs and the cost model's price of one tile of each kind.\n"
+            "\n"
+            "%s\n%s\n"
+            "other:\n"
+            "  --rank R              the rank to plan for (default: the busiest, i.e. the broadcast root)\n"
+            "  --json                machine-readable output\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "examples:\n"
+            "  duet plan --collective all_gather --gemm 8192x8192x8192 --comm 2048x4096 --world 2\n"
+            "  duet plan --hw mi300x --collective all_reduce --gemm 4096x4096x4096 --comm 8192x4608 --world 8 \\\n"
+            "            --mode concurrent --comm-wgs 32 --json\n",
+            cli_workload_help, cli_config_help);
+}
+
+static cJSON *cmd_plan_json(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
+                            const duet_comm_cost_t *cc, double t_static)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "hw", c->hw.name);
+    cJSON *wl = cJSON_AddObjectToObject(o, "workload");
+    cJSON_AddNumberToObject(wl, "m", (double)p->wl.m);
+    cJSON_AddNumberToObject(wl, "n", (double)p->wl.n);
+    cJSON_AddNumberToObject(wl, "k", (double)p->wl.k);
+    cJSON_AddStringToObject(wl, "dtype", duet_dtype_name(p->wl.dtype));
+    cJSON_AddStringToObject(wl, "collective", duet_collective_name(p->wl.coll));
+    cJSON_AddNumberToObject(wl, "mc", (double)p->wl.mc);
+    cJSON_AddNumberToObject(wl, "nc", (double)p->wl.nc);
+    cJSON_AddNumberToObject(wl, "world", p->wl.world);
+    cJSON_AddNumberToObject(wl, "root", p->wl.root);
+    cJSON *cf = cJSON_AddObjectToObject(o, "config");
+    cJSON_AddStringToObject(cf, "mode", duet_mode_name(p->cfg.mode));
+    cJSON_AddNumberToObject(cf, "num_wgs", p->cfg.num_wgs);
+    cJSON_AddNumberToObject(cf, "gemm_wgs", p->cfg.gemm_wgs);
+    cJSON_AddNumberToObject(cf, "comm_wgs", p->cfg.comm_wgs);
+    char tile[32];
+    snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
+    cJSON_AddStringToObject(cf, "tile", tile);
+    snprintf(tile, sizeof(tile), "%dx%d", p->cfg.cm, p->cfg.cn);
+    cJSON_AddStringToObject(cf, "comm_tile", tile);
+    cJSON_AddNumberToObject(cf, "group_m", p->cfg.group_m);
+    cJSON_AddNumberToObject(o, "rank", p->rank);
+    cJSON *g = cJSON_AddObjectToObject(o, "gemm");
+    cJSON_AddNumberToObject(g, "tiles", (double)p->gemm.tiles);
+    cJSON_AddNumberToObject(g, "grid_m", (double)p->gemm.grid_m);
+    cJSON_AddNumberToObject(g, "grid_n", (double)p->gemm.grid_n);
+    cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
+    cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
+    cJSON_AddNumberToObject(g, "tile_s", gc->t_sm);
+    cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc->hbm_bytes);
+    cJSON_AddNumberToObject(g, "l2_hit", gc->l2_hit);
+    cJSON_AddNumberToObject(g, "static_alone_s", t_static);
+    cJSON *m = cJSON_AddObjectToObject(o, "comm");
+    cJSON_AddNumberToObject(m, "queue_tiles", (double)p->comm.queue_len);
+    cJSON_AddNumberToObject(m, "valid_tiles", (double)p->comm_valid_tiles);
+    cJSON_AddNumberToObject(m, "total_tiles", (double)p->comm.total);
+    cJSON_AddNumberToObject(m, "push_bytes", p->comm_total.push_bytes);
+    cJSON_AddNumberToObject(m, "pull_bytes", p->comm_total.pull_bytes);
+    cJSON_AddNumberToObject(m, "local_read_bytes", p->comm_total.local_read_bytes);
+    cJSON_AddNumberToObject(m, "local_write_bytes", p->comm_total.local_write_bytes);
+    cJSON_AddNumberToObject(m, "remote_bytes", p->remote_bytes);
+    cJSON_AddNumberToObject(m, "remote_bytes_tiles", p->remote_bytes_tiles);
+    cJSON_AddNumberToObject(m, "bytes_per_peer_out", p->bytes_per_peer_out);
+    cJSON_AddNumberToObject(m, "bytes_per_peer_in", p->bytes_per_peer_in);
+    cJSON_AddNumberToObject(m, "tile_alone_s", cc->t_alone);
+    cJSON_AddNumberToObject(m, "tile_round_trips", (double)cc->round_trips);
+    cJSON *q = cJSON_AddObjectToObject(o, "queues");
+    cJSON_AddNumberToObject(q, "gemm_home_ctas", p->gemm_home_ctas);
+    cJSON_AddNumberToObject(q, "comm_home_ctas", p->comm_home_ctas);
+    cJSON_AddBoolToObject(q, "steal", p->steal);
+    return o;
+}
+
+static void cmd_plan_text(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
+                          const duet_comm_cost_t *cc, double t_static)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("plan for rank %d of %d on %s (%s), %s\n", p->rank, p->wl.world, c->hw.name, c->hw.device,
+           duet_dtype_name(p->wl.dtype));
+    if (p->gemm.tiles > 0) {
+        printf("GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d\n", (long long)p->wl.m, (long long)p->wl.n,
+               (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m);
+        printf("       %lld tiles (%lld x %lld), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
+               (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, (long long)p->gemm.k_iters, p->gemm_flops);
+        printf("       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
+               gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
+               cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));
+        printf("       alone on %d SMs (static origami estimate): %.3f ms, %.0f TFLOP/s\n", c->hw.n_sms,
+               t_static * 1e3, p->gemm_flops / t_static / 1e12);
+    } else {
+        printf("GEMM   none\n");
+    }
+    if (p->wl.coll != DUET_COLL_NONE) {
+        printf("comm   %s of %lld x %lld per rank, tile %dx%d\n", duet_collective_name(p->wl.coll),
+               (long long)p->wl.mc, (long long)p->wl.nc, p->cfg.cm, p->cfg.cn);
+        printf("       queue of this rank: %lld tiles (%lld move data; %lld tiles cover the tensor)\n",
+               (long long)p->comm.queue_len, (long long)p->comm_valid_tiles, (long long)p->comm.total);
+        printf("       push %s, pull %s, local read %s, local write %s\n",
+               cli_bytes(p->comm_total.push_bytes, b1, sizeof(b1)), cli_bytes(p->comm_total.pull_bytes, b2, sizeof(b2)),
+               cli_bytes(p->comm_total.local_read_bytes, b3, sizeof(b3)),
+               cli_bytes(p->comm_total.local_write_bytes, b4, sizeof(b4)));
+        printf("       remote bytes %s (tile-granular %s); per peer: out %s, in %s\n",
+               cli_bytes(p->remote_bytes, b1, sizeof(b1)), cli_bytes(p->remote_bytes_tiles, b2, sizeof(b2)),
+               cli_bytes(p->bytes_per_peer_out, b3, sizeof(b3)), cli_bytes(p->bytes_per_peer_in, b4, sizeof(b4)));
+        if (p->comm_valid_tiles > 0)
+            printf("       average tile alone: %.2f us (push %.2f, pull %.2f in %lld round trips, local %.2f)\n",
+                   cc->t_alone * 1e6, cc->t_push * 1e6, cc->t_pull * 1e6, (long long)cc->round_trips,
+                   cc->t_local * 1e6);
+    } else {
+        printf("comm   none\n");
+    }
+    printf("queues %s: %d CTAs start on GEMM, %d on comm; %s\n", duet_mode_name(p->cfg.mode), p->gemm_home_ctas,
+           p->comm_home_ctas, p->steal ? "a CTA steals from the other queue when its own is empty" : "no stealing");
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
+                                             CLI_CONFIG_LONGOPTS,
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"rank", required_argument, NULL, OPT_RANK},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    cli_common_t c;
+    cli_common_init(&c);
+    int rank = -1, opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            cmd_plan_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (opt == OPT_RANK) {
+            long long r;
+            if (cli_parse_i64(optarg, 0, 1023, &r) != 0)
+                return cli_usage_error("plan", "--rank: '%s' is not an integer in [0, 1023]", optarg);
+            rank = (int)r;
+            continue;
+        }
+        int h = cli_common_option(&c, "plan", opt, optarg);
+        if (h < 0)
+            return CLI_EXIT_USAGE;
+        if (h == 0)
+            return cli_getopt_error("plan", argv, opt);
+    }
+    if (optind < argc)
+        return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+    int rc = cli_common_workload(&c, "plan");
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    int32_t mode = DUET_MODE_FUSED;
+    if (c.mode_arg)
+        duet_mode_parse(c.mode_arg, &mode);
+    if ((rc = cli_common_config(&c, "plan", mode)) != CLI_EXIT_OK)
+        return rc;
+    if (rank < 0)
+        rank = duet_plan_critical_rank(&c.wl);
+    if (rank >= c.wl.world)
+        return cli_usage_error("plan", "--rank %d is outside [0, world = %d)", rank, c.wl.world);
+
+    duet_plan_t plan;
+    duet_status_t st = duet_plan_build(&c.wl, &c.cfg, rank, &plan);
+    if (st < 0)
+        return cli_fail("plan", st);
+    duet_gemm_cost_t gc;
+    duet_comm_cost_t cc;
+    int64_t active = mode == DUET_MODE_FUSED ? c.cfg.num_wgs : c.cfg.gemm_wgs;
+    duet_cost_gemm_tile(&c.hw, &plan, active, &gc);
+    duet_cost_comm_tile(&c.hw, &plan, &cc);
+    double t_static = duet_cost_gemm_static_s(&c.hw, &plan, c.hw.n_sms);
+    if (c.json) {
+        cJSON *o = cmd_plan_json(&c, &plan, &gc, &cc, t_static);
+        char *text = o ? cJSON_Print(o) : NULL;
+        cJSON_Delete(o);
+        if (text == NULL) {
+            cli_error("plan", "out of memory while writing JSON");
+            return CLI_EXIT_FAILED;
+        }
+        puts(text);
+        cJSON_free(text);
+    } else {
+        cmd_plan_text(&c, &plan, &gc, &cc, t_static);
+    }
+    return CLI_EXIT_OK;
+}

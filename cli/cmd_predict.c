@@ -1,0 +1,314 @@
+/*
+ * duet predict: sweep splits and tiles with the simulator and rank them.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE };
+
+static void cmd_predict_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
+            "                    [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
+            "\n"
+            "Simulates every configuration of the sweep (each GEMM tile x each gemm_wgs value x each mode) on the\n"
+            "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
+            "is needed; a full sweep takes milliseconds.\n"
+            "\n"
+            "%s\n"
+            "sweep:\n"
+            "  --mode M              fused, concurrent or both (default both)\n"
+            "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
+            "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
+            "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
+            "  --comm-tile CMxCN     comm tile (default 256x64)\n"
+            "  --group-m G           GEMM swizzle (default 8)\n"
+            "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
+            "                        design's scheduler and rules; fused mode only)\n"
+            "output:\n"
+            "  --top K               rows to print (default 10; 0 prints all)\n"
+            "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
+            "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
+            "  --trace FILE          write the timeline of the best configuration (JSON)\n"
+            "  --json                machine-readable output\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "examples:\n"
+            "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
+            "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
+            "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
+            cli_workload_help);
+}
+
+static cJSON *cmd_predict_point_json(const duet_sweep_point_t *p, size_t rank)
+{
+    cJSON *o = cJSON_CreateObject();
+    char tile[32];
+    if (rank > 0)
+        cJSON_AddNumberToObject(o, "rank", (double)rank);
+    cJSON_AddStringToObject(o, "mode", duet_mode_name(p->cfg.mode));
+    cJSON_AddNumberToObject(o, "num_wgs", p->cfg.num_wgs);
+    cJSON_AddNumberToObject(o, "gemm_wgs", p->cfg.gemm_wgs);
+    cJSON_AddNumberToObject(o, "comm_wgs", p->cfg.comm_wgs);
+    snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
+    cJSON_AddStringToObject(o, "tile", tile);
+    snprintf(tile, sizeof(tile), "%dx%d", p->cfg.cm, p->cfg.cn);
+    cJSON_AddStringToObject(o, "comm_tile", tile);
+    cJSON_AddNumberToObject(o, "group_m", p->cfg.group_m);
+    cJSON_AddNumberToObject(o, "pred_ms", p->makespan_s * 1e3);
+    cJSON_AddNumberToObject(o, "gemm_finish_ms", p->gemm_finish_s * 1e3);
+    cJSON_AddNumberToObject(o, "comm_finish_ms", p->comm_finish_s * 1e3);
+    return o;
+}
+
+/* Parse "256x128x64,128x128x64" into the sweep's tile list. */
+static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    sp->n_tiles = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (sp->n_tiles >= DUET_SWEEP_MAX_TILES)
+            return cli_usage_error("predict", "--tiles: at most %d tiles", DUET_SWEEP_MAX_TILES);
+        if (duet_tile_parse(tok, &sp->tiles[sp->n_tiles]) < 0)
+            return cli_usage_error("predict", "--tiles: %s", duet_last_error());
+        sp->n_tiles++;
+    }
+    if (sp->n_tiles == 0)
+        return cli_usage_error("predict", "--tiles: empty list");
+    return CLI_EXIT_OK;
+}
+
+/* Simulate the best configuration again, with its trace, and draw or write it. */
+static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp, const duet_sweep_point_t *best,
+                                     const char *svg, const char *json)
+{
+    duet_plan_t plan;
+    duet_trace_t trace;
+    duet_trace_init(&trace, "predicted, best configuration");
+    duet_sim_ws_t *ws = NULL;
+    duet_sim_result_t r;
+    duet_status_t st = duet_plan_build(&c->wl, &best->cfg, duet_plan_critical_rank(&c->wl), &plan);
+    if (st >= 0)
+        st = duet_sim_ws_create(&ws);
+    if (st >= 0)
+        st = duet_sim_run(ws, sp->policy, &c->hw, &plan, &trace, &r);
+    if (st >= 0 && json != NULL)
+        st = duet_trace_write_json(&trace, &plan, &c->hw, json);
+    if (st >= 0 && svg != NULL) {
+        char title[256];
+        snprintf(title, sizeof(title), "%s: best of the sweep: %s, gemm_wgs %d, comm_wgs %d, tile %dx%dx%d", c->hw.name,
+                 duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs, best->cfg.tile.bm,
+                 best->cfg.tile.bn, best->cfg.tile.bk);
+        const duet_trace_t *list[1] = {&trace};
+        st = duet_trace_write_svg(list, 1, title, svg);
+    }
+    duet_sim_ws_destroy(ws);
+    duet_trace_free(&trace);
+    return st < 0 ? cli_fail("predict", st) : CLI_EXIT_OK;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
+                                             {"mode", required_argument, NULL, OPT_MODE},
+                                             {"num-wgs", required_argument, NULL, OPT_NUM_WGS},
+                                             {"comm-tile", required_argument, NULL, OPT_COMM_TILE},
+                                             {"group-m", required_argument, NULL, OPT_GROUP_M},
+                                             {"tiles", required_argument, NULL, OPT_TILES},
+                                             {"splits", required_argument, NULL, OPT_SPLITS},
+                                             {"top", required_argument, NULL, OPT_TOP},
+                                             {"policy", required_argument, NULL, OPT_POLICY},
+                                             {"svg", required_argument, NULL, OPT_SVG},
+                                             {"timeline", required_argument, NULL, OPT_TIMELINE},
+                                             {"trace", required_argument, NULL, OPT_TRACE},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    cli_common_t c;
+    cli_common_init(&c);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    long long top = 10;
+    const char *svg = NULL, *timeline = NULL, *trace_path = NULL;
+    int opt, rc;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            cmd_predict_usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_MODE:
+            if (strcmp(optarg, "both") == 0) {
+                sp.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+                continue;
+            }
+            if (cli_common_option(&c, "predict", opt, optarg) < 0)
+                return CLI_EXIT_USAGE;
+            {
+                int32_t m;
+                duet_mode_parse(optarg, &m);
+                sp.modes = 1u << m;
+            }
+            continue;
+        case OPT_TILES:
+            if ((rc = cmd_predict_tiles(optarg, &sp)) != CLI_EXIT_OK)
+                return rc;
+            continue;
+        case OPT_SPLITS: {
+            long long n;
+            if (strcmp(optarg, "all") == 0)
+                sp.split_step = 1;
+            else if (strncmp(optarg, "step:", 5) == 0 && cli_parse_i64(optarg + 5, 1, 4096, &n) == 0)
+                sp.split_step = (int32_t)n;
+            else
+                return cli_usage_error("predict", "--splits: '%s' is not 'all' or 'step:N'", optarg);
+            continue;
+        }
+        case OPT_TOP:
+            if (cli_parse_i64(optarg, 0, 1 << 30, &top) != 0)
+                return cli_usage_error("predict", "--top: '%s' is not a non-negative integer", optarg);
+            continue;
+        case OPT_POLICY:
+            sp.policy = duet_sim_policy_find(optarg);
+            if (sp.policy == NULL)
+                return cli_usage_error("predict", "--policy: '%s' is not fluid or frozen", optarg);
+            continue;
+        case OPT_SVG:
+            svg = optarg;
+            continue;
+        case OPT_TIMELINE:
+            timeline = optarg;
+            continue;
+        case OPT_TRACE:
+            trace_path = optarg;
+            continue;
+        default:
+            break;
+        }
+        int h = cli_common_option(&c, "predict", opt, optarg);
+        if (h < 0)
+            return CLI_EXIT_USAGE;
+        if (h == 0)
+            return cli_getopt_error("predict", argv, opt);
+    }
+    if (optind < argc)
+        return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_common_workload(&c, "predict")) != CLI_EXIT_OK)
+        return rc;
+    if (sp.policy == &duet_sim_policy_frozen && c.mode_arg == NULL)
+        sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
+    if (c.num_wgs > 0) {
+        if (c.num_wgs > c.hw.n_sms)
+            return cli_usage_error("predict", "--num-wgs %d exceeds the %d SMs of %s", c.num_wgs, c.hw.n_sms,
+                                   c.hw.name);
+        sp.num_wgs = c.num_wgs;
+    }
+    if (c.comm_tile_arg) {
+        long long d[2];
+        cli_parse_dims(c.comm_tile_arg, 2, d);
+        sp.cm = (int32_t)d[0];
+        sp.cn = (int32_t)d[1];
+    }
+    if (c.group_m > 0)
+        sp.group_m = c.group_m;
+    /* Refuse tiles the profile cannot hold, naming the first one, rather than skipping them. */
+    for (int i = 0; i < sp.n_tiles; i++) {
+        duet_config_t probe = duet_config_default(&c.hw, DUET_MODE_FUSED);
+        probe.tile = sp.tiles[i];
+        if (sp.cm > 0)
+            probe.cm = sp.cm;
+        if (sp.cn > 0)
+            probe.cn = sp.cn;
+        duet_status_t st = duet_config_validate(&probe, &c.wl, &c.hw);
+        if (st < 0)
+            return cli_fail("predict", st);
+    }
+
+    duet_sim_ws_t *ws = NULL;
+    duet_sweep_result_t res;
+    duet_status_t st = duet_sim_ws_create(&ws);
+    if (st < 0)
+        return cli_fail("predict", st);
+    st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
+    duet_sim_ws_destroy(ws);
+    if (st < 0)
+        return cli_fail("predict", st);
+
+    size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
+    rc = CLI_EXIT_OK;
+    if (c.json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "hw", c.hw.name);
+        cJSON_AddStringToObject(o, "policy", sp.policy->name);
+        cJSON_AddStringToObject(o, "collective", duet_collective_name(c.wl.coll));
+        cJSON_AddStringToObject(o, "dtype", duet_dtype_name(c.wl.dtype));
+        cJSON_AddNumberToObject(o, "m", (double)c.wl.m);
+        cJSON_AddNumberToObject(o, "n", (double)c.wl.n);
+        cJSON_AddNumberToObject(o, "k", (double)c.wl.k);
+        cJSON_AddNumberToObject(o, "mc", (double)c.wl.mc);
+        cJSON_AddNumberToObject(o, "nc", (double)c.wl.nc);
+        cJSON_AddNumberToObject(o, "world", c.wl.world);
+        cJSON_AddNumberToObject(o, "n_configs", (double)res.n);
+        cJSON_AddNumberToObject(o, "events", (double)res.events);
+        cJSON_AddNumberToObject(o, "wall_s", res.wall_s);
+        cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
+        for (size_t i = 0; i < shown; i++)
+            cJSON_AddItemToArray(arr, cmd_predict_point_json(&res.points[i], i + 1));
+        cJSON *d = cmd_predict_point_json(&res.dflt, 0);
+        cJSON_AddNumberToObject(d, "rank", (double)res.default_rank);
+        cJSON_AddItemToObject(o, "static_default", d);
+        char *text = cJSON_Print(o);
+        cJSON_Delete(o);
+        if (text == NULL) {
+            cli_error("predict", "out of memory while writing JSON");
+            rc = CLI_EXIT_FAILED;
+        } else {
+            puts(text);
+            cJSON_free(text);
+        }
+    } else {
+        printf("%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
+               c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
+               duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
+               c.wl.world, c.hw.name, sp.policy->name);
+        printf("%zu configurations simulated in %.1f ms (%lld events)\n\n", res.n, res.wall_s * 1e3,
+               (long long)res.events);
+        printf("%5s  %-10s %8s %8s %-12s %9s %9s %9s\n", "rank", "mode", "gemm_wgs", "comm_wgs", "tile", "pred ms",
+               "GEMM ms", "comm ms");
+        for (size_t i = 0; i < shown; i++) {
+            const duet_sweep_point_t *p = &res.points[i];
+            char tile[32];
+            snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
+            printf("%5zu  %-10s %8d %8d %-12s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode),
+                   p->cfg.gemm_wgs, p->cfg.comm_wgs, tile, p->makespan_s * 1e3, p->gemm_finish_s * 1e3,
+                   p->comm_finish_s * 1e3);
+        }
+        const duet_sweep_point_t *d = &res.dflt;
+        printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, rank %zu of %zu", d->cfg.gemm_wgs,
+               d->cfg.num_wgs, d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3, res.default_rank,
+               res.n);
+        if (res.points[0].makespan_s < d->makespan_s)
+            printf("; the best is %.1f %% faster\n", (d->makespan_s / res.points[0].makespan_s - 1) * 100);
+        else
+            printf("; nothing in the sweep beats it\n");
+    }
+    if (rc == CLI_EXIT_OK && svg != NULL) {
+        char title[256];
+        snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s (policy %s)", c.hw.name,
+                 (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k, duet_collective_name(c.wl.coll),
+                 (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world, duet_dtype_name(c.wl.dtype), sp.policy->name);
+        st = duet_sweep_write_svg(&res, title, svg);
+        if (st < 0)
+            rc = cli_fail("predict", st);
+    }
+    if (rc == CLI_EXIT_OK && (timeline != NULL || trace_path != NULL))
+        rc = cmd_predict_best_timeline(&c, &sp, &res.points[0], timeline, trace_path);
+    duet_sweep_result_free(&res);
+    return rc;
+}

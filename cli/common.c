@@ -1,0 +1,327 @@
+/*
+ * Option handling shared by the subcommands: workload and configuration flags, strict number
+ * parsing, and error reporting in one format ("duet: <what>: <why>").
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+const char cli_workload_help[] =
+    "workload:\n"
+    "  --hw NAME|FILE        hardware profile: h200, mi300x, mi350x, a JSON file, or - for stdin (default h200)\n"
+    "  --gemm MxNxK          GEMM C[M,N] = A[M,K] * B[N,K]^T (omit for no GEMM)\n"
+    "  --collective C        all_gather, all_reduce, reduce_scatter, all_to_all, broadcast (omit for none)\n"
+    "  --comm McxNc          per-rank tensor of the collective, elements (required with --collective)\n"
+    "  --world W             ranks (GPUs) taking part (default 2 with a collective, else 1)\n"
+    "  --dtype fp16|bf16     element type (default bf16)\n"
+    "  --root R              broadcast root (default 0)\n";
+
+const char cli_config_help[] =
+    "configuration (defaults: the reference design's static split for the profile):\n"
+    "  --mode fused|concurrent  one persistent kernel with two queues, or two kernels (default fused)\n"
+    "  --num-wgs N           fused grid size in CTAs (default: one per SM)\n"
+    "  --gemm-wgs N          fused: CTAs that start on GEMM (default 3/4 of num-wgs); concurrent: GEMM grid\n"
+    "  --comm-wgs N          concurrent: comm grid (default SMs/8); fused: num-wgs - gemm-wgs\n"
+    "  --tile BMxBNxBK       GEMM tile (default 256x128x64)\n"
+    "  --comm-tile CMxCN     comm tile, elements (default 256x64)\n"
+    "  --group-m G           GEMM tile swizzle height in tile rows (default 8)\n";
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "duet: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(const char *cmd, duet_status_t st)
+{
+    const char *why = duet_last_error();
+    cli_error(cmd, "%s", why[0] ? why : duet_status_string(st));
+    switch (st) {
+    case DUET_ERR_INVALID_ARG:
+    case DUET_ERR_PARSE:
+    case DUET_ERR_NOT_FOUND:
+    case DUET_ERR_INFEASIBLE:
+    case DUET_ERR_UNSUPPORTED:
+        return CLI_EXIT_USAGE;
+    default:
+        return CLI_EXIT_FAILED;
+    }
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "duet: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'duet %s --help')\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_getopt_error(const char *cmd, char **argv, int opt)
+{
+    (void)opt;
+    /* getopt_long is silenced (opterr = 0); name the offending word ourselves. */
+    const char *word = optind > 0 ? argv[optind - 1] : "?";
+    if (optopt != 0 && optopt < 256)
+        return cli_usage_error(cmd, "unknown option or missing value: -%c", optopt);
+    return cli_usage_error(cmd, "unknown option or missing value: %s", word);
+}
+
+int cli_parse_i64(const char *s, long long lo, long long hi, long long *out)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_dims(const char *s, int n, long long *out)
+{
+    if (s == NULL)
+        return -1;
+    const char *p = s;
+    for (int i = 0; i < n; i++) {
+        if (*p < '0' || *p > '9')
+            return -1; /* no signs, no spaces */
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno != 0 || end == p || v < 0 || v > (1LL << 40))
+            return -1;
+        out[i] = v;
+        p = end;
+        if (i + 1 < n) {
+            if (*p != 'x' && *p != 'X')
+                return -1;
+            p++;
+        }
+    }
+    return *p == '\0' ? 0 : -1;
+}
+
+const char *cli_bytes(double b, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+    int u = 0;
+    while (fabs(b) >= 1000.0 && u < 4) {
+        b /= 1000.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0f B", b);
+    else
+        snprintf(buf, n, "%.3g %s", b, units[u]);
+    return buf;
+}
+
+void cli_common_init(cli_common_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->hw_arg = "h200";
+    c->wl = duet_workload_empty();
+    c->num_wgs = c->gemm_wgs = c->comm_wgs = c->group_m = -1;
+}
+
+static int cli__int_flag(const char *cmd, const char *flag, const char *arg, long long lo, long long hi, int *out)
+{
+    long long v;
+    if (cli_parse_i64(arg, lo, hi, &v) != 0) {
+        cli_usage_error(cmd, "%s: '%s' is not an integer in [%lld, %lld]", flag, arg, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 1;
+}
+
+int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
+{
+    long long d[3];
+    duet_status_t st;
+    switch (opt) {
+    case OPT_HW:
+        c->hw_arg = arg;
+        return 1;
+    case OPT_GEMM:
+        if (cli_parse_dims(arg, 3, d) != 0) {
+            cli_usage_error(cmd, "--gemm: '%s' is not MxNxK (three non-negative integers)", arg);
+            return -1;
+        }
+        c->wl.m = d[0];
+        c->wl.n = d[1];
+        c->wl.k = d[2];
+        c->have_gemm = 1;
+        return 1;
+    case OPT_COMM:
+        if (cli_parse_dims(arg, 2, d) != 0) {
+            cli_usage_error(cmd, "--comm: '%s' is not McxNc (two non-negative integers)", arg);
+            return -1;
+        }
+        c->wl.mc = d[0];
+        c->wl.nc = d[1];
+        c->have_comm = 1;
+        return 1;
+    case OPT_COLLECTIVE:
+        if ((st = duet_collective_parse(arg, &c->wl.coll)) < 0) {
+            cli_usage_error(cmd, "--collective: %s", duet_last_error());
+            return -1;
+        }
+        c->have_coll = 1;
+        return 1;
+    case OPT_WORLD: {
+        int w;
+        if (cli__int_flag(cmd, "--world", arg, 1, 1024, &w) < 0)
+            return -1;
+        c->wl.world = w;
+        c->have_world = 1;
+        return 1;
+    }
+    case OPT_DTYPE:
+        if (duet_dtype_parse(arg, &c->wl.dtype) < 0) {
+            cli_usage_error(cmd, "--dtype: %s", duet_last_error());
+            return -1;
+        }
+        return 1;
+    case OPT_ROOT: {
+        int r;
+        if (cli__int_flag(cmd, "--root", arg, 0, 1023, &r) < 0)
+            return -1;
+        c->wl.root = r;
+        return 1;
+    }
+    case OPT_MODE: {
+        int32_t m;
+        if (duet_mode_parse(arg, &m) < 0) {
+            cli_usage_error(cmd, "--mode: %s", duet_last_error());
+            return -1;
+        }
+        c->mode_arg = arg;
+        return 1;
+    }
+    case OPT_NUM_WGS:
+        return cli__int_flag(cmd, "--num-wgs", arg, 1, 1 << 20, &c->num_wgs);
+    case OPT_GEMM_WGS:
+        return cli__int_flag(cmd, "--gemm-wgs", arg, 0, 1 << 20, &c->gemm_wgs);
+    case OPT_COMM_WGS:
+        return cli__int_flag(cmd, "--comm-wgs", arg, 0, 1 << 20, &c->comm_wgs);
+    case OPT_GROUP_M:
+        return cli__int_flag(cmd, "--group-m", arg, 1, 64, &c->group_m);
+    case OPT_TILE: {
+        duet_gemm_tile_t t;
+        if (duet_tile_parse(arg, &t) < 0) {
+            cli_usage_error(cmd, "--tile: %s", duet_last_error());
+            return -1;
+        }
+        c->tile_arg = arg;
+        return 1;
+    }
+    case OPT_COMM_TILE:
+        if (cli_parse_dims(arg, 2, d) != 0 || d[0] < 1 || d[1] < 1 || d[0] > 1 << 20 || d[1] > 1 << 20) {
+            cli_usage_error(cmd, "--comm-tile: '%s' is not CMxCN (two positive integers)", arg);
+            return -1;
+        }
+        c->comm_tile_arg = arg;
+        return 1;
+    case OPT_JSON:
+        c->json = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int cli_common_workload(cli_common_t *c, const char *cmd)
+{
+    duet_status_t st = duet_hw_load(c->hw_arg, &c->hw);
+    if (st < 0) {
+        if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0')
+            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
+                      c->hw_arg);
+        else
+            cli_error(cmd, "--hw: %s", duet_last_error());
+        return CLI_EXIT_USAGE;
+    }
+    if (c->have_coll && !c->have_comm)
+        return cli_usage_error(cmd, "--collective %s needs --comm McxNc", duet_collective_name(c->wl.coll));
+    if (c->have_comm && !c->have_coll)
+        return cli_usage_error(cmd, "--comm needs --collective");
+    if (!c->have_gemm && !c->have_coll)
+        return cli_usage_error(cmd, "give --gemm MxNxK, --collective C --comm McxNc, or both");
+    if (c->have_coll && !c->have_world)
+        c->wl.world = 2;
+    st = duet_workload_validate(&c->wl);
+    if (st < 0)
+        return cli_fail(cmd, st);
+    return CLI_EXIT_OK;
+}
+
+int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
+{
+    duet_config_t cfg = duet_config_default(&c->hw, mode);
+    if (mode == DUET_MODE_FUSED) {
+        if (c->num_wgs >= 0)
+            cfg.num_wgs = c->num_wgs;
+        if (c->gemm_wgs >= 0)
+            cfg.gemm_wgs = c->gemm_wgs;
+        else if (c->comm_wgs >= 0)
+            cfg.gemm_wgs = cfg.num_wgs - c->comm_wgs;
+        else
+            cfg.gemm_wgs = cfg.num_wgs * 3 / 4;
+        cfg.comm_wgs = cfg.num_wgs - cfg.gemm_wgs;
+        if (c->comm_wgs >= 0 && c->comm_wgs != cfg.comm_wgs)
+            return cli_usage_error(cmd, "fused mode: --comm-wgs %d disagrees with --num-wgs %d - --gemm-wgs %d",
+                                   c->comm_wgs, cfg.num_wgs, cfg.gemm_wgs);
+    } else {
+        if (c->comm_wgs >= 0)
+            cfg.comm_wgs = c->comm_wgs;
+        if (c->gemm_wgs >= 0)
+            cfg.gemm_wgs = c->gemm_wgs;
+        else if (c->comm_wgs >= 0)
+            cfg.gemm_wgs = c->hw.n_sms - cfg.comm_wgs > 1 ? c->hw.n_sms - cfg.comm_wgs : 1;
+        cfg.num_wgs = cfg.gemm_wgs + cfg.comm_wgs;
+    }
+    if (c->tile_arg)
+        duet_tile_parse(c->tile_arg, &cfg.tile); /* checked when the option was read */
+    if (c->comm_tile_arg) {
+        long long d[2];
+        cli_parse_dims(c->comm_tile_arg, 2, d);
+        cfg.cm = (int32_t)d[0];
+        cfg.cn = (int32_t)d[1];
+    }
+    if (c->group_m >= 0)
+        cfg.group_m = c->group_m;
+    duet_status_t st = duet_config_validate(&cfg, &c->wl, &c->hw);
+    if (st < 0)
+        return cli_fail(cmd, st);
+    c->cfg = cfg;
+    return CLI_EXIT_OK;
+}

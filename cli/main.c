@@ -1,0 +1,67 @@
+/*
+ * duet: the command-line front end. `duet --help` lists the subcommands; each has --help.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command_t;
+
+static const cli_command_t cli_commands[] = {
+    {"hw", cmd_hw, "list, show and convert hardware profiles"},
+    {"plan", cmd_plan, "tile counts, bytes per peer and FLOPs of one workload and configuration"},
+    {"predict", cmd_predict, "rank GEMM/comm splits and tiles by simulated makespan (no GPU)"},
+    {"simulate", cmd_simulate, "simulate one configuration; write its timeline (JSON, SVG)"},
+    {"bench-sim", cmd_bench_sim, "time the simulator on the reference sweeps (events per second)"},
+};
+#define CLI_NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+
+static void cli_main_usage(FILE *f)
+{
+    fprintf(f, "usage: duet <command> [options]\n"
+               "\n"
+               "duet predicts, tunes and runs an independent GEMM together with a collective on the GPUs of one\n"
+               "node, dividing the GPU's SMs (CUs) between the two. It simulates the split without a GPU.\n"
+               "\n"
+               "commands:\n");
+    for (size_t i = 0; i < CLI_NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fprintf(f, "\n"
+               "  duet <command> --help   shows a command's options and examples\n"
+               "  duet --version          prints the version\n"
+               "\n"
+               "examples:\n"
+               "  duet hw list\n"
+               "  duet plan --collective all_gather --gemm 8192x8192x8192 --comm 2048x4096 --world 2\n"
+               "  duet predict --hw h200 --collective all_reduce --gemm 4096x4096x4096 --comm 2048x8192 --top 5\n"
+               "\n"
+               "exit status: 0 success, 1 the operation failed, 2 bad usage or bad input.\n"
+               "errors are printed on stderr as 'duet: <what>: <why>'.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_main_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        cli_main_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("duet %s (GEMM tiles %s, profile schema %s)\n", DUET_VERSION, DUET_TILE_LIST_VERSION, DUET_HW_SCHEMA);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < CLI_NCOMMANDS; i++)
+        if (strcmp(cmd, cli_commands[i].name) == 0)
+            return cli_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "duet: unknown command '%s' (see 'duet --help')\n", cmd);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,325 @@
+/*
+ * duet model layer: hardware profiles, workload and configuration rules, the plan, and the
+ * origami-style cost model. Pure C11: no GPU, MPI or GSL. cJSON is used for profile files.
+ */
+#ifndef DUET_MODEL_H
+#define DUET_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "duet/plan_map.h"
+#include "duet/status.h"
+#include "duet/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DUET_VERSION "0.1.0"
+
+/* ========================================================================================== */
+/* Names                                                                                       */
+/* ========================================================================================== */
+
+const char *duet_collective_name(int32_t coll);   /* "all_gather", ..., "none" */
+const char *duet_dtype_name(int32_t dtype);       /* "fp16", "bf16" */
+const char *duet_mode_name(int32_t mode);         /* "fused", "concurrent" */
+/** Parse a name into an enum value. @return DUET_ERR_INVALID_ARG (with the accepted names). */
+duet_status_t duet_collective_parse(const char *s, int32_t *coll_p);
+duet_status_t duet_dtype_parse(const char *s, int32_t *dtype_p);
+duet_status_t duet_mode_parse(const char *s, int32_t *mode_p);
+
+/* ========================================================================================== */
+/* Hardware profile                                                                            */
+/* ========================================================================================== */
+
+/** How the GPUs of a node are linked. */
+typedef enum {
+    DUET_FABRIC_SWITCH = 0, /* every GPU has one port into a switch (NVLink + NVSwitch) */
+    DUET_FABRIC_MESH = 1,   /* point-to-point links to each peer (xGMI on MI300X/MI350X) */
+} duet_fabric_t;
+
+/*
+ * Every numeric constant of a profile: X(member, type, unit, min, max, meaning).
+ * type is INT or DBL. min/max are the sanity bounds that loading enforces ("absurd" values are
+ * rejected). The units are those of the struct member and of the JSON file.
+ */
+#define DUET_HW_FIELDS(X)                                                                                              \
+    /* the chip */                                                                                                     \
+    X(n_sms, INT, "SMs", 1, 4096, "streaming multiprocessors (NVIDIA) or compute units (AMD)")                         \
+    X(clock_ghz, DBL, "GHz", 0.1, 10, "SM clock under sustained matrix load")                                          \
+    X(mma_flops_fp16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense fp16 matrix-unit rate of one SM")                           \
+    X(mma_flops_bf16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense bf16 matrix-unit rate of one SM")                           \
+    X(gemm_eff_fp16, DBL, "1", 0.01, 1.5, "fraction of the fp16 matrix rate duet's GEMM tile sustains in its K loop")   \
+    X(gemm_eff_bf16, DBL, "1", 0.01, 1.5, "fraction of the bf16 matrix rate duet's GEMM tile sustains in its K loop")   \
+    X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
+    X(gemm_stages, INT, "stages", 1, 16, "shared-memory pipeline depth of the GEMM tile")                              \
+    X(l2_mib, DBL, "MiB", 0.5, 4096, "last-level on-chip cache that GEMM tiles share")                                 \
+    X(l2_gbs, DBL, "GB/s", 10, 1e6, "aggregate L2-to-SM bandwidth with every SM reading")                              \
+    X(hbm_gbs, DBL, "GB/s", 10, 1e6, "device-memory bandwidth, bytes read plus written")                               \
+    X(tile_prologue_us, DBL, "us", 0, 1000, "GEMM tile pipeline fill before the first matrix step")                    \
+    X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per GEMM tile (address setup, epilogue sync)")                 \
+    X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
+    X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
+    X(launch_us, DBL, "us", 0, 10000, "kernel launch and completion, per operation")                                   \
+    /* the fabric */                                                                                                   \
+    X(n_links, INT, "links", 1, 64, "peer links per GPU (mesh); 1 for a switch port")                                  \
+    X(link_gbs, DBL, "GB/s", 0.1, 1e5, "peak payload bandwidth per direction of one link (mesh) or of the switch port") \
+    X(link_half_inflight_kib, DBL, "KiB", 0.01, 1e6, "bytes in flight on a link at which it delivers half its peak")    \
+    X(cta_push_gbs, DBL, "GB/s", 0.01, 1e4, "remote-store rate of one CTA on an idle link")                             \
+    X(remote_rtt_us, DBL, "us", 0.01, 1000, "round trip of a remote load")                                             \
+    X(cta_pull_inflight_kib, DBL, "KiB", 0.1, 1e5, "bytes of remote loads one CTA keeps in flight")                    \
+    X(cta_local_gbs, DBL, "GB/s", 0.01, 1e5, "local copy rate (read + write) of one comm CTA")                          \
+    X(comm_tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per comm tile (address translation, masks)")              \
+    /* residency of the two kernels in concurrent mode */                                                              \
+    X(comm_ctas_per_sm, INT, "CTAs", 1, 64, "comm-kernel CTAs one SM holds when no GEMM CTA is there")                 \
+    X(comm_coresident, INT, "CTAs", 0, 64, "comm-kernel CTAs that fit on an SM beside one GEMM CTA")                    \
+    X(comm_sm_share, DBL, "1", 0, 1, "share of an SM's issue slots a running comm CTA takes from a co-resident GEMM")   \
+    /* the reference design's rules (policy frozen) */                                                                 \
+    X(seed_link_gbs, DBL, "GB/s", 0.1, 1e5, "seed: one effective link bandwidth for every collective")                 \
+    X(seed_launch_us, DBL, "us", 0, 10000, "seed: per-collective launch floor")                                        \
+    X(seed_alpha, DBL, "1", 0, 100, "seed: GEMM slow-down per unit of comm-home fraction x comm intensity")             \
+    X(seed_sat_channels, INT, "CTAs", 1, 4096, "seed: CTAs at which comm saturates; all_reduce floor is twice this")   \
+    X(seed_dequeue_gemm_us, DBL, "us", 0, 1000, "seed: charge per GEMM dequeue")                                       \
+    X(seed_dequeue_comm_us, DBL, "us", 0, 1000, "seed: charge per comm dequeue")
+
+typedef enum {
+#define DUET__HW_ENUM(member, type, unit, lo, hi, help) DUET_HW_F_##member,
+    DUET_HW_FIELDS(DUET__HW_ENUM)
+#undef DUET__HW_ENUM
+    DUET_HW_NFIELDS
+} duet_hw_field_t;
+
+#define DUET_HW_SOURCE_LEN 160
+
+/** A hardware profile: every constant the cost model uses, each with its source. */
+typedef struct duet_hw {
+    char name[48];            /* "h200", or the name in the file */
+    char device[96];          /* marketing name, e.g. "NVIDIA H200" */
+    char arch[32];            /* "sm_90", "gfx942", "gfx950" */
+    int32_t fabric;           /* duet_fabric_t */
+#define DUET__HW_MEMBER_INT int
+#define DUET__HW_MEMBER_DBL double
+#define DUET__HW_MEMBER(member, type, unit, lo, hi, help) DUET__HW_MEMBER_##type member;
+    DUET_HW_FIELDS(DUET__HW_MEMBER)
+#undef DUET__HW_MEMBER
+    /** Where each constant comes from (datasheet, measurement, fit), indexed by duet_hw_field_t. */
+    char source[DUET_HW_NFIELDS][DUET_HW_SOURCE_LEN];
+} duet_hw_t;
+
+/** Static description of one profile field (for printing and for the JSON schema). */
+typedef struct duet_hw_field_info {
+    const char *key;
+    int is_int;
+    const char *unit;
+    double min, max;
+    const char *help;
+    size_t offset;
+} duet_hw_field_info_t;
+
+const duet_hw_field_info_t *duet_hw_field_info(int field);
+/** @return the value of a field as a double. */
+double duet_hw_get(const duet_hw_t *hw, int field);
+/** Set a field (ints are rounded) without checking bounds. */
+void duet_hw_set(duet_hw_t *hw, int field, double value);
+
+/** Number of built-in profiles, and their names ("h200", "mi300x", "mi350x"). */
+int duet_hw_builtin_count(void);
+const char *duet_hw_builtin_name(int i);
+/** Copy a built-in profile. @return DUET_ERR_NOT_FOUND for an unknown name. */
+duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p);
+
+/** Check every bound of a profile. @return DUET_ERR_INVALID_ARG naming the first bad field. */
+duet_status_t duet_hw_validate(const duet_hw_t *hw);
+
+/** The JSON schema tag profiles carry. */
+#define DUET_HW_SCHEMA "duet-hw/1"
+
+/**
+ * Parse a profile from JSON text. `origin` names the text in error messages (a file name or
+ * "<stdin>"). Unknown keys, missing keys, wrong types, wrong units and out-of-bounds values are
+ * rejected with a message naming the key and the origin; *hw_p is written only on success.
+ */
+duet_status_t duet_hw_from_json(const char *text, const char *origin, duet_hw_t *hw_p);
+/** Serialise a profile to JSON (malloc'd string the caller frees). */
+duet_status_t duet_hw_to_json(const duet_hw_t *hw, char **text_p);
+/**
+ * Resolve a profile argument as the CLI gives it: a built-in name, a JSON file path, or "-" for
+ * standard input.
+ */
+duet_status_t duet_hw_load(const char *name_or_path, duet_hw_t *hw_p);
+/**
+ * Write a profile to a file atomically (temporary file in the same folder, then rename), so a
+ * failure never leaves a partial file behind.
+ */
+duet_status_t duet_hw_save(const duet_hw_t *hw, const char *path);
+
+/* ========================================================================================== */
+/* Workload and configuration                                                                  */
+/* ========================================================================================== */
+
+/** The GEMM tiles duet's kernels implement, in the order the tuner tries them. */
+#define DUET_TILE_LIST_VERSION "tiles/1"
+int duet_tile_count(void);
+duet_gemm_tile_t duet_tile_get(int i);
+/** @return 1 if the tile is one of duet_tile_get(). */
+int duet_tile_supported(duet_gemm_tile_t t);
+/** Parse "256x128x64" (or "256x128", BK defaulting to 64). */
+duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p);
+
+/** A workload with no GEMM and no collective, world 1. */
+duet_workload_t duet_workload_empty(void);
+/**
+ * Check a workload: extents non-negative and consistent (all of m, n, k zero or all positive),
+ * a known dtype and collective, world >= 1, root in range, and the divisibility each collective
+ * needs (reduce_scatter and all_to_all split mc rows evenly over the ranks).
+ */
+duet_status_t duet_workload_validate(const duet_workload_t *wl);
+
+/**
+ * The static default configuration of the reference design, adapted to the profile:
+ * fused: num_wgs = SM count, gemm_wgs = 3/4 of it; concurrent: comm_wgs = max(1, SMs / 8),
+ * gemm_wgs = SMs - comm_wgs. Tile 256x128x64 (or the largest supported tile that fits the
+ * profile's shared memory), comm tile 256x64, group_m 8.
+ */
+duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode);
+/**
+ * Check a configuration against a workload and a profile: CTA counts in range for the mode, a
+ * supported tile that fits the shared memory, a comm tile of 16-byte rows, group_m in [1, 64].
+ * @return DUET_ERR_INVALID_ARG for a malformed configuration, DUET_ERR_INFEASIBLE for one the
+ * hardware cannot run (e.g. a tile larger than shared memory).
+ */
+duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw);
+
+/** Shared memory the GEMM tile needs, bytes (pipeline stages of A and B tiles). */
+double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages);
+
+/* ========================================================================================== */
+/* The plan                                                                                    */
+/* ========================================================================================== */
+
+/** Traffic of one comm tile, bytes, as seen by the rank that runs it. */
+typedef struct duet_comm_traffic {
+    double push_bytes;       /* remote stores, all peers together */
+    double pull_bytes;       /* remote loads, all peers together */
+    double local_read_bytes; /* local HBM reads */
+    double local_write_bytes;/* local HBM writes */
+    int32_t push_peers;      /* peers written to */
+    int32_t pull_peers;      /* peers read from */
+} duet_comm_traffic_t;
+
+/**
+ * The plan: what the executors (simulator and kernels) run for one workload and one
+ * configuration on one rank. Built by duet_plan_build(); it owns no memory.
+ */
+typedef struct duet_plan {
+    duet_workload_t wl;
+    duet_config_t cfg;
+    int32_t rank;                 /* the rank this plan is for */
+    duet_gemm_geom_t gemm;        /* GEMM queue: tile ids 0..gemm.tiles-1 in dequeue order */
+    duet_comm_geom_t comm;        /* comm queue: positions 0..comm.queue_len-1 */
+    double gemm_flops;            /* 2 m n k */
+    /* Whole-queue traffic of this rank. */
+    duet_comm_traffic_t comm_total;
+    /* Tile-granular remote bytes: every tile counted at its full cm x cn size, as the reference
+     * design prices it; equals remote payload when the tensor is a multiple of the tile. */
+    double remote_bytes_tiles;
+    double remote_bytes;          /* exact remote payload (push + pull), bytes */
+    double bytes_per_peer_out;    /* payload this rank sends to each peer (max over peers), bytes */
+    double bytes_per_peer_in;     /* payload this rank receives from each peer, bytes */
+    int64_t comm_valid_tiles;     /* queue slots that move data */
+    /* Queue policy. */
+    int32_t gemm_home_ctas;       /* CTAs whose home queue is GEMM */
+    int32_t comm_home_ctas;       /* CTAs whose home queue is comm */
+    int32_t steal;                /* 1: a CTA steals from the other queue when its own is empty */
+} duet_plan_t;
+
+/**
+ * Build the plan of (workload, configuration) for one rank. The configuration must be valid for
+ * the workload (the function re-checks the workload and the parts of the configuration that do
+ * not depend on a profile). The critical rank for an asymmetric collective is the broadcast
+ * root: duet_plan_critical_rank() gives it.
+ */
+duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank, duet_plan_t *plan_p);
+/**
+ * Change only the split of a built plan: gemm_wgs and comm_wgs (and, in fused mode, num_wgs
+ * stays). The queues and their traffic do not depend on the split, so a sweep builds one plan
+ * per tile and moves the split along it. Checks the same rules as duet_plan_build().
+ */
+duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t comm_wgs);
+/** The rank whose comm queue is longest (broadcast: the root; otherwise rank 0). */
+int32_t duet_plan_critical_rank(const duet_workload_t *wl);
+/** Traffic of the comm tile at queue position q. */
+void duet_plan_comm_tile_traffic(const duet_plan_t *plan, int64_t q, duet_comm_traffic_t *t_p);
+
+/* ========================================================================================== */
+/* Cost model                                                                                  */
+/* ========================================================================================== */
+
+/**
+ * Cost of one GEMM tile on one SM (origami-style; docs/model.md has the equations).
+ * All times in seconds, bytes in bytes.
+ */
+typedef struct duet_gemm_cost {
+    double t_step_mma;    /* matrix-unit time of one K step */
+    double t_step_l2;     /* L2-to-SM time of one K step at this SM's share of L2 bandwidth */
+    double t_step;        /* max of the two: the SM-bound step */
+    double t_prologue;    /* pipeline fill */
+    double t_epilogue;    /* C tile store issue */
+    double t_overhead;    /* fixed per tile */
+    double t_sm;          /* SM-bound tile time: k_iters * t_step + prologue + epilogue + overhead */
+    double hbm_bytes;     /* bytes the tile moves to and from HBM after L2 reuse */
+    double l2_hit;        /* fraction of A/B loads served by L2 */
+    double flops;         /* 2 bm bn k */
+    int64_t k_iters;
+} duet_gemm_cost_t;
+
+/**
+ * Price one GEMM tile of the plan when `active` GEMM tiles run at once (they decide the L2 reuse
+ * of the group_m swizzle).
+ */
+duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, duet_gemm_cost_t *cost_p);
+
+/** Cost of one comm tile when it runs alone on an idle fabric. Seconds and bytes. */
+typedef struct duet_comm_cost {
+    duet_comm_traffic_t traffic;
+    int64_t round_trips;  /* remote-load round trips (pull bytes / in-flight bytes per CTA) */
+    double t_push;        /* push bytes at one CTA's store rate */
+    double t_pull;        /* round trips x RTT */
+    double t_local;       /* local bytes at one CTA's copy rate */
+    double t_overhead;
+    double t_alone;       /* max(t_push, t_pull, t_local) + t_overhead */
+    double hbm_bytes;     /* this rank's HBM traffic the tile causes (incl. the symmetric writes peers make) */
+} duet_comm_cost_t;
+
+/** Price the average comm tile of the plan (total traffic / valid tiles). */
+duet_status_t duet_cost_comm_tile(const duet_hw_t *hw, const duet_plan_t *plan, duet_comm_cost_t *cost_p);
+/** Price the comm tile at queue position q. */
+duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *plan, int64_t q, duet_comm_cost_t *cost_p);
+
+/**
+ * Delivered link capacity (bytes/s, one direction, this GPU's egress or ingress) when
+ * `inflight` bytes are outstanding on it and `peers` peers are addressed:
+ * C = B * f / (f + f_half), B = link_gbs (switch) or link_gbs * min(peers, n_links) (mesh).
+ */
+double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers);
+/** Bytes one pushing CTA keeps in flight: cta_push_gbs x remote_rtt_us. */
+double duet_cost_push_inflight(const duet_hw_t *hw);
+
+/**
+ * The static (origami) full-chip GEMM estimate: waves x tile time, where a wave is `ctas` tiles
+ * running together and a tile costs max(SM-bound time, its share of HBM time), plus the launch.
+ * The simulator refines this (work stealing and partial waves); this is the closed form used
+ * for sanity checks and by the seed rules.
+ */
+double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas);
+
+/** Matrix-unit peak of the chip for a dtype, FLOP/s. */
+double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_MODEL_H */

@@ -1,0 +1,188 @@
+/*
+ * duet: the plan's index arithmetic, shared by the simulator and the GPU kernels.
+ *
+ * "The tile id a CTA dequeues in the kernel is the tile id the simulator dequeues": both sides
+ * turn a queue position into a tile with the functions below, so tiling, tile order and queue
+ * policy are decided once. Everything here is header-only, allocation-free and compiles as C11,
+ * as HIP device code and as CUDA device code.
+ */
+#ifndef DUET_PLAN_MAP_H
+#define DUET_PLAN_MAP_H
+
+#include <stdint.h>
+
+#include "duet/types.h"
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define DUET_HD static inline __host__ __device__
+#else
+#define DUET_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** ceil(a / b) for a >= 0, b > 0. */
+DUET_HD int64_t duet_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+DUET_HD int64_t duet_min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/** Element size in bytes of a duet_dtype_t (both supported types are 2 bytes). */
+DUET_HD int32_t duet_dtype_bytes(int32_t dtype) { return dtype == DUET_DTYPE_FP16 || dtype == DUET_DTYPE_BF16 ? 2 : 0; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* GEMM tiles                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/** GEMM tiling of one workload under one configuration. */
+typedef struct duet_gemm_geom {
+    int64_t m, n, k;        /* problem extents, elements */
+    int32_t bm, bn, bk;     /* tile */
+    int32_t group_m;        /* swizzle group height, in tile rows */
+    int64_t grid_m, grid_n; /* tiles along M and N */
+    int64_t tiles;          /* grid_m * grid_n: length of the GEMM queue */
+    int64_t k_iters;        /* ceil(k / bk): pipeline steps per tile */
+} duet_gemm_geom_t;
+
+DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t, int32_t group_m)
+{
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->bm = t.bm;
+    g->bn = t.bn;
+    g->bk = t.bk;
+    g->group_m = group_m < 1 ? 1 : group_m;
+    if (m > 0 && n > 0 && k > 0 && t.bm > 0 && t.bn > 0 && t.bk > 0) {
+        g->grid_m = duet_cdiv(m, t.bm);
+        g->grid_n = duet_cdiv(n, t.bn);
+        g->k_iters = duet_cdiv(k, t.bk);
+    } else {
+        g->grid_m = g->grid_n = g->k_iters = 0;
+    }
+    g->tiles = g->grid_m * g->grid_n;
+}
+
+/**
+ * The GROUP_M swizzle of the reference design: consecutive tile ids walk down group_m tile-rows
+ * of one tile-column before moving right, so CTAs that run together share rows of A and columns
+ * of B in L2. The last group may be shorter than group_m.
+ */
+DUET_HD void duet_gemm_tile_coords(const duet_gemm_geom_t *g, int64_t tile, int64_t *pid_m, int64_t *pid_n)
+{
+    int64_t per_group = (int64_t)g->group_m * g->grid_n;
+    int64_t group = tile / per_group;
+    int64_t first_m = group * g->group_m;
+    int64_t height = duet_min64(g->grid_m - first_m, g->group_m);
+    int64_t in_group = tile % per_group;
+    *pid_m = first_m + in_group % height;
+    *pid_n = in_group / height;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Comm tiles                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Comm tiling of one rank's share of a collective. The tiles cover a matrix of rows x nc
+ * elements: the source tensor (all_gather, all_reduce, all_to_all, broadcast) or this rank's
+ * output block (reduce_scatter), in row-major tile order.
+ */
+typedef struct duet_comm_geom {
+    int32_t coll;            /* duet_collective_t */
+    int32_t world, rank, root;
+    int32_t cm, cn;          /* comm tile, elements */
+    int64_t mc, nc;          /* per-rank source tensor, elements */
+    int64_t rows;            /* rows the tiles cover: mc, or mc / world for reduce_scatter */
+    int64_t chunk;           /* all_to_all and reduce_scatter: mc / world rows per rank; else 0 */
+    int64_t grid_m, grid_n;  /* tiles over rows x nc */
+    int64_t total;           /* grid_m * grid_n */
+    int64_t per_rank;        /* all_reduce: tiles each rank owns, ceil(total / world); else total */
+    int64_t queue_len;       /* length of this rank's comm queue */
+} duet_comm_geom_t;
+
+/** One comm tile, in the coordinates of the matrix the tiles cover. */
+typedef struct duet_comm_rect {
+    int64_t tile;            /* tile index in row-major order over grid_m x grid_n */
+    int64_t row0, col0;      /* first element */
+    int32_t rows, cols;      /* valid extent, <= cm x cn at the bottom and right edges */
+    int32_t valid;           /* 0: a queue slot with nothing to move (all_reduce padding) */
+} duet_comm_rect_t;
+
+/**
+ * Fill a comm geometry. The caller has validated the workload (duet_workload_validate()), so
+ * mc is divisible by world where the collective needs it.
+ */
+DUET_HD void duet_comm_geom_init(duet_comm_geom_t *g, int32_t coll, int32_t world, int32_t rank, int32_t root, int64_t mc,
+                                 int64_t nc, int32_t cm, int32_t cn)
+{
+    g->coll = coll;
+    g->world = world;
+    g->rank = rank;
+    g->root = root;
+    g->cm = cm;
+    g->cn = cn;
+    g->mc = mc;
+    g->nc = nc;
+    g->chunk = (coll == DUET_COLL_ALL_TO_ALL || coll == DUET_COLL_REDUCE_SCATTER) ? mc / world : 0;
+    g->rows = coll == DUET_COLL_REDUCE_SCATTER ? g->chunk : mc;
+    if (coll == DUET_COLL_NONE || g->rows <= 0 || nc <= 0 || cm <= 0 || cn <= 0) {
+        g->grid_m = g->grid_n = g->total = g->per_rank = g->queue_len = 0;
+        return;
+    }
+    g->grid_m = duet_cdiv(g->rows, cm);
+    g->grid_n = duet_cdiv(nc, cn);
+    g->total = g->grid_m * g->grid_n;
+    g->per_rank = coll == DUET_COLL_ALL_REDUCE ? duet_cdiv(g->total, world) : g->total;
+    if (coll == DUET_COLL_BROADCAST)
+        g->queue_len = rank == root ? g->total : 0;
+    else
+        g->queue_len = g->per_rank;
+}
+
+/**
+ * Map position q of this rank's comm queue to a tile. all_reduce: rank r owns the contiguous
+ * block of tiles [r * per_rank, (r + 1) * per_rank); the last rank's block may run past the end,
+ * and those slots are not valid.
+ */
+DUET_HD void duet_comm_tile(const duet_comm_geom_t *g, int64_t q, duet_comm_rect_t *r)
+{
+    int64_t t = g->coll == DUET_COLL_ALL_REDUCE ? (int64_t)g->rank * g->per_rank + q : q;
+    r->tile = t;
+    r->valid = t < g->total;
+    if (!r->valid) {
+        r->row0 = r->col0 = 0;
+        r->rows = r->cols = 0;
+        return;
+    }
+    int64_t tm = t / g->grid_n, tn = t % g->grid_n;
+    r->row0 = tm * g->cm;
+    r->col0 = tn * g->cn;
+    r->rows = (int32_t)duet_min64(g->cm, g->rows - r->row0);
+    r->cols = (int32_t)duet_min64(g->cn, g->nc - r->col0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Queue policy                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * The home queue of CTA `cta`. Fused: CTAs below gemm_wgs start on the GEMM queue, the rest on
+ * the comm queue. Concurrent: the GEMM kernel's CTAs (kernel 0) serve GEMM, the comm kernel's
+ * (kernel 1) serve comm; `cta` is then the kernel index.
+ */
+DUET_HD int32_t duet_home_queue(int32_t mode, int32_t cta, int32_t gemm_wgs)
+{
+    if (mode == DUET_MODE_CONCURRENT)
+        return cta == 0 ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM;
+    return cta < gemm_wgs ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM;
+}
+
+/** Whether a CTA that drained its home queue moves on to the other one (fused mode only). */
+DUET_HD int32_t duet_may_steal(int32_t mode) { return mode == DUET_MODE_FUSED; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_PLAN_MAP_H */

@@ -1,0 +1,188 @@
+/*
+ * duet simulator layer: a discrete-event simulation of the persistent CTAs that drain the GEMM
+ * and comm queues of a plan, the sweeps that rank configurations with it, and the timeline
+ * outputs (JSON trace, SVG Gantt chart, SVG split curve). Pure C11, no GPU.
+ *
+ * Two policies price the tiles (docs/simulator.md):
+ *  - "fluid" (default): link, HBM and SM resources are shared among the running tiles with
+ *    max-min fairness, re-solved whenever a tile starts or ends;
+ *  - "frozen": the reference design's scheduler, bit for bit (comm duration frozen at dequeue
+ *    as max(active, sat) * Lc), driven by the reference design's pricing rules.
+ */
+#ifndef DUET_SIM_H
+#define DUET_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "duet/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ========================================================================================== */
+/* Timelines                                                                                   */
+/* ========================================================================================== */
+
+/** One tile as it ran: who ran it, where, and when (seconds from the start of the operation). */
+typedef struct duet_trace_rec {
+    int32_t cta;     /* fused: 0..num_wgs-1; concurrent: GEMM kernel 0..gemm_wgs-1, then the comm kernel */
+    int32_t sm;      /* SM (CU) the CTA ran on */
+    int32_t queue;   /* duet_queue_t the tile came from */
+    int32_t stolen;  /* 1 if that is not the CTA's home queue */
+    int64_t tile;    /* GEMM tile id, or comm queue position */
+    double start_s, end_s;
+} duet_trace_rec_t;
+
+/** A timeline: predicted by the simulator or measured on a GPU. */
+typedef struct duet_trace {
+    duet_trace_rec_t *recs;
+    size_t n, cap;
+    int32_t n_ctas;
+    double makespan_s;
+    char label[64];  /* "predicted", "measured", ... */
+} duet_trace_t;
+
+void duet_trace_init(duet_trace_t *t, const char *label);
+void duet_trace_free(duet_trace_t *t);
+/** Append a record (the trace grows; tracing is off the simulator's fast path). */
+duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r);
+/**
+ * Write a timeline as JSON: {"schema": "duet-trace/1", "label", "makespan_s", "n_ctas",
+ * "plan": {...}, "tiles": [{"cta", "sm", "queue", "tile", "start_us", "end_us", "stolen"}]}.
+ * `plan` and `hw` may be NULL. Written atomically.
+ */
+duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw,
+                                    const char *path);
+/** Read a timeline written by duet_trace_write_json() (or measured by the backend). */
+duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p);
+/**
+ * Draw timelines as an SVG Gantt chart, one above the other on a common time axis (us): one
+ * row per CTA, GEMM and comm tiles in two colours, stolen tiles outlined, makespan marked.
+ */
+duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, const char *title, const char *path);
+
+/* ========================================================================================== */
+/* The simulator                                                                               */
+/* ========================================================================================== */
+
+/** Workspace: every buffer the simulator needs, allocated once and reused across runs. */
+typedef struct duet_sim_ws duet_sim_ws_t;
+
+duet_status_t duet_sim_ws_create(duet_sim_ws_t **ws_p);
+void duet_sim_ws_destroy(duet_sim_ws_t *ws);
+
+/** What one simulation reports. Times in seconds from the start of the operation. */
+typedef struct duet_sim_result {
+    double makespan_s;      /* the operation ends: every tile done, plus launch */
+    double gemm_finish_s;   /* the last GEMM tile ends (0 without GEMM) */
+    double comm_finish_s;   /* the last comm tile ends (0 without a collective) */
+    double gemm_busy_s;     /* CTA-seconds spent running GEMM tiles */
+    double comm_busy_s;     /* CTA-seconds spent running comm tiles */
+    int64_t stolen_gemm;    /* GEMM tiles run by comm-home CTAs */
+    int64_t stolen_comm;    /* comm tiles run by GEMM-home CTAs */
+    int64_t events;         /* simulation events processed */
+    int32_t n_ctas;
+    const double *cta_busy_s; /* per CTA busy time; owned by the workspace, valid until its next run */
+} duet_sim_result_t;
+
+/** A pricing policy: a name and a run function (const ops table, convention 5). */
+typedef struct duet_sim_policy_ops {
+    const char *name;
+    const char *description;
+    duet_status_t (*run)(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, duet_trace_t *trace,
+                         duet_sim_result_t *res_p);
+} duet_sim_policy_ops_t;
+
+extern const duet_sim_policy_ops_t duet_sim_policy_fluid;
+extern const duet_sim_policy_ops_t duet_sim_policy_frozen;
+/** @return the policy of that name ("fluid", "frozen"), or NULL. */
+const duet_sim_policy_ops_t *duet_sim_policy_find(const char *name);
+
+/**
+ * Simulate one plan on one profile. `trace` may be NULL; when given, one record per tile is
+ * appended. Deterministic: the same input gives the same output, bit for bit.
+ * @return DUET_ERR_INFEASIBLE when the profile cannot run the plan (e.g. a tile larger than
+ * its shared memory), DUET_ERR_UNSUPPORTED for a mode the policy does not model.
+ */
+duet_status_t duet_sim_run(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                           const duet_plan_t *plan, duet_trace_t *trace, duet_sim_result_t *res_p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The reference design's scheduler                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Inputs of the reference design's schedule_makespan() (iris-concurrent.md 3.5). */
+typedef struct duet_frozen_params {
+    int64_t n_gemm;        /* GEMM tiles */
+    double lg;             /* GEMM tile duration */
+    int64_t n_comm;        /* comm tiles */
+    double lc_unit;        /* comm duration per unit of concurrency */
+    int32_t num_wgs;       /* workers */
+    int32_t gemm_wgs;      /* workers whose home is GEMM (ids below gemm_wgs) */
+    double c_atomic_gemm;  /* charge per successful GEMM dequeue */
+    double c_atomic_comm;  /* charge per successful comm dequeue */
+    int32_t comm_sat;      /* concurrency floor of the comm duration */
+} duet_frozen_params_t;
+
+/**
+ * The reference scheduler on raw inputs (any consistent time unit). Reproduces the reference
+ * design's floating-point results exactly. `trace` may be NULL.
+ */
+duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_params_t *p, duet_trace_t *trace,
+                                       duet_sim_result_t *res_p);
+/**
+ * The reference design's pricing of a plan (iris-concurrent.md 3.2-3.4), in seconds: GEMM tile
+ * = static full-chip time x num_wgs / tiles x (1 + alpha x comm-home fraction x comm
+ * intensity), with duet's GEMM cost standing in for origami; comm = tile-granular remote bytes
+ * at one effective link bandwidth plus a launch floor, split evenly over the comm tiles;
+ * all_reduce gets the saturation floor min(2 x sat_channels, num_wgs).
+ */
+duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_params_t *p_p);
+
+/* ========================================================================================== */
+/* Sweeps                                                                                      */
+/* ========================================================================================== */
+
+#define DUET_SWEEP_MAX_TILES 16
+
+/** What to sweep. Start from duet_sweep_default_params(). */
+typedef struct duet_sweep_params {
+    const duet_sim_policy_ops_t *policy;  /* default fluid */
+    uint32_t modes;                       /* bit (1 << duet_mode_t); default both */
+    int32_t n_tiles;                      /* GEMM tiles to try; default every supported tile that fits */
+    duet_gemm_tile_t tiles[DUET_SWEEP_MAX_TILES];
+    int32_t split_min, split_max, split_step; /* gemm_wgs values; 0 = defaults (1..SMs, step 1) */
+    int32_t num_wgs;                      /* fused grid; 0 = one per SM */
+    int32_t cm, cn, group_m;              /* 0 = defaults */
+} duet_sweep_params_t;
+
+duet_sweep_params_t duet_sweep_default_params(void);
+
+/** One simulated configuration. */
+typedef struct duet_sweep_point {
+    duet_config_t cfg;
+    double makespan_s, gemm_finish_s, comm_finish_s;
+} duet_sweep_point_t;
+
+typedef struct duet_sweep_result {
+    duet_sweep_point_t *points;   /* ranked: makespan ascending, ties in generation order */
+    size_t n;
+    duet_sweep_point_t dflt;      /* the static default (fused, 3/4 of the SMs on GEMM) */
+    size_t default_rank;          /* 1-based rank the default would take among the points */
+    int64_t events;               /* simulation events over the whole sweep */
+    double wall_s;                /* CPU wall time of the sweep */
+} duet_sweep_result_t;
+
+/** Simulate every configuration of the sweep and rank them. Free with duet_sweep_result_free(). */
+duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                             const duet_sweep_params_t *params, duet_sweep_result_t *res_p);
+void duet_sweep_result_free(duet_sweep_result_t *res);
+/** Draw predicted makespan against gemm_wgs, one line per (mode, tile), as SVG. */
+duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_SIM_H */

@@ -1,0 +1,78 @@
+/*
+ * duet: the value types shared by every layer and by the GPU kernels.
+ *
+ * Plain C with fixed-width integers only, so that the backend's HIP/CUDA code can include this
+ * header and pass these structs to kernels by value.
+ */
+#ifndef DUET_TYPES_H
+#define DUET_TYPES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The collective that runs beside the GEMM. NONE means a GEMM-only workload. */
+typedef enum {
+    DUET_COLL_NONE = 0,
+    DUET_COLL_ALL_GATHER = 1,
+    DUET_COLL_ALL_REDUCE = 2,
+    DUET_COLL_REDUCE_SCATTER = 3,
+    DUET_COLL_ALL_TO_ALL = 4,
+    DUET_COLL_BROADCAST = 5,
+    DUET_COLL_COUNT
+} duet_collective_t;
+
+/** Element type of A, B, C and of the collective's tensors. Accumulation is always fp32. */
+typedef enum { DUET_DTYPE_FP16 = 0, DUET_DTYPE_BF16 = 1, DUET_DTYPE_COUNT } duet_dtype_t;
+
+/**
+ * How the two jobs share the GPU.
+ * FUSED: one persistent grid of num_wgs CTAs and two device-wide queues; a CTA drains its home
+ *        queue, then steals from the other one.
+ * CONCURRENT: two persistent kernels on two streams (gemm_wgs and comm_wgs CTAs), no stealing;
+ *        the hardware block scheduler places them.
+ */
+typedef enum { DUET_MODE_FUSED = 0, DUET_MODE_CONCURRENT = 1, DUET_MODE_COUNT } duet_mode_t;
+
+/** The two work queues. The numbering is also the index of the queue counters on the device. */
+typedef enum { DUET_QUEUE_GEMM = 0, DUET_QUEUE_COMM = 1, DUET_QUEUE_COUNT } duet_queue_t;
+
+/**
+ * The workload: C[m,n] = A[m,k] * B[n,k]^T and, independently, a collective on a per-rank
+ * tensor src[mc,nc] over `world` ranks. m = n = k = 0 means "no GEMM"; coll = NONE means "no
+ * collective" (then mc = nc = 0).
+ */
+typedef struct duet_workload {
+    int64_t m, n, k;        /* GEMM extents, elements */
+    int64_t mc, nc;         /* collective's per-rank source tensor, elements */
+    int32_t dtype;          /* duet_dtype_t */
+    int32_t coll;           /* duet_collective_t */
+    int32_t world;          /* ranks taking part, >= 1 */
+    int32_t root;           /* broadcast root rank, 0 <= root < world */
+} duet_workload_t;
+
+/** A GEMM tile: BM x BN outputs per CTA, BK elements of K per pipeline step. */
+typedef struct duet_gemm_tile {
+    int32_t bm, bn, bk;
+} duet_gemm_tile_t;
+
+/**
+ * One configuration of the two jobs on one GPU. See duet_config_default() for the defaults and
+ * duet_config_validate() for the rules.
+ */
+typedef struct duet_config {
+    int32_t mode;           /* duet_mode_t */
+    int32_t num_wgs;        /* fused: grid size (CTAs); concurrent: ignored */
+    int32_t gemm_wgs;       /* fused: CTAs whose home is the GEMM queue; concurrent: GEMM grid */
+    int32_t comm_wgs;       /* concurrent: comm kernel grid; fused: num_wgs - gemm_wgs */
+    duet_gemm_tile_t tile;  /* GEMM tile */
+    int32_t cm, cn;         /* comm tile, elements (rows x columns) */
+    int32_t group_m;        /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */
+} duet_config_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_TYPES_H */

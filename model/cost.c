@@ -1,0 +1,159 @@
+/*
+ * The origami-style cost model. docs/model.md has the equations with every symbol; this file is
+ * those equations, one short formula each, with units in the comments.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "duet/model.h"
+#include "model/internal.h"
+
+#define US 1e-6  /* seconds per microsecond */
+#define GB 1e9   /* bytes per GB (decimal, as bandwidths are quoted) */
+#define KIB 1024.0
+#define MIB (1024.0 * 1024.0)
+
+double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype)
+{
+    double per_cycle = dtype == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16;
+    return per_cycle * hw->clock_ghz * 1e9 * hw->n_sms; /* FLOP/s */
+}
+
+/*
+ * L2 reuse of the group_m swizzle ("tile-of-tiles", origami.md 2.3): `active` tiles that run
+ * together cover l2_m tile-rows x l2_n tile-columns. Per K step they request
+ * active * (BM + BN) * BK elements but only (l2_m * BM + l2_n * BN) * BK are distinct; the rest
+ * hit in L2. The block shrinks until its A and B panels over the whole K fit in L2.
+ */
+static double duet__l2_hit(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64_t active, double eb)
+{
+    if (active <= 1 || g->tiles <= 1)
+        return 0.0;
+    if (active > g->tiles)
+        active = g->tiles;
+    int64_t l2_m = duet_min64(g->group_m, g->grid_m);
+    int64_t l2_n = duet_min64(g->grid_n, duet_cdiv(active, l2_m));
+    double k_bytes = (double)g->k_iters * g->bk * eb; /* bytes of one row of A or B over K */
+    double cap = hw->l2_mib * MIB;
+    while ((double)(l2_m * g->bm + l2_n * g->bn) * k_bytes > cap && (l2_m > 1 || l2_n > 1)) {
+        if (l2_n >= l2_m)
+            l2_n = duet_cdiv(l2_n, 2);
+        else
+            l2_m = duet_cdiv(l2_m, 2);
+    }
+    double tiles_in_block = (double)duet_min64(active, l2_m * l2_n);
+    double unique = (double)(l2_m * g->bm + l2_n * g->bn);
+    double requested = tiles_in_block * (double)(g->bm + g->bn);
+    double hit = 1.0 - unique / requested;
+    return hit > 0 ? hit : 0.0;
+}
+
+duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, duet_gemm_cost_t *cost_p)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    duet_gemm_cost_t c;
+    memset(&c, 0, sizeof(c));
+    if (g->tiles == 0) {
+        *cost_p = c;
+        return DUET_OK;
+    }
+    double eb = duet_dtype_bytes(plan->wl.dtype);
+    int32_t dt = plan->wl.dtype;
+    double eff = dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16;
+    double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
+    double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
+
+    double step_flops = 2.0 * g->bm * g->bn * g->bk;         /* FLOP per K step */
+    double step_bytes = (double)(g->bm + g->bn) * g->bk * eb; /* A + B bytes per K step */
+    c.k_iters = g->k_iters;
+    c.t_step_mma = step_flops / sm_rate;
+    c.t_step_l2 = step_bytes / l2_share;
+    c.t_step = fmax(c.t_step_mma, c.t_step_l2);
+    c.t_prologue = hw->tile_prologue_us * US;
+    c.t_epilogue = (double)g->bm * g->bn * eb / l2_share; /* C tile stores issued into L2 */
+    c.t_overhead = hw->tile_overhead_us * US;
+    c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
+    c.l2_hit = duet__l2_hit(hw, g, active, eb);
+    c.hbm_bytes = (1.0 - c.l2_hit) * step_bytes * (double)g->k_iters + (double)g->bm * g->bn * eb;
+    c.flops = 2.0 * g->bm * g->bn * (double)g->k;
+    *cost_p = c;
+    return DUET_OK;
+}
+
+double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    if (g->tiles == 0 || ctas <= 0)
+        return 0.0;
+    int64_t active = duet_min64(ctas, g->tiles);
+    duet_gemm_cost_t c;
+    duet_cost_gemm_tile(hw, plan, active, &c);
+    /* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
+    double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+    double waves = (double)duet_cdiv(g->tiles, ctas);
+    return waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
+}
+
+double duet_cost_push_inflight(const duet_hw_t *hw)
+{
+    return hw->cta_push_gbs * GB * hw->remote_rtt_us * US; /* bytes = bytes/s x s */
+}
+
+double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers)
+{
+    if (inflight_bytes <= 0)
+        return 0.0;
+    int links = hw->fabric == DUET_FABRIC_MESH ? (peers < hw->n_links ? peers : hw->n_links) : 1;
+    if (links < 1)
+        links = 1;
+    double peak = hw->link_gbs * GB * links;                   /* bytes/s */
+    double half = hw->link_half_inflight_kib * KIB * links;    /* bytes in flight for half of peak */
+    return peak * inflight_bytes / (inflight_bytes + half);
+}
+
+static void duet__comm_cost(const duet_hw_t *hw, const duet_plan_t *plan, const duet_comm_traffic_t *t,
+                            duet_comm_cost_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->traffic = *t;
+    double pull_window = hw->cta_pull_inflight_kib * KIB;
+    c->round_trips = t->pull_bytes > 0 ? (int64_t)ceil(t->pull_bytes / pull_window) : 0;
+    c->t_push = t->push_bytes / (hw->cta_push_gbs * GB);
+    c->t_pull = (double)c->round_trips * hw->remote_rtt_us * US;
+    c->t_local = (t->local_read_bytes + t->local_write_bytes) / (hw->cta_local_gbs * GB);
+    c->t_overhead = hw->comm_tile_overhead_us * US;
+    /* Remote loads must return before the sum is stored and pushed; stores are posted, so the
+     * push and the local copy overlap each other. */
+    c->t_alone = c->t_pull + fmax(c->t_push, c->t_local) + c->t_overhead;
+    /* This rank's HBM also absorbs what the peers push into it and serves what they pull from
+     * it; in the symmetric collectives that equals our own push and pull bytes. */
+    double mirrored = plan->wl.coll == DUET_COLL_BROADCAST ? 0.0 : t->push_bytes + t->pull_bytes;
+    c->hbm_bytes = t->local_read_bytes + t->local_write_bytes + mirrored;
+}
+
+duet_status_t duet_cost_comm_tile(const duet_hw_t *hw, const duet_plan_t *plan, duet_comm_cost_t *cost_p)
+{
+    duet_comm_traffic_t avg;
+    memset(&avg, 0, sizeof(avg));
+    if (plan->comm_valid_tiles > 0) {
+        double n = (double)plan->comm_valid_tiles;
+        avg = plan->comm_total;
+        avg.push_bytes /= n;
+        avg.pull_bytes /= n;
+        avg.local_read_bytes /= n;
+        avg.local_write_bytes /= n;
+    }
+    duet__comm_cost(hw, plan, &avg, cost_p);
+    return DUET_OK;
+}
+
+duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *plan, int64_t q, duet_comm_cost_t *cost_p)
+{
+    if (q < 0 || q >= plan->comm.queue_len)
+        return duet__error(DUET_ERR_INVALID_ARG, "comm queue position %lld is outside [0, %lld)", (long long)q,
+                           (long long)plan->comm.queue_len);
+    duet_comm_traffic_t t;
+    duet_plan_comm_tile_traffic(plan, q, &t);
+    duet__comm_cost(hw, plan, &t, cost_p);
+    return DUET_OK;
+}

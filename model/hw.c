@@ -1,0 +1,253 @@
+/*
+ * Hardware profiles: the field table, bounds checks and the built-in profiles.
+ *
+ * Every constant carries its source. "[derived]" marks a value computed from other sources,
+ * "estimate" one chosen by reasoning that calibration (duet calibrate fit) is expected to replace.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "duet/model.h"
+#include "model/internal.h"
+
+static const duet_hw_field_info_t duet__hw_fields[DUET_HW_NFIELDS] = {
+#define DUET__HW_INFO_INT 1
+#define DUET__HW_INFO_DBL 0
+#define DUET__HW_INFO(member, type, unit, lo, hi, help)                                                                \
+    {#member, DUET__HW_INFO_##type, unit, lo, hi, help, offsetof(duet_hw_t, member)},
+    DUET_HW_FIELDS(DUET__HW_INFO)
+#undef DUET__HW_INFO
+};
+
+const duet_hw_field_info_t *duet_hw_field_info(int field)
+{
+    if (field < 0 || field >= DUET_HW_NFIELDS)
+        return NULL;
+    return &duet__hw_fields[field];
+}
+
+double duet_hw_get(const duet_hw_t *hw, int field)
+{
+    const duet_hw_field_info_t *fi = &duet__hw_fields[field];
+    const char *p = (const char *)hw + fi->offset;
+    if (fi->is_int) {
+        int v;
+        memcpy(&v, p, sizeof(v));
+        return (double)v;
+    }
+    double d;
+    memcpy(&d, p, sizeof(d));
+    return d;
+}
+
+void duet_hw_set(duet_hw_t *hw, int field, double value)
+{
+    const duet_hw_field_info_t *fi = &duet__hw_fields[field];
+    char *p = (char *)hw + fi->offset;
+    if (fi->is_int) {
+        int v = (int)lround(value);
+        memcpy(p, &v, sizeof(v));
+    } else {
+        memcpy(p, &value, sizeof(value));
+    }
+}
+
+duet_status_t duet_hw_validate(const duet_hw_t *hw)
+{
+    if (hw->fabric != DUET_FABRIC_SWITCH && hw->fabric != DUET_FABRIC_MESH)
+        return duet__error(DUET_ERR_INVALID_ARG, "fabric: must be \"switch\" or \"mesh\"");
+    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+        const duet_hw_field_info_t *fi = &duet__hw_fields[f];
+        double v = duet_hw_get(hw, f);
+        if (!isfinite(v) || v < fi->min || v > fi->max)
+            return duet__error(DUET_ERR_INVALID_ARG, "constants.%s: %g %s is outside the plausible range [%g, %g]",
+                               fi->key, v, fi->unit, fi->min, fi->max);
+    }
+    if (hw->fabric == DUET_FABRIC_SWITCH && hw->n_links != 1)
+        return duet__error(DUET_ERR_INVALID_ARG, "constants.n_links: a switch fabric has one port (n_links 1), got %d",
+                           hw->n_links);
+    if (hw->comm_coresident > hw->comm_ctas_per_sm)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "constants.comm_coresident: %d exceeds comm_ctas_per_sm %d (a GEMM CTA cannot add room)",
+                           hw->comm_coresident, hw->comm_ctas_per_sm);
+    return DUET_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Built-in profiles                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet__hw_init {
+    int field;
+    double value;
+    const char *source;
+} duet__hw_init_t;
+
+#define F(member) DUET_HW_F_##member
+
+/* Sources for the reference design's rules, common to every built-in profile. */
+#define SEED_RULES                                                                                                     \
+    {F(seed_link_gbs), 120.0, "iris.concurrent predictor XGMI_BW_GBPS (iris-concurrent.md 3.1), tuned on MI300X"},    \
+        {F(seed_launch_us), 5.0, "iris.concurrent predictor COMM_LAUNCH_US (iris-concurrent.md 3.1)"},                 \
+        {F(seed_alpha), 0.40, "iris.concurrent predictor GEMM_INTERFERENCE_ALPHA (iris-concurrent.md 3.1)"},           \
+        {F(seed_sat_channels), 64, "iris.concurrent predictor COMM_SAT_CHANNELS (iris-concurrent.md 3.1)"},            \
+        {F(seed_dequeue_gemm_us), 0.99, "iris.concurrent predictor C_ATOMIC_GEMM_MS (iris-concurrent.md 3.1)"},        \
+    {                                                                                                                  \
+        F(seed_dequeue_comm_us), 2.36, "iris.concurrent predictor C_ATOMIC_COMM_MS (iris-concurrent.md 3.1)"           \
+    }
+
+static const duet__hw_init_t duet__h200[] = {
+    {F(n_sms), 132, "h200.md: 132 SMs (device properties on the H200 machines)"},
+    {F(clock_ghz), 1.83, "[derived] 989.4 TFLOP/s dense bf16 datasheet / (132 SMs x 4096 FLOP/cycle)"},
+    {F(mma_flops_fp16), 4096, "Hopper SM: 4 tensor cores x 512 dense fp16 FMA/cycle (HOPPER/H200.md, datasheet)"},
+    {F(mma_flops_bf16), 4096, "Hopper SM: 4 tensor cores x 512 dense bf16 FMA/cycle (datasheet)"},
+    {F(gemm_eff_fp16), 0.80,
+     "estimate: cuBLAS 753 TFLOP/s at 8192^3 (h200.md) is 0.76 of peak incl. waves; duet calibrate fit replaces it"},
+    {F(gemm_eff_bf16), 0.80,
+     "estimate: cuBLAS 753 TFLOP/s at 8192^3 (h200.md) is 0.76 of peak incl. waves; duet calibrate fit replaces it"},
+    {F(smem_kib), 227, "CUDA sm_90: 227 KiB dynamic shared memory per block"},
+    {F(gemm_stages), 3, "duet backend: 3-stage shared-memory pipeline (256x256x64 needs 192 KiB)"},
+    {F(l2_mib), 60, "h200.md: 60 MB L2 (device properties)"},
+    {F(l2_gbs), 12000,
+     "[derived] lower bound: cuBLAS at 753 TFLOP/s with 256x128x64 tiles reads 8.8 TB/s from L2; estimate"},
+    {F(hbm_gbs), 4300, "KINDS.md: device-to-device copy 4.3 TB/s (read + write) measured on H200, 2026-11-04"},
+    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies to fill the first pipeline stage"},
+    {F(tile_overhead_us), 0.3, "estimate: per-tile index math, epilogue barrier"},
+    {F(dequeue_gemm_us), 0.5, "estimate: contended device-wide atomicAdd round trip"},
+    {F(dequeue_comm_us), 0.5, "estimate: contended device-wide atomicAdd round trip"},
+    {F(launch_us), 6.0, "estimate: launch and completion of a persistent kernel"},
+    {F(n_links), 1, "NVLink 4 through NVSwitch: one switch port per GPU (anchors.md C.1)"},
+    {F(link_gbs), 380,
+     "fit to h200.md remote-store curve (2 GPUs, 1..264 CTAs): asymptote 380 GB/s per direction, NV18 raw 478"},
+    {F(link_half_inflight_kib), 129, "fit to h200.md remote-store curve: half of link_gbs at 129 KiB in flight"},
+    {F(cta_push_gbs), 19.9, "h200.md: one CTA (512 threads, 16-byte stores) pushes 19.9 GB/s"},
+    {F(remote_rtt_us), 1.08, "[derived] h200.md: 8 KiB in flight per CTA / 7.6 GB/s one-CTA remote-load rate"},
+    {F(cta_pull_inflight_kib), 8, "512 threads x 16-byte loads in flight per CTA (h200.md measurement setup)"},
+    {F(cta_local_gbs), 60, "estimate: one CTA copying locally, bytes read plus written"},
+    {F(comm_tile_overhead_us), 0.2, "estimate: pointer translation, masks, loop setup per comm tile"},
+    {F(comm_ctas_per_sm), 4, "2048 threads per SM / 512 threads per comm CTA"},
+    {F(comm_coresident), 1, "estimate: one comm CTA fits beside a GEMM CTA's registers and shared memory"},
+    {F(comm_sm_share), 0.10, "estimate: a streaming comm CTA takes ~10 % of a co-resident GEMM's issue slots"},
+    SEED_RULES,
+};
+
+static const duet__hw_init_t duet__mi300x[] = {
+    {F(n_sms), 304, "anchors.md C.2: 304 CUs (8 XCDs x 38)"},
+    {F(clock_ghz), 2.1, "origami.md 2.2/3.3: gfx942 engine clock 2100 MHz (rocjitsu descriptor)"},
+    {F(mma_flops_fp16), 2048, "origami.md 2.2: 16x16x16 f16 MFMA, 16 cycles per SIMD, 4 SIMDs -> 2048 FLOP/cycle/CU"},
+    {F(mma_flops_bf16), 2048, "origami.md 2.2: 16x16x16 bf16 MFMA, 2048 FLOP/cycle/CU (1307 TFLOP/s peak)"},
+    {F(gemm_eff_fp16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
+    {F(gemm_eff_bf16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
+    {F(smem_kib), 64, "origami.md 3.3: 64 KiB LDS per CU"},
+    {F(gemm_stages), 1, "one LDS buffer: a 256x256x64 fp16 A+B tile fills the 64 KiB LDS"},
+    {F(l2_mib), 32, "origami.md 3.3: 4 MiB L2 per XCD x 8 (the 256 MiB MALL is not modelled)"},
+    {F(l2_gbs), 17000, "origami.md 3.2: gfx942 c_mem1 = 17 TB/s L2 bandwidth"},
+    {F(hbm_gbs), 4730, "origami.md 3.3: measured MI300X HBM read 4.73 TB/s (5.3 TB/s spec)"},
+    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies (391 ns measured, origami.md 3.3)"},
+    {F(tile_overhead_us), 0.71, "origami.md 2.10: TILE_FIXED_OVERHEAD 1500 cycles at 2.1 GHz"},
+    {F(dequeue_gemm_us), 0.99, "iris-concurrent.md 3.1: effective GEMM dequeue 0.99 us (304 WGs, p50 3.96 us)"},
+    {F(dequeue_comm_us), 2.36, "iris-concurrent.md 3.1: effective comm dequeue 2.36 us (p50 9.44 us)"},
+    {F(launch_us), 4.7, "origami.md 2.10: kernel launch 9900 cycles at 2.1 GHz"},
+    {F(n_links), 7, "anchors.md C.2: fully connected 8-GPU mesh, 7 xGMI links per GPU"},
+    {F(link_gbs), 42.86, "origami.md 5.1: 49.1 GiB/s wire / 1.23 = 42.86 GB/s payload per link and direction"},
+    {F(link_half_inflight_kib), 16,
+     "[derived] origami::comm ramp 1-exp(-w/4) is half at 2.8 WGs x 5.9 KB in flight per pushing WG"},
+    {F(cta_push_gbs), 9.0, "[derived] origami.md 5.3: one WG drives ~21 % of a 42.86 GB/s link"},
+    {F(remote_rtt_us), 0.66, "origami.md 5.1: xGMI remote-load round trip 660 ns"},
+    {F(cta_pull_inflight_kib), 7.5, "origami.md 5.2: MSHR 12 x 10 waves x 64 B lines in flight per WG"},
+    {F(cta_local_gbs), 150, "origami.md 6: ~150 GB/s per CU measured HBM bandwidth"},
+    {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
+    {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
+    {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
+    {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},
+    SEED_RULES,
+};
+
+static const duet__hw_init_t duet__mi350x[] = {
+    {F(n_sms), 256, "anchors.md C.3: 256 CUs (32 per XCD x 8)"},
+    {F(clock_ghz), 2.2, "[derived] 2.3 PFLOP/s dense bf16 (anchors.md C.3) / (256 CUs x 4096 FLOP/cycle)"},
+    {F(mma_flops_fp16), 4096, "origami.md 2.2: gfx950 16x16x32 f16 MFMA, 4096 FLOP/cycle/CU"},
+    {F(mma_flops_bf16), 4096, "origami.md 2.2: gfx950 16x16x32 bf16 MFMA, 4096 FLOP/cycle/CU"},
+    {F(gemm_eff_fp16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
+    {F(gemm_eff_bf16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
+    {F(smem_kib), 160, "anchors.md C.3 / origami.md 2.9: 160 KiB LDS per CU"},
+    {F(gemm_stages), 2, "two LDS buffers of a 256x256x64 fp16 tile fit in 160 KiB"},
+    {F(l2_mib), 32, "origami.md 3.3: 4 MiB L2 per XCD x 8 (rocjitsu; the wiki says 8 MiB per XCD)"},
+    {F(l2_gbs), 17000, "origami.md 3.2: gfx950 c_mem1 = 17 TB/s L2 bandwidth"},
+    {F(hbm_gbs), 8000, "anchors.md C.3: 8 TB/s HBM3E datasheet (not measured)"},
+    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies"},
+    {F(tile_overhead_us), 0.68, "origami.md 2.10: TILE_FIXED_OVERHEAD 1500 cycles at 2.2 GHz"},
+    {F(dequeue_gemm_us), 0.99, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
+    {F(dequeue_comm_us), 2.36, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
+    {F(launch_us), 4.5, "origami.md 2.10: kernel launch 9900 cycles at 2.2 GHz"},
+    {F(n_links), 7, "fully connected 8-GPU mesh, 7 xGMI links per GPU"},
+    {F(link_gbs), 57.4, "[derived] origami.md 5.1: MI355X link bandwidth +34 % over MI300X's 42.86 GB/s"},
+    {F(link_half_inflight_kib), 16, "estimate: as MI300X"},
+    {F(cta_push_gbs), 12.0, "[derived] MI300X per-WG push rate x 1.34"},
+    {F(remote_rtt_us), 0.66, "estimate: as MI300X (660 ns)"},
+    {F(cta_pull_inflight_kib), 7.5, "estimate: as MI300X"},
+    {F(cta_local_gbs), 150, "estimate: as MI300X"},
+    {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
+    {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
+    {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
+    {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},
+    SEED_RULES,
+};
+
+#undef F
+
+typedef struct duet__hw_builtin {
+    const char *name, *device, *arch;
+    int fabric;
+    const duet__hw_init_t *init;
+    size_t n;
+} duet__hw_builtin_t;
+
+static const duet__hw_builtin_t duet__builtins[] = {
+    {"h200", "NVIDIA H200", "sm_90", DUET_FABRIC_SWITCH, duet__h200, sizeof(duet__h200) / sizeof(duet__h200[0])},
+    {"mi300x", "AMD Instinct MI300X", "gfx942", DUET_FABRIC_MESH, duet__mi300x,
+     sizeof(duet__mi300x) / sizeof(duet__mi300x[0])},
+    {"mi350x", "AMD Instinct MI350X", "gfx950", DUET_FABRIC_MESH, duet__mi350x,
+     sizeof(duet__mi350x) / sizeof(duet__mi350x[0])},
+};
+
+#define DUET__NBUILTINS ((int)(sizeof(duet__builtins) / sizeof(duet__builtins[0])))
+
+int duet_hw_builtin_count(void) { return DUET__NBUILTINS; }
+
+const char *duet_hw_builtin_name(int i) { return i >= 0 && i < DUET__NBUILTINS ? duet__builtins[i].name : NULL; }
+
+duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p)
+{
+    for (int i = 0; i < DUET__NBUILTINS; i++) {
+        const duet__hw_builtin_t *b = &duet__builtins[i];
+        if (strcmp(b->name, name) != 0)
+            continue;
+        duet_hw_t hw;
+        memset(&hw, 0, sizeof(hw));
+        snprintf(hw.name, sizeof(hw.name), "%s", b->name);
+        snprintf(hw.device, sizeof(hw.device), "%s", b->device);
+        snprintf(hw.arch, sizeof(hw.arch), "%s", b->arch);
+        hw.fabric = b->fabric;
+        int seen[DUET_HW_NFIELDS] = {0};
+        for (size_t j = 0; j < b->n; j++) {
+            duet_hw_set(&hw, b->init[j].field, b->init[j].value);
+            snprintf(hw.source[b->init[j].field], DUET_HW_SOURCE_LEN, "%s", b->init[j].source);
+            seen[b->init[j].field] = 1;
+        }
+        for (int f = 0; f < DUET_HW_NFIELDS; f++)
+            if (!seen[f])
+                return duet__error(DUET_ERR_INTERNAL, "built-in profile %s lacks constant %s", name,
+                                   duet__hw_fields[f].key);
+        *hw_p = hw;
+        return DUET_OK;
+    }
+    char names[128] = "";
+    for (int i = 0; i < DUET__NBUILTINS; i++) {
+        strncat(names, i ? ", " : "", sizeof(names) - strlen(names) - 1);
+        strncat(names, duet__builtins[i].name, sizeof(names) - strlen(names) - 1);
+    }
+    return duet__error(DUET_ERR_NOT_FOUND, "no built-in profile named '%s' (built-ins: %s)", name, names);
+}

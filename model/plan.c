@@ -1,0 +1,192 @@
+/*
+ * The plan: (workload, configuration, rank) -> the two queues and their traffic.
+ *
+ * The simulator prices a plan and the backend executes it; both walk the queues with the
+ * functions of include/duet/plan_map.h, so the tile a CTA dequeues is the same on both sides.
+ */
+#include <string.h>
+
+#include "duet/model.h"
+#include "model/internal.h"
+
+int32_t duet_plan_critical_rank(const duet_workload_t *wl)
+{
+    return wl->coll == DUET_COLL_BROADCAST ? wl->root : 0;
+}
+
+/*
+ * Rows of a comm tile that stay on this rank (all_to_all): source rows [row0, row0 + rows) map
+ * to destination rank row / chunk; the rows of chunk `rank` are a local copy.
+ */
+static int64_t duet__a2a_local_rows(const duet_comm_geom_t *g, const duet_comm_rect_t *r)
+{
+    int64_t lo = (int64_t)g->rank * g->chunk, hi = lo + g->chunk;
+    int64_t a = r->row0 > lo ? r->row0 : lo;
+    int64_t b = r->row0 + r->rows < hi ? r->row0 + r->rows : hi;
+    return b > a ? b - a : 0;
+}
+
+/* Distinct peers (other than this rank) that the rows of an all_to_all tile go to. */
+static int32_t duet__a2a_remote_peers(const duet_comm_geom_t *g, const duet_comm_rect_t *r)
+{
+    int64_t first = r->row0 / g->chunk, last = (r->row0 + r->rows - 1) / g->chunk;
+    int32_t n = (int32_t)(last - first + 1);
+    if (g->rank >= first && g->rank <= last)
+        n--;
+    return n;
+}
+
+/*
+ * Traffic of one tile of `rows x cols` elements of `eb` bytes each. With rows/cols set to the
+ * full tile this gives the tile-granular bytes the reference design prices.
+ */
+static void duet__tile_traffic(const duet_comm_geom_t *g, const duet_comm_rect_t *r, double eb, duet_comm_traffic_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (!r->valid)
+        return;
+    double b = (double)r->rows * r->cols * eb;
+    int32_t peers = g->world - 1;
+    switch (g->coll) {
+    case DUET_COLL_ALL_GATHER:
+        /* Read the local tile once, store it to our own output and push it to every peer. */
+        t->local_read_bytes = b;
+        t->local_write_bytes = b;
+        t->push_bytes = b * peers;
+        t->push_peers = peers;
+        break;
+    case DUET_COLL_ALL_REDUCE:
+        /* Owner: pull the W-1 partials, add ours, store the sum and push it to every peer. */
+        t->local_read_bytes = b;
+        t->pull_bytes = b * peers;
+        t->pull_peers = peers;
+        t->local_write_bytes = b;
+        t->push_bytes = b * peers;
+        t->push_peers = peers;
+        break;
+    case DUET_COLL_REDUCE_SCATTER:
+        /* Pull our rows from every peer, add ours, store. */
+        t->local_read_bytes = b;
+        t->pull_bytes = b * peers;
+        t->pull_peers = peers;
+        t->local_write_bytes = b;
+        break;
+    case DUET_COLL_ALL_TO_ALL: {
+        double local = (double)duet__a2a_local_rows(g, r) * r->cols * eb;
+        t->local_read_bytes = b;
+        t->local_write_bytes = local;
+        t->push_bytes = b - local;
+        t->push_peers = duet__a2a_remote_peers(g, r);
+        break;
+    }
+    case DUET_COLL_BROADCAST:
+        /* Only the root has tiles: its own output plus one push per peer. */
+        t->local_read_bytes = b;
+        t->local_write_bytes = b;
+        t->push_bytes = b * peers;
+        t->push_peers = peers;
+        break;
+    default:
+        break;
+    }
+}
+
+void duet_plan_comm_tile_traffic(const duet_plan_t *plan, int64_t q, duet_comm_traffic_t *t_p)
+{
+    duet_comm_rect_t r;
+    duet_comm_tile(&plan->comm, q, &r);
+    duet__tile_traffic(&plan->comm, &r, duet_dtype_bytes(plan->wl.dtype), t_p);
+}
+
+static void duet__traffic_add(duet_comm_traffic_t *sum, const duet_comm_traffic_t *t)
+{
+    sum->push_bytes += t->push_bytes;
+    sum->pull_bytes += t->pull_bytes;
+    sum->local_read_bytes += t->local_read_bytes;
+    sum->local_write_bytes += t->local_write_bytes;
+    if (t->push_peers > sum->push_peers)
+        sum->push_peers = t->push_peers;
+    if (t->pull_peers > sum->pull_peers)
+        sum->pull_peers = t->pull_peers;
+}
+
+/* The queue policy: which CTAs start on which queue, and whether they steal. */
+static void duet__plan_policy(duet_plan_t *p)
+{
+    const duet_config_t *cfg = &p->cfg;
+    if (cfg->mode == DUET_MODE_FUSED) {
+        p->gemm_home_ctas = cfg->gemm_wgs;
+        p->comm_home_ctas = cfg->num_wgs - cfg->gemm_wgs;
+    } else {
+        p->gemm_home_ctas = p->gemm.tiles > 0 ? cfg->gemm_wgs : 0;
+        p->comm_home_ctas = p->comm.queue_len > 0 ? cfg->comm_wgs : 0;
+    }
+    p->steal = duet_may_steal(cfg->mode);
+}
+
+duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t comm_wgs)
+{
+    duet_config_t cfg = plan->cfg;
+    cfg.gemm_wgs = gemm_wgs;
+    cfg.comm_wgs = comm_wgs;
+    if (cfg.mode == DUET_MODE_CONCURRENT)
+        cfg.num_wgs = gemm_wgs + comm_wgs;
+    DUET_CHECK(duet__config_check_shape(&cfg, &plan->wl));
+    plan->cfg = cfg;
+    duet__plan_policy(plan);
+    return DUET_OK;
+}
+
+duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank, duet_plan_t *plan_p)
+{
+    DUET_CHECK(duet_workload_validate(wl));
+    DUET_CHECK(duet__config_check_shape(cfg, wl));
+    if (rank < 0 || rank >= wl->world)
+        return duet__error(DUET_ERR_INVALID_ARG, "rank %d is outside [0, %d)", (int)rank, (int)wl->world);
+
+    duet_plan_t p;
+    memset(&p, 0, sizeof(p));
+    p.wl = *wl;
+    p.cfg = *cfg;
+    p.rank = rank;
+    duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m);
+    p.gemm_flops = 2.0 * (double)wl->m * (double)wl->n * (double)wl->k;
+    duet_comm_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc, cfg->cm, cfg->cn);
+
+    /* Walk this rank's comm queue once: exact traffic, and the tile-granular remote bytes. */
+    double eb = duet_dtype_bytes(wl->dtype);
+    for (int64_t q = 0; q < p.comm.queue_len; q++) {
+        duet_comm_rect_t r;
+        duet_comm_tile(&p.comm, q, &r);
+        if (!r.valid)
+            continue;
+        p.comm_valid_tiles++;
+        duet_comm_traffic_t t;
+        duet__tile_traffic(&p.comm, &r, eb, &t);
+        duet__traffic_add(&p.comm_total, &t);
+        /* Tile-granular: the same tile at its full cm x cn size; all_to_all keeps the share of
+         * its rows that leave the rank. */
+        double full = (double)cfg->cm * cfg->cn * eb;
+        double exact = (double)r.rows * r.cols * eb;
+        p.remote_bytes_tiles += (t.push_bytes + t.pull_bytes) * (full / exact);
+    }
+    p.remote_bytes = p.comm_total.push_bytes + p.comm_total.pull_bytes;
+    int32_t peers = wl->world - 1;
+    if (peers > 0 && wl->coll != DUET_COLL_NONE) {
+        if (wl->coll == DUET_COLL_BROADCAST) {
+            /* The root sends the whole tensor to each peer; a non-root receives it from the root. */
+            double tensor = (double)wl->mc * wl->nc * eb;
+            p.bytes_per_peer_out = rank == wl->root ? tensor : 0;
+            p.bytes_per_peer_in = rank == wl->root ? 0 : tensor;
+        } else {
+            /* Symmetric collectives: what we push to a peer plus what it pulls from us (equal, by
+             * symmetry, to what we pull from it) leaves on each link; the same amount arrives. */
+            p.bytes_per_peer_out = p.remote_bytes / peers;
+            p.bytes_per_peer_in = p.bytes_per_peer_out;
+        }
+    }
+
+    duet__plan_policy(&p);
+    *plan_p = p;
+    return DUET_OK;
+}

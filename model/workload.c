@@ -1,0 +1,282 @@
+/*
+ * Names, the tile list, and the rules for workloads and configurations.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duet/model.h"
+#include "model/internal.h"
+
+static const char *const duet__coll_names[DUET_COLL_COUNT] = {"none", "all_gather", "all_reduce", "reduce_scatter",
+                                                              "all_to_all", "broadcast"};
+static const char *const duet__dtype_names[DUET_DTYPE_COUNT] = {"fp16", "bf16"};
+static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent"};
+
+const char *duet_collective_name(int32_t coll)
+{
+    return coll >= 0 && coll < DUET_COLL_COUNT ? duet__coll_names[coll] : "unknown";
+}
+const char *duet_dtype_name(int32_t dtype) { return dtype >= 0 && dtype < DUET_DTYPE_COUNT ? duet__dtype_names[dtype] : "unknown"; }
+const char *duet_mode_name(int32_t mode) { return mode >= 0 && mode < DUET_MODE_COUNT ? duet__mode_names[mode] : "unknown"; }
+
+static duet_status_t duet__parse_name(const char *s, const char *const *names, int n, const char *what, int32_t *out)
+{
+    for (int i = 0; i < n; i++)
+        if (s != NULL && strcmp(s, names[i]) == 0) {
+            *out = i;
+            return DUET_OK;
+        }
+    char list[160] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+        strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+    }
+    return duet__error(DUET_ERR_INVALID_ARG, "unknown %s '%s' (one of: %s)", what, s ? s : "", list);
+}
+
+duet_status_t duet_collective_parse(const char *s, int32_t *coll_p)
+{
+    return duet__parse_name(s, duet__coll_names, DUET_COLL_COUNT, "collective", coll_p);
+}
+duet_status_t duet_dtype_parse(const char *s, int32_t *dtype_p)
+{
+    return duet__parse_name(s, duet__dtype_names, DUET_DTYPE_COUNT, "dtype", dtype_p);
+}
+duet_status_t duet_mode_parse(const char *s, int32_t *mode_p)
+{
+    return duet__parse_name(s, duet__mode_names, DUET_MODE_COUNT, "mode", mode_p);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tiles                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The reference design's five tiles, then two with BM = 64 for small M (decode-like GEMMs),
+ * where a 256-row tile wastes most of its matrix work on padding. */
+static const duet_gemm_tile_t duet__tiles[] = {
+    {256, 256, 64}, {128, 256, 64}, {256, 128, 64}, {128, 128, 64}, {256, 64, 64}, {64, 128, 64}, {64, 256, 64},
+};
+
+int duet_tile_count(void) { return (int)(sizeof(duet__tiles) / sizeof(duet__tiles[0])); }
+
+duet_gemm_tile_t duet_tile_get(int i)
+{
+    duet_gemm_tile_t none = {0, 0, 0};
+    return i >= 0 && i < duet_tile_count() ? duet__tiles[i] : none;
+}
+
+int duet_tile_supported(duet_gemm_tile_t t)
+{
+    for (int i = 0; i < duet_tile_count(); i++)
+        if (duet__tiles[i].bm == t.bm && duet__tiles[i].bn == t.bn && duet__tiles[i].bk == t.bk)
+            return 1;
+    return 0;
+}
+
+static duet_status_t duet__tile_list_error(const char *s)
+{
+    char list[200] = "";
+    for (int i = 0; i < duet_tile_count(); i++) {
+        char one[24];
+        snprintf(one, sizeof(one), "%s%dx%dx%d", i ? ", " : "", duet__tiles[i].bm, duet__tiles[i].bn, duet__tiles[i].bk);
+        strncat(list, one, sizeof(list) - strlen(list) - 1);
+    }
+    return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not supported (tiles: %s)", s, list);
+}
+
+duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p)
+{
+    int bm = 0, bn = 0, bk = 64, used = 0;
+    if (s == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "missing GEMM tile");
+    int n = sscanf(s, "%dx%d%n", &bm, &bn, &used);
+    if (n == 2 && s[used] == 'x') {
+        int used2 = 0;
+        if (sscanf(s + used + 1, "%d%n", &bk, &used2) != 1)
+            return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
+        used += 1 + used2;
+    }
+    if (n != 2 || s[used] != '\0')
+        return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
+    duet_gemm_tile_t t = {bm, bn, bk};
+    if (!duet_tile_supported(t))
+        return duet__tile_list_error(s);
+    *tile_p = t;
+    return DUET_OK;
+}
+
+double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages)
+{
+    /* Each pipeline stage holds one BM x BK tile of A and one BN x BK tile of B. */
+    return (double)stages * (double)(t.bm + t.bn) * t.bk * duet_dtype_bytes(dtype);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Workload                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+duet_workload_t duet_workload_empty(void)
+{
+    duet_workload_t wl;
+    memset(&wl, 0, sizeof(wl));
+    wl.dtype = DUET_DTYPE_BF16;
+    wl.coll = DUET_COLL_NONE;
+    wl.world = 1;
+    return wl;
+}
+
+/* Largest extent accepted: keeps every product (m*n, m*k, tiles*bytes) far from int64 overflow
+ * and from double rounding. */
+#define DUET__MAX_DIM ((int64_t)1 << 24)
+#define DUET__MAX_WORLD 1024
+
+duet_status_t duet_workload_validate(const duet_workload_t *wl)
+{
+    if (wl->dtype < 0 || wl->dtype >= DUET_DTYPE_COUNT)
+        return duet__error(DUET_ERR_INVALID_ARG, "dtype %d is not fp16 or bf16", (int)wl->dtype);
+    if (wl->coll < 0 || wl->coll >= DUET_COLL_COUNT)
+        return duet__error(DUET_ERR_INVALID_ARG, "collective %d is unknown", (int)wl->coll);
+    if (wl->m < 0 || wl->n < 0 || wl->k < 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "GEMM extents must not be negative (got %lldx%lldx%lld)",
+                           (long long)wl->m, (long long)wl->n, (long long)wl->k);
+    int zeros = (wl->m == 0) + (wl->n == 0) + (wl->k == 0);
+    if (zeros != 0 && zeros != 3)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "GEMM %lldx%lldx%lld: M, N and K must all be positive (or all 0 for no GEMM)",
+                           (long long)wl->m, (long long)wl->n, (long long)wl->k);
+    if (wl->m > DUET__MAX_DIM || wl->n > DUET__MAX_DIM || wl->k > DUET__MAX_DIM)
+        return duet__error(DUET_ERR_INVALID_ARG, "GEMM extents above %lld are not supported", (long long)DUET__MAX_DIM);
+    if (wl->world < 1 || wl->world > DUET__MAX_WORLD)
+        return duet__error(DUET_ERR_INVALID_ARG, "world %d is outside [1, %d]", (int)wl->world, DUET__MAX_WORLD);
+    if (wl->coll == DUET_COLL_NONE) {
+        if (wl->mc != 0 || wl->nc != 0)
+            return duet__error(DUET_ERR_INVALID_ARG, "a comm tensor %lldx%lld was given without a collective",
+                               (long long)wl->mc, (long long)wl->nc);
+        if (zeros == 3)
+            return duet__error(DUET_ERR_INVALID_ARG, "the workload has neither a GEMM nor a collective");
+        return DUET_OK;
+    }
+    if (wl->mc <= 0 || wl->nc <= 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "comm tensor %lldx%lld: both extents must be positive",
+                           (long long)wl->mc, (long long)wl->nc);
+    if (wl->mc > DUET__MAX_DIM || wl->nc > DUET__MAX_DIM)
+        return duet__error(DUET_ERR_INVALID_ARG, "comm extents above %lld are not supported", (long long)DUET__MAX_DIM);
+    if (wl->coll == DUET_COLL_BROADCAST && (wl->root < 0 || wl->root >= wl->world))
+        return duet__error(DUET_ERR_INVALID_ARG, "broadcast root %d is outside [0, %d)", (int)wl->root,
+                           (int)wl->world);
+    if ((wl->coll == DUET_COLL_REDUCE_SCATTER || wl->coll == DUET_COLL_ALL_TO_ALL) && wl->mc % wl->world != 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "%s splits the %lld rows of the comm tensor over %d ranks: %lld %% %d != 0",
+                           duet_collective_name(wl->coll), (long long)wl->mc, (int)wl->world, (long long)wl->mc,
+                           (int)wl->world);
+    return DUET_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
+{
+    duet_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.mode = mode;
+    int sms = hw->n_sms;
+    if (mode == DUET_MODE_CONCURRENT) {
+        c.comm_wgs = sms / 8 > 1 ? sms / 8 : 1;
+        c.gemm_wgs = sms - c.comm_wgs > 1 ? sms - c.comm_wgs : 1;
+        c.num_wgs = c.gemm_wgs + c.comm_wgs;
+    } else {
+        c.num_wgs = sms;
+        c.gemm_wgs = sms * 3 / 4;
+        c.comm_wgs = c.num_wgs - c.gemm_wgs;
+    }
+    /* 256x128x64 where it fits; otherwise the largest listed tile that does. */
+    duet_gemm_tile_t pref = {256, 128, 64};
+    c.tile = pref;
+    if (duet_gemm_tile_smem_bytes(pref, DUET_DTYPE_BF16, hw->gemm_stages) > hw->smem_kib * 1024.0) {
+        for (int i = 0; i < duet_tile_count(); i++) {
+            duet_gemm_tile_t t = duet_tile_get(i);
+            if (duet_gemm_tile_smem_bytes(t, DUET_DTYPE_BF16, hw->gemm_stages) <= hw->smem_kib * 1024.0) {
+                c.tile = t;
+                break;
+            }
+        }
+    }
+    c.cm = 256;
+    c.cn = 64;
+    c.group_m = 8;
+    return c;
+}
+
+/* The comm tile is moved with 16-byte vectors along rows, so a row must be a whole number of
+ * vectors (8 elements of 2 bytes), and a tile is bounded so its index math stays in 32 bits. */
+#define DUET__COMM_TILE_MAX_ELEMS (1 << 20)
+
+/* Checks that need no profile; duet_plan_build() runs them too. */
+duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_workload_t *wl)
+{
+    if (cfg->mode < 0 || cfg->mode >= DUET_MODE_COUNT)
+        return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused or concurrent", (int)cfg->mode);
+    if (!duet_tile_supported(cfg->tile)) {
+        char s[48];
+        snprintf(s, sizeof(s), "%dx%dx%d", cfg->tile.bm, cfg->tile.bn, cfg->tile.bk);
+        return duet__tile_list_error(s);
+    }
+    if (cfg->cm < 1 || cfg->cn < 8 || cfg->cn % 8 != 0 || (int64_t)cfg->cm * cfg->cn > DUET__COMM_TILE_MAX_ELEMS)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "comm tile %dx%d: rows >= 1, columns a positive multiple of 8 (16-byte vectors), at most %d "
+                           "elements",
+                           (int)cfg->cm, (int)cfg->cn, DUET__COMM_TILE_MAX_ELEMS);
+    if (cfg->group_m < 1 || cfg->group_m > 64)
+        return duet__error(DUET_ERR_INVALID_ARG, "group_m %d is outside [1, 64]", (int)cfg->group_m);
+    int has_gemm = wl->m > 0;
+    int has_comm = wl->coll != DUET_COLL_NONE;
+    if (cfg->mode == DUET_MODE_FUSED) {
+        if (cfg->num_wgs < 1)
+            return duet__error(DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got %d)", (int)cfg->num_wgs);
+        if (cfg->gemm_wgs < 0 || cfg->gemm_wgs > cfg->num_wgs)
+            return duet__error(DUET_ERR_INVALID_ARG, "gemm_wgs %d is outside [0, num_wgs = %d]", (int)cfg->gemm_wgs,
+                               (int)cfg->num_wgs);
+        if (cfg->comm_wgs != cfg->num_wgs - cfg->gemm_wgs)
+            return duet__error(DUET_ERR_INVALID_ARG, "fused mode: comm_wgs %d must equal num_wgs - gemm_wgs = %d",
+                               (int)cfg->comm_wgs, (int)(cfg->num_wgs - cfg->gemm_wgs));
+    } else {
+        if (cfg->gemm_wgs < 0 || cfg->comm_wgs < 0)
+            return duet__error(DUET_ERR_INVALID_ARG, "CTA counts must not be negative");
+        if (has_gemm && cfg->gemm_wgs < 1)
+            return duet__error(DUET_ERR_INVALID_ARG, "concurrent mode: the GEMM kernel needs gemm_wgs >= 1");
+        if (has_comm && cfg->comm_wgs < 1)
+            return duet__error(DUET_ERR_INVALID_ARG, "concurrent mode: the comm kernel needs comm_wgs >= 1");
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw)
+{
+    DUET_CHECK(duet_workload_validate(wl));
+    DUET_CHECK(duet__config_check_shape(cfg, wl));
+    double smem = duet_gemm_tile_smem_bytes(cfg->tile, wl->dtype, hw->gemm_stages);
+    if (wl->m > 0 && smem > hw->smem_kib * 1024.0)
+        return duet__error(DUET_ERR_INFEASIBLE,
+                           "GEMM tile %dx%dx%d needs %.0f KiB of shared memory (%d stages) but %s offers %.0f KiB",
+                           (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk, smem / 1024.0, hw->gemm_stages,
+                           hw->name, hw->smem_kib);
+    if (cfg->mode == DUET_MODE_FUSED) {
+        /* One persistent CTA per SM: the fused CTA carries the GEMM tile's shared memory. */
+        if (cfg->num_wgs > hw->n_sms)
+            return duet__error(DUET_ERR_INFEASIBLE, "fused mode runs one persistent CTA per SM: num_wgs %d > %d SMs of %s",
+                               (int)cfg->num_wgs, hw->n_sms, hw->name);
+    } else {
+        if (cfg->gemm_wgs > hw->n_sms)
+            return duet__error(DUET_ERR_INFEASIBLE,
+                               "concurrent mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
+                               (int)cfg->gemm_wgs, hw->n_sms, hw->name);
+        if (cfg->comm_wgs > hw->n_sms * hw->comm_ctas_per_sm)
+            return duet__error(DUET_ERR_INFEASIBLE, "concurrent mode: comm_wgs %d > %d SMs x %d comm CTAs per SM",
+                               (int)cfg->comm_wgs, hw->n_sms, hw->comm_ctas_per_sm);
+    }
+    return DUET_OK;
+}

@@ -1,0 +1,452 @@
+/*
+ * Policy "fluid": shared resources divided among the running tiles with max-min fairness.
+ *
+ * Every running tile is a flow with a full speed (1 = the tile's uncontended time from the cost
+ * model) and a demand on three shared resources of the GPU per unit of speed: link out, link
+ * in and HBM (bytes/s). Speeds are the max-min fair allocation (progressive filling, as in
+ * SimGrid's network model): all unconstrained tiles speed up together until a resource
+ * saturates or a tile reaches its own bound (1, or less for a GEMM tile on an SM shared with
+ * comm CTAs); the tiles of that bottleneck are frozen and the rest go on. The allocation is
+ * re-solved whenever a tile starts or ends.
+ *
+ * The link's capacity depends on the bytes in flight on it (docs/model.md): few CTAs cannot
+ * fill it, which is what makes the push bandwidth saturate at 16-32 CTAs on H200.
+ *
+ * CTAs move in cohorts (sim/internal.h): CTAs that start together on one queue run identical
+ * tiles at identical speeds, so they stay in lockstep until a queue cannot serve them all; then
+ * the cohort splits. One event then stands for a whole wave of tiles, which is what makes a
+ * sweep of thousands of configurations take milliseconds. Ties between events are broken by a
+ * sequence number, so runs are deterministic.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "model/internal.h"
+#include "sim/internal.h"
+
+enum { ST_DEQ = 0, ST_RUN = 1, ST_PENDING = 2, ST_DONE = 3 };
+enum { R_OUT = 0, R_IN = 1, R_HBM = 2, R_COUNT = 3 };
+
+#define US 1e-6
+
+/* Per-run constants: tile prices and resource demands. */
+typedef struct duet__fluid {
+    const duet_hw_t *hw;
+    const duet_plan_t *plan;
+    duet_sim_ws_t *ws;
+    duet_trace_t *trace;
+    double t_tile[DUET_QUEUE_COUNT];        /* seconds at full speed */
+    double use[DUET_QUEUE_COUNT][R_COUNT];  /* bytes/s per tile at full speed */
+    double inflight_out, inflight_in;       /* bytes in flight per running comm tile */
+    int peers_out, peers_in;
+    double dequeue[DUET_QUEUE_COUNT];       /* seconds per dequeue */
+    int64_t next[DUET_QUEUE_COUNT], len[DUET_QUEUE_COUNT];
+    int32_t ncoh;
+    uint64_t seq;
+    double now;
+    int64_t events;
+    /* concurrent-mode residency */
+    int32_t shared_sms;        /* SMs holding a GEMM CTA and comm CTAs */
+    int32_t freed_slots;       /* comm CTA slots opened by exited GEMM CTAs, not yet used */
+    int32_t next_free_sm;      /* for the trace: the next freed SM a pending CTA lands on */
+    int32_t gemm_ctas;         /* GEMM-kernel CTAs, for the SM numbering of pending comm CTAs */
+    /* results */
+    double g_fin, c_fin, g_busy, c_busy;
+    int64_t stolen[DUET_QUEUE_COUNT];
+} duet__fluid_t;
+
+static duet__cohort_t *duet__new_cohort(duet__fluid_t *F, int32_t off, int32_t k, int32_t home, int32_t kernel,
+                                        int32_t shared, int32_t state)
+{
+    duet__cohort_t *c = &F->ws->cohorts[F->ncoh++];
+    memset(c, 0, sizeof(*c));
+    c->off = off;
+    c->k = k;
+    c->home = home;
+    c->queue = home;
+    c->kernel = kernel;
+    c->shared = shared;
+    c->state = state;
+    return c;
+}
+
+/*
+ * A cohort asks its current queue for one tile per member at time `now`. The answer is known
+ * now (the tile ids are claimed in processing order); the members are busy for one dequeue.
+ * If the queue can serve only some members, the cohort splits: the first ones got tiles, the
+ * rest found the queue empty after the same dequeue cost.
+ */
+static void duet__issue(duet__fluid_t *F, int32_t ci)
+{
+    duet__cohort_t *c = &F->ws->cohorts[ci];
+    int32_t q = c->queue;
+    int64_t avail = F->len[q] - F->next[q];
+    int32_t got = avail >= c->k ? c->k : (int32_t)(avail > 0 ? avail : 0);
+    if (got > 0 && got < c->k) {
+        duet__cohort_t *rest = duet__new_cohort(F, c->off + got, c->k - got, c->home, c->kernel, c->shared, ST_DEQ);
+        c = &F->ws->cohorts[ci]; /* the array does not move, but keep the pointer honest */
+        rest->queue = q;
+        rest->switched = c->switched;
+        rest->claimed = 0;
+        rest->t_event = F->now + F->dequeue[q];
+        rest->seq = F->seq++;
+        c->k = got;
+    }
+    c->state = ST_DEQ;
+    c->claimed = got > 0;
+    if (got > 0) {
+        c->tile0 = F->next[q];
+        F->next[q] += got;
+    }
+    c->t_event = F->now + F->dequeue[q];
+    c->seq = F->seq++;
+}
+
+/* Comm CTAs waiting for an SM (concurrent mode) start on the slots exited GEMM CTAs freed. */
+static void duet__start_pending(duet__fluid_t *F)
+{
+    for (int32_t i = 0; i < F->ncoh && F->freed_slots > 0; i++) {
+        duet__cohort_t *c = &F->ws->cohorts[i];
+        if (c->state != ST_PENDING)
+            continue;
+        int32_t n = c->k <= F->freed_slots ? c->k : F->freed_slots;
+        int32_t ci = i;
+        if (n < c->k) {
+            duet__cohort_t *rest = duet__new_cohort(F, c->off + n, c->k - n, c->home, c->kernel, 0, ST_PENDING);
+            (void)rest;
+            F->ws->cohorts[ci].k = n;
+        }
+        F->freed_slots -= n;
+        c = &F->ws->cohorts[ci];
+        for (int32_t j = 0; j < n; j++) {
+            int32_t cta = F->ws->members[c->off + j];
+            F->ws->sm_of[cta] = F->next_free_sm;
+            F->next_free_sm = F->next_free_sm + 1 < F->gemm_ctas ? F->next_free_sm + 1 : 0;
+        }
+        duet__issue(F, ci);
+    }
+}
+
+/* The dequeue of cohort ci returned at F->now. */
+static duet_status_t duet__dequeue_done(duet__fluid_t *F, int32_t ci)
+{
+    duet__cohort_t *c = &F->ws->cohorts[ci];
+    if (c->claimed) {
+        c->state = ST_RUN;
+        c->rem = F->t_tile[c->queue];
+        c->t_start = F->now;
+        c->seq = F->seq++;
+        return DUET_OK;
+    }
+    /* The queue was empty: steal from the other one once, or leave. */
+    if (duet_may_steal(F->plan->cfg.mode) && !c->switched) {
+        c->switched = 1;
+        c->queue = 1 - c->queue;
+        duet__issue(F, ci);
+        return DUET_OK;
+    }
+    c->state = ST_DONE;
+    if (F->plan->cfg.mode == DUET_MODE_CONCURRENT && c->kernel == 0) {
+        /* GEMM CTAs leave their SMs: room for comm CTAs still waiting for one. */
+        int32_t per_sm = F->hw->comm_ctas_per_sm - (c->shared ? F->hw->comm_coresident : 0);
+        F->freed_slots += c->k * per_sm;
+        if (c->shared)
+            F->shared_sms -= c->k;
+        duet__start_pending(F);
+    }
+    return DUET_OK;
+}
+
+/* The tiles of cohort ci ended at F->now: account for them, then dequeue again. */
+static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
+{
+    duet__cohort_t *c = &F->ws->cohorts[ci];
+    int32_t q = c->queue;
+    double dur = F->now - c->t_start;
+    int stolen = q != c->home;
+    if (q == DUET_QUEUE_GEMM) {
+        F->g_busy += dur * c->k;
+        F->g_fin = F->now;
+    } else {
+        F->c_busy += dur * c->k;
+        F->c_fin = F->now;
+    }
+    F->stolen[q] += stolen ? c->k : 0;
+    for (int32_t j = 0; j < c->k; j++) {
+        int32_t cta = F->ws->members[c->off + j];
+        F->ws->cta_busy[cta] += dur;
+        if (F->trace != NULL) {
+            duet_trace_rec_t r = {cta, F->ws->sm_of[cta], q, stolen, c->tile0 + j, c->t_start, F->now};
+            DUET_CHECK(duet_trace_add(F->trace, &r));
+        }
+    }
+    duet__issue(F, ci);
+    return DUET_OK;
+}
+
+/*
+ * Max-min fair speeds of the running cohorts (progressive filling). All unfrozen tiles share
+ * one speed level; raise it until a resource saturates or a tile hits its bound, freeze those
+ * tiles, repeat.
+ */
+static void duet__solve(duet__fluid_t *F)
+{
+    duet_sim_ws_t *ws = F->ws;
+    double f_out = 0, f_in = 0, comm_on_shared = 0;
+    for (int32_t i = 0; i < F->ncoh; i++) {
+        duet__cohort_t *c = &ws->cohorts[i];
+        if (c->state == ST_RUN && c->queue == DUET_QUEUE_COMM) {
+            f_out += c->k * F->inflight_out;
+            f_in += c->k * F->inflight_in;
+            comm_on_shared += c->shared ? c->k : 0;
+        }
+    }
+    double cap[R_COUNT];
+    cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
+    cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
+    cap[R_HBM] = F->hw->hbm_gbs * 1e9;
+    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. */
+    double shared_bound = 1.0;
+    if (F->shared_sms > 0 && comm_on_shared > 0)
+        shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms);
+
+    int32_t open = 0;
+    for (int32_t i = 0; i < F->ncoh; i++) {
+        duet__cohort_t *c = &ws->cohorts[i];
+        if (c->state == ST_RUN) {
+            c->speed = -1.0; /* unfrozen */
+            open++;
+        }
+    }
+    while (open > 0) {
+        double demand[R_COUNT] = {0, 0, 0};
+        double level = INFINITY;
+        for (int32_t i = 0; i < F->ncoh; i++) {
+            duet__cohort_t *c = &ws->cohorts[i];
+            if (c->state != ST_RUN || c->speed >= 0)
+                continue;
+            double bound = (c->queue == DUET_QUEUE_GEMM && c->shared) ? shared_bound : 1.0;
+            if (bound < level)
+                level = bound;
+            for (int r = 0; r < R_COUNT; r++)
+                demand[r] += c->k * F->use[c->queue][r];
+        }
+        int bottleneck = -1;
+        for (int r = 0; r < R_COUNT; r++) {
+            if (demand[r] > 0 && cap[r] / demand[r] < level) {
+                level = cap[r] / demand[r];
+                bottleneck = r;
+            }
+        }
+        for (int32_t i = 0; i < F->ncoh; i++) {
+            duet__cohort_t *c = &ws->cohorts[i];
+            if (c->state != ST_RUN || c->speed >= 0)
+                continue;
+            double bound = (c->queue == DUET_QUEUE_GEMM && c->shared) ? shared_bound : 1.0;
+            int frozen = bottleneck >= 0 ? F->use[c->queue][bottleneck] > 0 : bound <= level;
+            if (!frozen)
+                continue;
+            c->speed = level;
+            open--;
+            for (int r = 0; r < R_COUNT; r++)
+                cap[r] -= c->k * F->use[c->queue][r] * level;
+        }
+        for (int r = 0; r < R_COUNT; r++)
+            if (cap[r] < 0)
+                cap[r] = 0;
+    }
+    for (int32_t i = 0; i < F->ncoh; i++) {
+        duet__cohort_t *c = &ws->cohorts[i];
+        if (c->state == ST_RUN) {
+            if (c->speed <= 0)
+                c->speed = 1e-12; /* a saturated resource with no capacity left: crawl, never stall */
+            c->t_event = F->now + c->rem / c->speed;
+        }
+    }
+}
+
+/* Place the CTAs and create the initial cohorts. */
+static void duet__launch(duet__fluid_t *F)
+{
+    const duet_plan_t *p = F->plan;
+    const duet_hw_t *hw = F->hw;
+    duet_sim_ws_t *ws = F->ws;
+    int32_t cta = 0;
+    if (p->cfg.mode == DUET_MODE_FUSED) {
+        /* One CTA per SM; ids below gemm_wgs start on GEMM. */
+        int32_t g = p->cfg.gemm_wgs, n = p->cfg.num_wgs;
+        for (cta = 0; cta < n; cta++) {
+            ws->members[cta] = cta;
+            ws->sm_of[cta] = cta;
+        }
+        if (g > 0)
+            duet__new_cohort(F, 0, g, DUET_QUEUE_GEMM, 0, 0, ST_DEQ);
+        if (n - g > 0)
+            duet__new_cohort(F, g, n - g, DUET_QUEUE_COMM, 0, 0, ST_DEQ);
+        return;
+    }
+    /* Concurrent: the GEMM kernel holds one CTA per SM on the first gemm_wgs SMs. The block
+     * scheduler spreads the comm kernel breadth-first over idle SMs up to comm_ctas_per_sm
+     * each, then beside GEMM CTAs up to comm_coresident each; the rest wait for an SM. */
+    int32_t g = p->gemm.tiles > 0 ? p->cfg.gemm_wgs : 0;
+    int32_t m = p->comm.queue_len > 0 ? p->cfg.comm_wgs : 0;
+    int32_t idle = hw->n_sms - g;
+    int32_t on_idle = m < idle * hw->comm_ctas_per_sm ? m : idle * hw->comm_ctas_per_sm;
+    int32_t slots_shared = g * hw->comm_coresident;
+    int32_t on_shared = m - on_idle < slots_shared ? m - on_idle : slots_shared;
+    int32_t pending = m - on_idle - on_shared;
+    F->shared_sms = hw->comm_coresident > 0 ? (int32_t)duet_cdiv(on_shared, hw->comm_coresident) : 0;
+    F->gemm_ctas = g > 0 ? g : 1;
+    int32_t g_excl = g - F->shared_sms;
+    for (cta = 0; cta < g + m; cta++)
+        ws->members[cta] = cta;
+    for (int32_t i = 0; i < g; i++)
+        ws->sm_of[i] = i;
+    for (int32_t j = 0; j < on_idle; j++)
+        ws->sm_of[g + j] = g + j % (idle > 0 ? idle : 1);
+    for (int32_t j = 0; j < on_shared; j++)
+        ws->sm_of[g + on_idle + j] = g_excl + j % (F->shared_sms > 0 ? F->shared_sms : 1);
+    for (int32_t j = 0; j < pending; j++)
+        ws->sm_of[g + on_idle + on_shared + j] = -1;
+    if (g_excl > 0)
+        duet__new_cohort(F, 0, g_excl, DUET_QUEUE_GEMM, 0, 0, ST_DEQ);
+    if (F->shared_sms > 0)
+        duet__new_cohort(F, g_excl, F->shared_sms, DUET_QUEUE_GEMM, 0, 1, ST_DEQ);
+    if (on_idle > 0)
+        duet__new_cohort(F, g, on_idle, DUET_QUEUE_COMM, 1, 0, ST_DEQ);
+    if (on_shared > 0)
+        duet__new_cohort(F, g + on_idle, on_shared, DUET_QUEUE_COMM, 1, 1, ST_DEQ);
+    if (pending > 0)
+        duet__new_cohort(F, g + on_idle + on_shared, pending, DUET_QUEUE_COMM, 1, 0, ST_PENDING);
+    F->next_free_sm = 0;
+}
+
+/* Prices and resource demands of the two kinds of tile. */
+static void duet__prices(duet__fluid_t *F)
+{
+    const duet_hw_t *hw = F->hw;
+    const duet_plan_t *p = F->plan;
+    memset(F->use, 0, sizeof(F->use));
+    if (p->gemm.tiles > 0) {
+        duet_gemm_cost_t gc;
+        int64_t active = p->cfg.mode == DUET_MODE_FUSED ? (p->cfg.gemm_wgs > 0 ? p->cfg.gemm_wgs : p->cfg.num_wgs)
+                                                        : p->cfg.gemm_wgs;
+        duet_cost_gemm_tile(hw, p, active, &gc);
+        F->t_tile[DUET_QUEUE_GEMM] = gc.t_sm;
+        F->use[DUET_QUEUE_GEMM][R_HBM] = gc.hbm_bytes / gc.t_sm;
+    }
+    if (p->comm.queue_len > 0) {
+        duet_comm_cost_t cc;
+        duet_cost_comm_tile(hw, p, &cc);
+        double t = cc.t_alone;
+        F->t_tile[DUET_QUEUE_COMM] = t;
+        /* Symmetric collectives: what peers push into us and pull from us mirrors our own
+         * traffic, so both directions carry push + pull. Broadcast: the root only sends. */
+        int sym = p->wl.coll != DUET_COLL_BROADCAST;
+        double out = cc.traffic.push_bytes + (sym ? cc.traffic.pull_bytes : 0);
+        double in = cc.traffic.pull_bytes + (sym ? cc.traffic.push_bytes : 0);
+        F->use[DUET_QUEUE_COMM][R_OUT] = out / t;
+        F->use[DUET_QUEUE_COMM][R_IN] = in / t;
+        F->use[DUET_QUEUE_COMM][R_HBM] = cc.hbm_bytes / t;
+        double f_push = duet_cost_push_inflight(hw), f_pull = hw->cta_pull_inflight_kib * 1024.0;
+        F->inflight_out = (cc.traffic.push_bytes > 0 ? f_push : 0) + (sym && cc.traffic.pull_bytes > 0 ? f_pull : 0);
+        F->inflight_in = (cc.traffic.pull_bytes > 0 ? f_pull : 0) + (sym && cc.traffic.push_bytes > 0 ? f_push : 0);
+        int peers = cc.traffic.push_peers > cc.traffic.pull_peers ? cc.traffic.push_peers : cc.traffic.pull_peers;
+        F->peers_out = F->peers_in = peers > 0 ? peers : 1;
+    }
+    F->dequeue[DUET_QUEUE_GEMM] = hw->dequeue_gemm_us * US;
+    F->dequeue[DUET_QUEUE_COMM] = hw->dequeue_comm_us * US;
+    F->len[DUET_QUEUE_GEMM] = p->gemm.tiles;
+    F->len[DUET_QUEUE_COMM] = p->comm.queue_len;
+}
+
+static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
+                                     duet_trace_t *trace, duet_sim_result_t *res_p)
+{
+    int32_t n_ctas = plan->cfg.mode == DUET_MODE_FUSED ? plan->cfg.num_wgs : plan->cfg.gemm_wgs + plan->cfg.comm_wgs;
+    DUET_CHECK(duet__sim_ws_reserve(ws, (size_t)n_ctas));
+    duet__fluid_t F;
+    memset(&F, 0, sizeof(F));
+    F.hw = hw;
+    F.plan = plan;
+    F.ws = ws;
+    F.trace = trace;
+    memset(ws->cta_busy, 0, (size_t)n_ctas * sizeof(double));
+    duet__prices(&F);
+    /* The kernel starts after the launch latency. */
+    F.now = hw->launch_us * US;
+    duet__launch(&F);
+    for (int32_t i = 0; i < F.ncoh; i++)
+        if (ws->cohorts[i].state == ST_DEQ)
+            duet__issue(&F, i);
+
+    for (;;) {
+        /* The next instant anything happens. */
+        double tn = INFINITY;
+        for (int32_t i = 0; i < F.ncoh; i++) {
+            const duet__cohort_t *c = &ws->cohorts[i];
+            if ((c->state == ST_DEQ || c->state == ST_RUN) && c->t_event < tn)
+                tn = c->t_event;
+        }
+        if (tn == INFINITY)
+            break;
+        double dt = tn - F.now;
+        F.now = tn;
+        /* Advance the running tiles and gather every cohort whose event is now. */
+        int32_t ndue = 0;
+        for (int32_t i = 0; i < F.ncoh; i++) {
+            duet__cohort_t *c = &ws->cohorts[i];
+            if (c->state == ST_RUN) {
+                c->rem -= c->speed * dt;
+                if (c->t_event == tn || c->rem <= DUET__SIM_EPS_S) {
+                    c->rem = 0;
+                    ws->due[ndue++] = i;
+                }
+            } else if (c->state == ST_DEQ && c->t_event == tn) {
+                ws->due[ndue++] = i;
+            }
+        }
+        /* Simultaneous events in the order they were scheduled. */
+        for (int32_t a = 1; a < ndue; a++) {
+            int32_t x = ws->due[a], b = a;
+            while (b > 0 && ws->cohorts[ws->due[b - 1]].seq > ws->cohorts[x].seq) {
+                ws->due[b] = ws->due[b - 1];
+                b--;
+            }
+            ws->due[b] = x;
+        }
+        for (int32_t a = 0; a < ndue; a++) {
+            int32_t i = ws->due[a];
+            F.events++;
+            duet_status_t st = ws->cohorts[i].state == ST_RUN ? duet__tile_done(&F, i) : duet__dequeue_done(&F, i);
+            if (st < 0)
+                return st;
+        }
+        duet__solve(&F);
+    }
+
+    duet_sim_result_t r;
+    memset(&r, 0, sizeof(r));
+    r.makespan_s = F.now;
+    r.gemm_finish_s = F.g_fin;
+    r.comm_finish_s = F.c_fin;
+    r.gemm_busy_s = F.g_busy;
+    r.comm_busy_s = F.c_busy;
+    r.stolen_gemm = F.stolen[DUET_QUEUE_GEMM];
+    r.stolen_comm = F.stolen[DUET_QUEUE_COMM];
+    r.events = F.events;
+    r.n_ctas = n_ctas;
+    r.cta_busy_s = ws->cta_busy;
+    if (trace != NULL) {
+        trace->n_ctas = n_ctas;
+        trace->makespan_s = r.makespan_s;
+    }
+    *res_p = r;
+    return DUET_OK;
+}
+
+const duet_sim_policy_ops_t duet_sim_policy_fluid = {
+    "fluid",
+    "link, HBM and SM shares divided among running tiles by max-min fairness, re-solved at every start and end",
+    duet__fluid_run,
+};

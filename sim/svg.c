@@ -1,0 +1,264 @@
+/*
+ * Pictures: the Gantt chart of one or more timelines, and the split curve of a sweep. Plain
+ * SVG 1.1 written by hand, so it opens in any browser and converts with rsvg-convert.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/internal.h"
+#include "sim/internal.h"
+
+#define COL_GEMM "#4c78a8"
+#define COL_GEMM_STOLEN "#1b3a5c"
+#define COL_COMM "#f58518"
+#define COL_COMM_STOLEN "#8c4400"
+#define COL_MAKESPAN "#d62728"
+#define FONT "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
+
+/* A "nice" tick step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`. */
+static double duet__nice_step(double span, int target)
+{
+    if (!(span > 0))
+        return 1.0;
+    double raw = span / target, mag = pow(10.0, floor(log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+}
+
+static void duet__svg_head(duet__sbuf_t *b, double w, double h, const char *title)
+{
+    duet__sbuf_printf(b,
+                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
+                      "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n"
+                      "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\" %s>",
+                      w, h, w, h, w, h, 20.0, FONT);
+    duet__sbuf_xml(b, title ? title : "");
+    duet__sbuf_printf(b, "</text>\n");
+}
+
+static void duet__legend_box(duet__sbuf_t *b, double x, double y, const char *fill, const char *label)
+{
+    duet__sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>", x, y, fill);
+    duet__sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s</text>\n", x + 18, y + 9.5, FONT, label);
+}
+
+duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, const char *title, const char *path)
+{
+    if (n < 1)
+        return duet__error(DUET_ERR_INVALID_ARG, "%s: no timeline to draw", path);
+    const double W = 1200, left = 80, right = 30, top = 64, axis_h = 44, panel_gap = 40;
+    double tmax = 0;
+    for (int i = 0; i < n; i++) {
+        tmax = fmax(tmax, traces[i]->makespan_s);
+        for (size_t j = 0; j < traces[i]->n; j++)
+            tmax = fmax(tmax, traces[i]->recs[j].end_s);
+    }
+    if (!(tmax > 0))
+        tmax = 1e-6;
+    double tmax_us = tmax * 1e6;
+    double plot_w = W - left - right;
+    double xs = plot_w / tmax_us; /* px per us */
+
+    /* Row height: readable for a few CTAs, still fitting ~300 rows per panel. */
+    double row_h[8], panel_y[8], y = top;
+    if (n > 8)
+        n = 8;
+    for (int i = 0; i < n; i++) {
+        int rows = traces[i]->n_ctas > 0 ? traces[i]->n_ctas : 1;
+        row_h[i] = fmin(14.0, fmax(1.5, 540.0 / rows));
+        panel_y[i] = y + 18;
+        y = panel_y[i] + rows * row_h[i] + axis_h + panel_gap;
+    }
+    double H = y - panel_gap + 10;
+
+    duet__sbuf_t b;
+    duet__sbuf_init(&b);
+    duet__svg_head(&b, W, H, title);
+    duet__legend_box(&b, left, 36, COL_GEMM, "GEMM tile");
+    duet__legend_box(&b, left + 110, 36, COL_COMM, "comm tile");
+    duet__legend_box(&b, left + 220, 36, COL_GEMM_STOLEN, "GEMM tile, stolen");
+    duet__legend_box(&b, left + 370, 36, COL_COMM_STOLEN, "comm tile, stolen");
+    duet__sbuf_printf(&b, "<line x1=\"%.1f\" y1=\"36\" x2=\"%.1f\" y2=\"46\" stroke=\"%s\" stroke-width=\"2\"/>",
+                      left + 520, left + 520, COL_MAKESPAN);
+    duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"45.5\" font-size=\"12\" %s>makespan</text>\n", left + 526, FONT);
+
+    double step = duet__nice_step(tmax_us, 10);
+    for (int i = 0; i < n; i++) {
+        const duet_trace_t *t = traces[i];
+        int rows = t->n_ctas > 0 ? t->n_ctas : 1;
+        double py = panel_y[i], ph = rows * row_h[i];
+        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" %s>", left, py - 5,
+                          FONT);
+        duet__sbuf_xml(&b, t->label[0] ? t->label : "timeline");
+        duet__sbuf_printf(&b, ": makespan %.1f us, %d CTAs, %zu tiles</text>\n", t->makespan_s * 1e6, t->n_ctas, t->n);
+        duet__sbuf_printf(&b,
+                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n",
+                          left, py, plot_w, ph);
+        /* Vertical grid and the time axis. */
+        for (double x = 0; x <= tmax_us * 1.0001; x += step) {
+            double px = left + x * xs;
+            duet__sbuf_printf(&b,
+                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
+                              px, py, px, py + ph + 4, px, py + ph + 16, FONT, x);
+        }
+        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>time (us)</text>\n",
+                          left + plot_w / 2, py + ph + 32, FONT);
+        /* CTA labels on the left, about 12 of them. */
+        int every = rows <= 12 ? 1 : (rows + 11) / 12;
+        for (int r = 0; r < rows; r += every)
+            duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\" %s>CTA %d</text>\n",
+                              left - 6, py + (r + 0.5) * row_h[i] + 3.5, FONT, r);
+        duet__sbuf_printf(&b, "<g shape-rendering=\"crispEdges\">\n");
+        for (size_t j = 0; j < t->n; j++) {
+            const duet_trace_rec_t *r = &t->recs[j];
+            if (r->cta < 0 || r->cta >= rows)
+                continue;
+            const char *fill = r->queue == DUET_QUEUE_GEMM ? (r->stolen ? COL_GEMM_STOLEN : COL_GEMM)
+                                                           : (r->stolen ? COL_COMM_STOLEN : COL_COMM);
+            /* A hairline gap between consecutive tiles, where the tile is wide enough to afford it. */
+            double x0 = left + r->start_s * 1e6 * xs, w = (r->end_s - r->start_s) * 1e6 * xs;
+            w = w > 3 ? w - 1.0 : fmax(0.6, w);
+            duet__sbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", x0,
+                              py + r->cta * row_h[i] + (row_h[i] > 3 ? 0.5 : 0), w,
+                              row_h[i] > 3 ? row_h[i] - 1.0 : row_h[i], fill);
+        }
+        duet__sbuf_printf(&b, "</g>\n");
+        double mx = left + t->makespan_s * 1e6 * xs;
+        duet__sbuf_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>%.1f us</text>\n",
+                          mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx - 3, py + 11, COL_MAKESPAN, FONT,
+                          t->makespan_s * 1e6);
+    }
+    duet__sbuf_printf(&b, "</svg>\n");
+    return duet__sbuf_write(&b, path);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The split curve                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *const duet__palette[] = {"#4c78a8", "#f58518", "#54a24b", "#e45756",
+                                            "#72b7b2", "#b279a2", "#9d755d", "#eeca3b"};
+
+static int duet__point_order(const void *a, const void *b)
+{
+    const duet_sweep_point_t *x = a, *y = b;
+    if (x->cfg.mode != y->cfg.mode)
+        return x->cfg.mode - y->cfg.mode;
+    int tx = x->cfg.tile.bm * 100000 + x->cfg.tile.bn, ty = y->cfg.tile.bm * 100000 + y->cfg.tile.bn;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
+}
+
+duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path)
+{
+    if (res->n == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "%s: the sweep has no points to draw", path);
+    duet_sweep_point_t *pts = malloc(res->n * sizeof(*pts));
+    if (pts == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot sort the sweep", path);
+    memcpy(pts, res->points, res->n * sizeof(*pts));
+    qsort(pts, res->n, sizeof(*pts), duet__point_order);
+
+    const double W = 1100, H = 640, left = 80, right = 230, top = 90, bottom = 60;
+    double pw = W - left - right, ph = H - top - bottom;
+    double xmax = 1, ymin = INFINITY, ymax = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        xmax = fmax(xmax, pts[i].cfg.gemm_wgs);
+        ymin = fmin(ymin, pts[i].makespan_s * 1e3);
+        ymax = fmax(ymax, pts[i].makespan_s * 1e3);
+    }
+    ymin = fmin(ymin, res->dflt.makespan_s * 1e3);
+    ymax = fmax(ymax, res->dflt.makespan_s * 1e3);
+    /* Starved splits (a handful of CTAs on one job) can be 100x slower than the best and would
+     * flatten the interesting part: show up to 3x the best and clip the rest at the top. */
+    int clipped = ymax > 3.0 * ymin;
+    if (clipped)
+        ymax = fmax(3.0 * ymin, res->dflt.makespan_s * 1e3 * 1.05);
+    double ystep = duet__nice_step(ymax - ymin > 0 ? ymax - ymin : ymax * 0.1 + 1e-9, 6);
+    double y0 = floor(ymin / ystep) * ystep, y1 = ceil(ymax / ystep) * ystep;
+    if (y1 <= y0)
+        y1 = y0 + ystep;
+    double xstep = duet__nice_step(xmax, 10);
+#define PX(x) (left + (x) / xmax * pw)
+#define PY(y) (top + ph - ((y) - y0) / (y1 - y0) * ph)
+
+    duet__sbuf_t b;
+    duet__sbuf_init(&b);
+    duet__svg_head(&b, W, H, title);
+    duet__sbuf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n",
+                      left, top, pw, ph);
+    for (double x = 0; x <= xmax * 1.0001; x += xstep)
+        duet__sbuf_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
+                          PX(x), top, PX(x), top + ph, PX(x), top + ph + 16, FONT, x);
+    for (double y = y0; y <= y1 + ystep * 1e-6; y += ystep)
+        duet__sbuf_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" %s>%.4g</text>\n",
+                          left, PY(y), left + pw, PY(y), left - 6, PY(y) + 4, FONT, y);
+    duet__sbuf_printf(&b,
+                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>gemm_wgs (CTAs on the GEMM "
+                      "queue; concurrent: GEMM grid, the rest run comm)</text>\n",
+                      left + pw / 2, H - 18, FONT);
+    duet__sbuf_printf(&b,
+                      "<text x=\"18\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\" "
+                      "%s>predicted makespan (ms)</text>\n",
+                      top + ph / 2, top + ph / 2, FONT);
+
+    /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
+    const duet_sweep_point_t *best = &res->points[0];
+    duet__sbuf_printf(&b,
+                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, gemm_wgs %d, comm_wgs %d, tile %dx%dx%d: "
+                      "%.4g ms (circle)</text>\n",
+                      FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs, best->cfg.tile.bm,
+                      best->cfg.tile.bn, best->cfg.tile.bk, best->makespan_s * 1e3);
+    duet__sbuf_printf(&b,
+                      "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default: fused, gemm_wgs %d, "
+                      "tile %dx%dx%d: %.4g ms, rank %zu of %zu (square)%s</text>\n",
+                      COL_MAKESPAN, FONT, res->dflt.cfg.gemm_wgs, res->dflt.cfg.tile.bm, res->dflt.cfg.tile.bn,
+                      res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, res->default_rank, res->n,
+                      clipped ? "; curves clipped at 3x the best" : "");
+    duet__sbuf_printf(&b, "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
+                      left, top, pw, ph);
+    int series = 0;
+    double ly = top + 8;
+    for (size_t i = 0; i < res->n;) {
+        size_t j = i;
+        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode && pts[j].cfg.tile.bm == pts[i].cfg.tile.bm &&
+               pts[j].cfg.tile.bn == pts[i].cfg.tile.bn)
+            j++;
+        const char *col = duet__palette[series % 8];
+        int dashed = pts[i].cfg.mode == DUET_MODE_CONCURRENT;
+        duet__sbuf_printf(&b, "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"", col,
+                          dashed ? " stroke-dasharray=\"6 3\"" : "");
+        for (size_t k = i; k < j; k++)
+            duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
+        duet__sbuf_printf(&b, "\"/>\n");
+        duet__sbuf_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %dx%dx%d</text>\n",
+                          left + pw + 14, ly, left + pw + 44, ly, col, dashed ? " stroke-dasharray=\"6 3\"" : "",
+                          left + pw + 50, ly + 4, FONT, duet_mode_name(pts[i].cfg.mode), pts[i].cfg.tile.bm,
+                          pts[i].cfg.tile.bn, pts[i].cfg.tile.bk);
+        ly += 18;
+        series++;
+        i = j;
+    }
+    /* Mark the best configuration (circle) and the static default (square). */
+    duet__sbuf_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                      PX(best->cfg.gemm_wgs), PY(best->makespan_s * 1e3));
+    duet__sbuf_printf(&b,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                      PX(res->dflt.cfg.gemm_wgs) - 5, PY(res->dflt.makespan_s * 1e3) - 5, COL_MAKESPAN);
+    duet__sbuf_printf(&b, "</svg>\n");
+#undef PX
+#undef PY
+    free(pts);
+    return duet__sbuf_write(&b, path);
+}

@@ -1,0 +1,195 @@
+/*
+ * Sweeps: simulate every (mode, tile, split) of a workload and rank them. This is the tuner's
+ * inner loop, so it allocates once (the result array and the workspace) and then only runs
+ * the simulator.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/internal.h"
+#include "sim/internal.h"
+
+duet_sweep_params_t duet_sweep_default_params(void)
+{
+    duet_sweep_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.policy = &duet_sim_policy_fluid;
+    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    return p;
+}
+
+void duet_sweep_result_free(duet_sweep_result_t *res)
+{
+    if (res == NULL)
+        return;
+    free(res->points);
+    res->points = NULL;
+    res->n = 0;
+}
+
+typedef struct duet__rank_key {
+    double makespan_s;
+    size_t idx;
+} duet__rank_key_t;
+
+static int duet__rank_cmp(const void *a, const void *b)
+{
+    const duet__rank_key_t *x = a, *y = b;
+    if (x->makespan_s != y->makespan_s)
+        return x->makespan_s < y->makespan_s ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Fill in the configuration of one sweep point. */
+static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
+                                        duet_gemm_tile_t tile, int32_t split)
+{
+    duet_config_t c = duet_config_default(hw, mode);
+    c.tile = tile;
+    if (p->cm > 0)
+        c.cm = p->cm;
+    if (p->cn > 0)
+        c.cn = p->cn;
+    if (p->group_m > 0)
+        c.group_m = p->group_m;
+    if (mode == DUET_MODE_FUSED) {
+        c.num_wgs = p->num_wgs > 0 ? p->num_wgs : hw->n_sms;
+        c.gemm_wgs = split;
+        c.comm_wgs = c.num_wgs - split;
+    } else {
+        /* Concurrent: the two grids partition the SMs. */
+        c.gemm_wgs = split;
+        c.comm_wgs = hw->n_sms - split;
+        c.num_wgs = hw->n_sms;
+    }
+    return c;
+}
+
+static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sim_policy_ops_t *policy,
+                                    const duet_plan_t *plan, duet_sweep_point_t *pt, int64_t *events)
+{
+    duet_sim_result_t r;
+    DUET_CHECK(duet_sim_run(ws, policy, hw, plan, NULL, &r));
+    pt->cfg = plan->cfg;
+    pt->makespan_s = r.makespan_s;
+    pt->gemm_finish_s = r.gemm_finish_s;
+    pt->comm_finish_s = r.comm_finish_s;
+    *events += r.events;
+    return DUET_OK;
+}
+
+duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                             const duet_sweep_params_t *params, duet_sweep_result_t *res_p)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    DUET_CHECK(duet_workload_validate(wl));
+    duet_sweep_params_t p = *params;
+    if (p.policy == NULL)
+        p.policy = &duet_sim_policy_fluid;
+    if (p.modes == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "sweep: no mode selected");
+    if (p.policy == &duet_sim_policy_frozen && (p.modes & (1u << DUET_MODE_CONCURRENT)))
+        return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (use --mode fused)");
+    /* Tiles: the given list, else every supported tile that fits the profile's shared memory. */
+    if (p.n_tiles == 0) {
+        for (int i = 0; i < duet_tile_count() && p.n_tiles < DUET_SWEEP_MAX_TILES; i++) {
+            duet_gemm_tile_t t = duet_tile_get(i);
+            if (duet_gemm_tile_smem_bytes(t, wl->dtype, hw->gemm_stages) <= hw->smem_kib * 1024.0)
+                p.tiles[p.n_tiles++] = t;
+        }
+    }
+    if (p.n_tiles < 1 || p.n_tiles > DUET_SWEEP_MAX_TILES)
+        return duet__error(DUET_ERR_INVALID_ARG, "sweep: between 1 and %d tiles", DUET_SWEEP_MAX_TILES);
+    int32_t num_wgs = p.num_wgs > 0 ? p.num_wgs : hw->n_sms;
+    int32_t step = p.split_step > 0 ? p.split_step : 1;
+
+    /* Count the points, allocate once. */
+    size_t cap = 0;
+    for (int32_t mode = 0; mode < DUET_MODE_COUNT; mode++) {
+        if (!(p.modes & (1u << mode)))
+            continue;
+        int32_t hi = mode == DUET_MODE_FUSED ? num_wgs : hw->n_sms - 1;
+        int32_t lo = p.split_min > 0 ? p.split_min : 1;
+        if (p.split_max > 0 && p.split_max < hi)
+            hi = p.split_max;
+        if (hi >= lo)
+            cap += (size_t)((hi - lo) / step + 1) * (size_t)p.n_tiles;
+    }
+    if (cap == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "sweep: the split range is empty");
+    duet_sweep_result_t res;
+    memset(&res, 0, sizeof(res));
+    res.points = malloc(cap * sizeof(*res.points));
+    if (res.points == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "sweep: cannot allocate %zu points", cap);
+
+    duet_status_t st = DUET_OK;
+    for (int32_t mode = 0; mode < DUET_MODE_COUNT; mode++) {
+        if (!(p.modes & (1u << mode)))
+            continue;
+        int32_t hi = mode == DUET_MODE_FUSED ? num_wgs : hw->n_sms - 1;
+        int32_t lo = p.split_min > 0 ? p.split_min : 1;
+        if (p.split_max > 0 && p.split_max < hi)
+            hi = p.split_max;
+        for (int ti = 0; ti < p.n_tiles; ti++) {
+            /* The queues do not depend on the split: one plan per tile, the split moves along. */
+            duet_config_t cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], lo);
+            duet_plan_t plan;
+            DUET_CHECK_GOTO(duet_plan_build(wl, &cfg, duet_plan_critical_rank(wl), &plan), st, fail);
+            for (int32_t s = lo; s <= hi; s += step) {
+                cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], s);
+                DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
+                DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.points[res.n], &res.events), st, fail);
+                res.n++;
+            }
+        }
+    }
+    /* Rank: makespan ascending, ties in generation order (qsort is not stable on its own). */
+    {
+        duet__rank_key_t *key = malloc(res.n * sizeof(*key));
+        duet_sweep_point_t *tmp = malloc(res.n * sizeof(*tmp));
+        if (key == NULL || tmp == NULL) {
+            free(key);
+            free(tmp);
+            st = duet__error(DUET_ERR_NO_MEMORY, "sweep: cannot rank %zu points", res.n);
+            goto fail;
+        }
+        for (size_t i = 0; i < res.n; i++) {
+            key[i].makespan_s = res.points[i].makespan_s;
+            key[i].idx = i;
+        }
+        qsort(key, res.n, sizeof(*key), duet__rank_cmp);
+        memcpy(tmp, res.points, res.n * sizeof(*tmp));
+        for (size_t i = 0; i < res.n; i++)
+            res.points[i] = tmp[key[i].idx];
+        free(key);
+        free(tmp);
+    }
+
+    /* The static default: fused, 3/4 of the SMs on GEMM, the default tile. */
+    {
+        duet_config_t d = duet_config_default(hw, DUET_MODE_FUSED);
+        if (p.cm > 0)
+            d.cm = p.cm;
+        if (p.cn > 0)
+            d.cn = p.cn;
+        if (p.group_m > 0)
+            d.group_m = p.group_m;
+        duet_plan_t plan;
+        DUET_CHECK_GOTO(duet_plan_build(wl, &d, duet_plan_critical_rank(wl), &plan), st, fail);
+        DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.dflt, &res.events), st, fail);
+        size_t better = 0;
+        for (size_t i = 0; i < res.n; i++)
+            better += res.points[i].makespan_s < res.dflt.makespan_s;
+        res.default_rank = better + 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res.wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    *res_p = res;
+    return DUET_OK;
+fail:
+    free(res.points);
+    return st;
+}

@@ -1,0 +1,157 @@
+/*
+ * Timelines: one record per tile, written and read as JSON ("duet-trace/1"). The simulator
+ * writes predicted timelines; the backend writes measured ones in the same format, so the two
+ * can be drawn one above the other.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/internal.h"
+#include "sim/internal.h"
+
+#define DUET_TRACE_SCHEMA "duet-trace/1"
+
+void duet_trace_init(duet_trace_t *t, const char *label)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->label, sizeof(t->label), "%s", label ? label : "");
+}
+
+void duet_trace_free(duet_trace_t *t)
+{
+    if (t == NULL)
+        return;
+    free(t->recs);
+    t->recs = NULL;
+    t->n = t->cap = 0;
+}
+
+duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        duet_trace_rec_t *p = realloc(t->recs, cap * sizeof(*p));
+        if (p == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "cannot grow a trace to %zu records", cap);
+        t->recs = p;
+        t->cap = cap;
+    }
+    t->recs[t->n++] = *r;
+    return DUET_OK;
+}
+
+duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw,
+                                    const char *path)
+{
+    duet__sbuf_t b;
+    duet__sbuf_init(&b);
+    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": \"", DUET_TRACE_SCHEMA);
+    for (const char *s = t->label; *s; s++)
+        duet__sbuf_printf(&b, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
+    duet__sbuf_printf(&b, "\",\n  \"makespan_us\": %.6f,\n  \"n_ctas\": %d,\n", t->makespan_s * 1e6, t->n_ctas);
+    if (hw != NULL)
+        duet__sbuf_printf(&b, "  \"hw\": \"%s\",\n", hw->name);
+    if (plan != NULL) {
+        const duet_workload_t *w = &plan->wl;
+        const duet_config_t *c = &plan->cfg;
+        duet__sbuf_printf(&b,
+                          "  \"plan\": {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\", \"collective\": \"%s\", "
+                          "\"mc\": %lld, \"nc\": %lld, \"world\": %d, \"rank\": %d, \"mode\": \"%s\", \"num_wgs\": %d, "
+                          "\"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", \"comm_tile\": \"%dx%d\", "
+                          "\"group_m\": %d},\n",
+                          (long long)w->m, (long long)w->n, (long long)w->k, duet_dtype_name(w->dtype),
+                          duet_collective_name(w->coll), (long long)w->mc, (long long)w->nc, w->world, plan->rank,
+                          duet_mode_name(c->mode), c->num_wgs, c->gemm_wgs, c->comm_wgs, c->tile.bm, c->tile.bn,
+                          c->tile.bk, c->cm, c->cn, c->group_m);
+    }
+    duet__sbuf_printf(&b, "  \"tiles\": [");
+    for (size_t i = 0; i < t->n; i++) {
+        const duet_trace_rec_t *r = &t->recs[i];
+        duet__sbuf_printf(&b,
+                          "%s\n    {\"cta\": %d, \"sm\": %d, \"queue\": \"%s\", \"tile\": %lld, \"start_us\": %.6f, "
+                          "\"end_us\": %.6f, \"stolen\": %s}",
+                          i ? "," : "", r->cta, r->sm, r->queue == DUET_QUEUE_GEMM ? "gemm" : "comm", (long long)r->tile,
+                          r->start_s * 1e6, r->end_s * 1e6, r->stolen ? "true" : "false");
+    }
+    duet__sbuf_printf(&b, "\n  ]\n}\n");
+    return duet__sbuf_write(&b, path);
+}
+
+static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].%s: missing or not a number", path, i, key);
+    *out = v->valuedouble;
+    return DUET_OK;
+}
+
+duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
+{
+    char *text = NULL;
+    DUET_CHECK(duet__read_file(path, &text, NULL));
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (root == NULL)
+        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON", path);
+    duet_trace_t t;
+    duet_trace_init(&t, "");
+    duet_status_t st = DUET_OK;
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    const cJSON *tiles = cJSON_GetObjectItemCaseSensitive(root, "tiles");
+    const cJSON *label = cJSON_GetObjectItemCaseSensitive(root, "label");
+    const cJSON *mk = cJSON_GetObjectItemCaseSensitive(root, "makespan_us");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, DUET_TRACE_SCHEMA) != 0) {
+        st = duet__error(DUET_ERR_PARSE, "%s: schema is not \"%s\"", path, DUET_TRACE_SCHEMA);
+        goto out;
+    }
+    if (!cJSON_IsArray(tiles)) {
+        st = duet__error(DUET_ERR_PARSE, "%s: \"tiles\" must be an array", path);
+        goto out;
+    }
+    if (cJSON_IsString(label))
+        snprintf(t.label, sizeof(t.label), "%s", label->valuestring);
+    size_t i = 0;
+    const cJSON *e;
+    double max_end = 0;
+    int32_t max_cta = -1;
+    cJSON_ArrayForEach(e, tiles)
+    {
+        double cta = 0, sm = 0, tile = 0, s = 0, en = 0;
+        DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, &cta), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, &sm), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, &tile), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, &s), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, &en), st, fail);
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(e, "queue");
+        const cJSON *stl = cJSON_GetObjectItemCaseSensitive(e, "stolen");
+        if (!cJSON_IsString(q) || (strcmp(q->valuestring, "gemm") != 0 && strcmp(q->valuestring, "comm") != 0)) {
+            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].queue must be \"gemm\" or \"comm\"", path, i);
+            goto fail;
+        }
+        if (cta < 0 || cta > 1e6 || en < s) {
+            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: negative CTA or end before start", path, i);
+            goto fail;
+        }
+        duet_trace_rec_t r = {(int32_t)cta,         (int32_t)sm,   strcmp(q->valuestring, "gemm") == 0 ? 0 : 1,
+                              cJSON_IsTrue(stl),    (int64_t)tile, s * 1e-6,
+                              en * 1e-6};
+        DUET_CHECK_GOTO(duet_trace_add(&t, &r), st, fail);
+        if (r.end_s > max_end)
+            max_end = r.end_s;
+        if (r.cta > max_cta)
+            max_cta = r.cta;
+        i++;
+    }
+    t.n_ctas = max_cta + 1;
+    t.makespan_s = cJSON_IsNumber(mk) ? mk->valuedouble * 1e-6 : max_end;
+    *t_p = t;
+    goto out;
+fail:
+    duet_trace_free(&t);
+out:
+    cJSON_Delete(root);
+    return st;
+}

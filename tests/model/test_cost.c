@@ -1,0 +1,128 @@
+/*
+ * The cost model against hand-computed values (docs/model.md's equations worked by hand).
+ */
+#include <criterion/criterion.h>
+
+#include "../test_util.h"
+
+static duet_plan_t plan_of(const duet_hw_t *hw, duet_workload_t wl, duet_gemm_tile_t tile)
+{
+    duet_config_t cfg = duet_config_default(hw, DUET_MODE_FUSED);
+    cfg.tile = tile;
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    return p;
+}
+
+Test(cost, gemm_tile_on_h200_by_hand, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_plan_t p = plan_of(&hw, t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 128, 64});
+    duet_gemm_cost_t c;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
+    /* Matrix step: 2*256*128*64 FLOP at 4096 FLOP/cycle x 1.83 GHz x 0.80. */
+    double mma = 2.0 * 256 * 128 * 64 / (4096 * 1.83e9 * 0.80);
+    /* L2 step: (256 + 128) * 64 * 2 bytes at 12 TB/s / 132 SMs. */
+    double l2share = 12000e9 / 132, l2 = 384.0 * 64 * 2 / l2share;
+    cr_assert(t_rel_eq(c.t_step_mma, mma, 1e-12));
+    cr_assert(t_rel_eq(c.t_step_l2, l2, 1e-12));
+    cr_assert(t_rel_eq(c.t_step, mma, 1e-12), "compute-bound");
+    double want = 128 * mma + 1.0e-6 + 256.0 * 128 * 2 / l2share + 0.3e-6;
+    cr_assert(t_rel_eq(c.t_sm, want, 1e-12), "t_sm %.9g want %.9g", c.t_sm, want);
+    cr_assert_eq(c.k_iters, 128);
+    /* L2 reuse: 132 tiles = 8 rows x 17 columns; A+B over K (16 KiB a row) is 69 MB > 60 MiB,
+     * so the block shrinks to 8 x 9: distinct 8*256 + 9*128 = 3200 rows of 72 * 384 = 27648. */
+    cr_assert(t_rel_eq(c.l2_hit, 1.0 - 3200.0 / 27648.0, 1e-12), "hit %.6f", c.l2_hit);
+    double hbm = (3200.0 / 27648.0) * 384 * 64 * 2 * 128 + 256.0 * 128 * 2;
+    cr_assert(t_rel_eq(c.hbm_bytes, hbm, 1e-12));
+    /* One tile running alone reuses nothing. */
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 1, &c), DUET_OK);
+    cr_assert_eq(c.l2_hit, 0.0);
+}
+
+Test(cost, memory_bound_tile_takes_the_l2_step, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.l2_gbs = 1000; /* starve L2 on purpose */
+    duet_plan_t p = plan_of(&hw, t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){128, 128, 64});
+    duet_gemm_cost_t c;
+    duet_cost_gemm_tile(&hw, &p, 132, &c);
+    cr_assert(t_rel_eq(c.t_step, 256.0 * 64 * 2 / (1000e9 / 132), 1e-12));
+    cr_assert(c.t_step > c.t_step_mma);
+}
+
+/* Within 25 % of the vendor rate each reference reports for 8192^3. */
+Test(cost, full_chip_8192_cubed_near_the_vendor_rate, T_TIMEOUT)
+{
+    const struct {
+        const char *hw;
+        double vendor_tflops;
+    } ref[] = {
+        {"h200", 753},   /* h200.md: cuBLAS 8192^3 bf16 */
+        {"mi300x", 1307}, /* anchors.md C.2: the only MI300X figure given (datasheet) */
+        {"mi350x", 1454}, /* origami.md 6: best measured bf16 on gfx950 */
+    };
+    for (size_t i = 0; i < 3; i++) {
+        duet_hw_t hw = t_hw(ref[i].hw);
+        duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+        duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
+        duet_plan_t p;
+        cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK);
+        double t = duet_cost_gemm_static_s(&hw, &p, hw.n_sms);
+        double t_vendor = p.gemm_flops / (ref[i].vendor_tflops * 1e12);
+        cr_assert(fabs(t / t_vendor - 1) <= 0.25, "%s: %.3f ms vs vendor %.3f ms", ref[i].hw, t * 1e3,
+                  t_vendor * 1e3);
+    }
+}
+
+Test(cost, static_estimate_counts_waves, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_plan_t p = plan_of(&hw, t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 128, 64});
+    /* 16 x 32 = 512 tiles: 4 waves on 132 SMs, 1 wave on 512. */
+    double t132 = duet_cost_gemm_static_s(&hw, &p, 132), t66 = duet_cost_gemm_static_s(&hw, &p, 66);
+    duet_gemm_cost_t c;
+    duet_cost_gemm_tile(&hw, &p, 132, &c);
+    double tile = fmax(c.t_sm, c.hbm_bytes * 132 / 4300e9);
+    cr_assert(t_rel_eq(t132, 4 * (tile + 0.5e-6) + 6e-6, 1e-12));
+    cr_assert(t66 > 1.9 * t132 - 10e-6, "8 waves on 66 SMs");
+}
+
+Test(cost, comm_tiles_by_hand, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_gemm_tile_t tile = {256, 128, 64};
+    duet_plan_t ag = plan_of(&hw, t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 2048, 4096, 2), tile);
+    duet_comm_cost_t c;
+    cr_assert_eq(duet_cost_comm_tile(&hw, &ag, &c), DUET_OK);
+    double b = 256.0 * 64 * 2; /* one bf16 tile, bytes */
+    cr_assert(t_rel_eq(c.t_push, b / 19.9e9, 1e-12));
+    cr_assert(t_rel_eq(c.t_local, 2 * b / 60e9, 1e-12));
+    cr_assert_eq(c.round_trips, 0);
+    cr_assert(t_rel_eq(c.t_alone, b / 19.9e9 + 0.2e-6, 1e-12));
+    cr_assert_eq(c.hbm_bytes, 3 * b, "read, own write, and the peer's symmetric push into us");
+
+    duet_plan_t ar = plan_of(&hw, t_wl(0, 0, 0, DUET_COLL_ALL_REDUCE, 2048, 4096, 2), tile);
+    cr_assert_eq(duet_cost_comm_tile(&hw, &ar, &c), DUET_OK);
+    cr_assert_eq(c.round_trips, 4, "32 KiB pulled through an 8 KiB window");
+    cr_assert(t_rel_eq(c.t_pull, 4 * 1.08e-6, 1e-12));
+    cr_assert(t_rel_eq(c.t_alone, 4 * 1.08e-6 + b / 19.9e9 + 0.2e-6, 1e-12));
+
+    cr_assert_eq(duet_cost_comm_tile_at(&hw, &ar, 0, &c), DUET_OK);
+    cr_assert_eq(duet_cost_comm_tile_at(&hw, &ar, ar.comm.queue_len, &c), DUET_ERR_INVALID_ARG);
+}
+
+Test(cost, link_capacity_ramps_with_bytes_in_flight, T_TIMEOUT)
+{
+    duet_hw_t h = t_hw("h200"), a = t_hw("mi300x");
+    double f1 = duet_cost_push_inflight(&h);
+    cr_assert(t_rel_eq(f1, 19.9e9 * 1.08e-6, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_link_capacity(&h, f1, 1), 380e9 * f1 / (f1 + 129 * 1024.0), 1e-12));
+    cr_assert(duet_cost_link_capacity(&h, 1e12, 1) < 380e9 && duet_cost_link_capacity(&h, 1e12, 1) > 379e9);
+    cr_assert_eq(duet_cost_link_capacity(&h, 0, 1), 0.0);
+    /* A mesh adds links with peers, up to its link count. */
+    double big = 1e12;
+    cr_assert(t_rel_eq(duet_cost_link_capacity(&a, big, 1), 42.86e9, 1e-6));
+    cr_assert(t_rel_eq(duet_cost_link_capacity(&a, big, 7), 7 * 42.86e9, 1e-6));
+    cr_assert(t_rel_eq(duet_cost_link_capacity(&a, big, 12), 7 * 42.86e9, 1e-6));
+}

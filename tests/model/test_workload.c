@@ -1,0 +1,156 @@
+/*
+ * Workload and configuration rules: defaults, and every rejection.
+ */
+#include <criterion/criterion.h>
+
+#include "../test_util.h"
+
+Test(names, parse_and_print_round_trip, T_TIMEOUT)
+{
+    for (int32_t c = 0; c < DUET_COLL_COUNT; c++) {
+        int32_t back = -1;
+        cr_assert_eq(duet_collective_parse(duet_collective_name(c), &back), DUET_OK);
+        cr_assert_eq(back, c);
+    }
+    int32_t x;
+    cr_assert_eq(duet_collective_parse("allgather", &x), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "all_gather") != NULL, "lists the accepted names");
+    cr_assert_eq(duet_dtype_parse("fp32", &x), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_mode_parse("both", &x), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_mode_parse("concurrent", &x), DUET_OK);
+    cr_assert_eq(x, DUET_MODE_CONCURRENT);
+}
+
+Test(tiles, list_and_parse, T_TIMEOUT)
+{
+    cr_assert_eq(duet_tile_count(), 7);
+    duet_gemm_tile_t t;
+    cr_assert_eq(duet_tile_parse("256x128x64", &t), DUET_OK);
+    cr_assert(t.bm == 256 && t.bn == 128 && t.bk == 64);
+    cr_assert_eq(duet_tile_parse("128x256", &t), DUET_OK);
+    cr_assert(t.bm == 128 && t.bn == 256 && t.bk == 64);
+    cr_assert_eq(duet_tile_parse("300x128", &t), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "256x256x64") != NULL, "lists the supported tiles");
+    cr_assert_eq(duet_tile_parse("256x128x32", &t), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tile_parse("256x", &t), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tile_parse("256x128x64x1", &t), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tile_parse("abc", &t), DUET_ERR_INVALID_ARG);
+    /* 256x256x64 fp16 needs 64 KiB per stage: three stages on H200 = 192 KiB. */
+    duet_gemm_tile_t big = {256, 256, 64};
+    cr_assert_eq(duet_gemm_tile_smem_bytes(big, DUET_DTYPE_FP16, 3), 196608.0);
+}
+
+Test(workload, valid_workloads_pass, T_TIMEOUT)
+{
+    duet_workload_t ok[] = {
+        t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 2048, 4096, 2),
+        t_wl(1, 8192, 8192, DUET_COLL_REDUCE_SCATTER, 512, 4096, 8),
+        t_wl(0, 0, 0, DUET_COLL_ALL_REDUCE, 1000, 333, 3),
+        t_wl(100, 200, 300, DUET_COLL_NONE, 0, 0, 1),
+        t_wl(64, 64, 64, DUET_COLL_BROADCAST, 64, 64, 4),
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        cr_assert_eq(duet_workload_validate(&ok[i]), DUET_OK, "case %zu: %s", i, duet_last_error());
+}
+
+typedef struct bad_wl {
+    duet_workload_t wl;
+    const char *must_mention;
+} bad_wl_t;
+
+Test(workload, every_rule_rejects_with_a_reason, T_TIMEOUT)
+{
+    bad_wl_t bad[] = {
+        {t_wl(-1, 8, 8, DUET_COLL_NONE, 0, 0, 1), "negative"},
+        {t_wl(0, 8, 8, DUET_COLL_ALL_GATHER, 8, 8, 2), "all be positive"},
+        {t_wl(8, 8, 8, DUET_COLL_REDUCE_SCATTER, 1000, 64, 3), "1000 % 3"},
+        {t_wl(8, 8, 8, DUET_COLL_ALL_TO_ALL, 10, 64, 4), "10 % 4"},
+        {t_wl(8, 8, 8, DUET_COLL_ALL_GATHER, 8, 8, 0), "world 0"},
+        {t_wl(8, 8, 8, DUET_COLL_NONE, 8, 8, 1), "without a collective"},
+        {t_wl(0, 0, 0, DUET_COLL_NONE, 0, 0, 1), "neither"},
+        {t_wl(8, 8, 8, DUET_COLL_ALL_GATHER, 0, 8, 2), "both extents"},
+        {t_wl(1 << 25, 8, 8, DUET_COLL_NONE, 0, 0, 1), "above"},
+    };
+    bad[4].wl.world = 0;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(duet_workload_validate(&bad[i].wl), DUET_ERR_INVALID_ARG, "case %zu passed", i);
+        cr_assert(strstr(duet_last_error(), bad[i].must_mention) != NULL, "case %zu: '%s' lacks '%s'", i,
+                  duet_last_error(), bad[i].must_mention);
+    }
+    duet_workload_t bc = t_wl(8, 8, 8, DUET_COLL_BROADCAST, 8, 8, 2);
+    bc.root = 2;
+    cr_assert_eq(duet_workload_validate(&bc), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "root 2") != NULL);
+    duet_workload_t dt = t_wl(8, 8, 8, DUET_COLL_NONE, 0, 0, 1);
+    dt.dtype = 7;
+    cr_assert_eq(duet_workload_validate(&dt), DUET_ERR_INVALID_ARG);
+}
+
+Test(config, defaults_follow_the_reference_design, T_TIMEOUT)
+{
+    duet_hw_t h = t_hw("h200"), a = t_hw("mi300x");
+    duet_config_t f = duet_config_default(&h, DUET_MODE_FUSED);
+    cr_assert(f.num_wgs == 132 && f.gemm_wgs == 99 && f.comm_wgs == 33);
+    cr_assert(f.tile.bm == 256 && f.tile.bn == 128 && f.tile.bk == 64);
+    cr_assert(f.cm == 256 && f.cn == 64 && f.group_m == 8);
+    duet_config_t c = duet_config_default(&h, DUET_MODE_CONCURRENT);
+    cr_assert(c.comm_wgs == 16 && c.gemm_wgs == 116);
+    duet_config_t m = duet_config_default(&a, DUET_MODE_FUSED);
+    cr_assert(m.num_wgs == 304 && m.gemm_wgs == 228, "the seed's 228 of 304");
+    duet_config_t mc = duet_config_default(&a, DUET_MODE_CONCURRENT);
+    cr_assert(mc.comm_wgs == 38 && mc.gemm_wgs == 266, "the seed's 38 and 266");
+}
+
+Test(config, rejections_say_why, T_TIMEOUT)
+{
+    duet_hw_t h = t_hw("h200");
+    duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    duet_config_t base = duet_config_default(&h, DUET_MODE_FUSED);
+    cr_assert_eq(duet_config_validate(&base, &wl, &h), DUET_OK);
+
+    duet_config_t c = base;
+    c.gemm_wgs = 140;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "gemm_wgs 140") != NULL);
+    c = base;
+    c.num_wgs = 200;
+    c.gemm_wgs = 150;
+    c.comm_wgs = 50;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INFEASIBLE);
+    cr_assert(strstr(duet_last_error(), "one persistent CTA per SM") != NULL);
+    c = base;
+    c.comm_wgs = 5;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    c = base;
+    c.tile.bm = 96;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    c = base;
+    c.cn = 60;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "multiple of 8") != NULL);
+    c = base;
+    c.group_m = 0;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    c = base;
+    c.mode = 5;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+
+    duet_config_t cc = duet_config_default(&h, DUET_MODE_CONCURRENT);
+    cc.comm_wgs = 0;
+    cr_assert_eq(duet_config_validate(&cc, &wl, &h), DUET_ERR_INVALID_ARG);
+    cc = duet_config_default(&h, DUET_MODE_CONCURRENT);
+    cc.comm_wgs = 132 * 4 + 1;
+    cr_assert_eq(duet_config_validate(&cc, &wl, &h), DUET_ERR_INFEASIBLE);
+}
+
+Test(config, a_tile_larger_than_shared_memory_is_infeasible, T_TIMEOUT)
+{
+    duet_hw_t a = t_hw("mi300x");
+    duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1);
+    duet_config_t c = duet_config_default(&a, DUET_MODE_FUSED);
+    c.tile = (duet_gemm_tile_t){256, 256, 64};
+    cr_assert_eq(duet_config_validate(&c, &wl, &a), DUET_OK, "one 64 KiB stage fits the 64 KiB LDS");
+    a.gemm_stages = 2;
+    cr_assert_eq(duet_config_validate(&c, &wl, &a), DUET_ERR_INFEASIBLE);
+    cr_assert(strstr(duet_last_error(), "128 KiB") != NULL, "%s", duet_last_error());
+}

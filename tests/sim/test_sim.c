@@ -1,0 +1,326 @@
+/*
+ * The simulator: the reference scheduler's golden values, the H200 push-saturation curve,
+ * determinism, conservation of tiles, concurrent-mode residency, sweeps.
+ */
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+
+static duet_sim_ws_t *ws;
+static void setup(void) { cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK); }
+static void teardown(void) { duet_sim_ws_destroy(ws); }
+
+TestSuite(sim, .init = setup, .fini = teardown, T_TIMEOUT);
+
+Test(sim, frozen_reproduces_all_41_reference_cases)
+{
+    cJSON *g = t_load_golden();
+    cr_assert_not_null(g);
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(g, "schedule_makespan"))
+    {
+        duet_frozen_params_t p = {
+            (int64_t)t_num(c, "n_gemm"),   t_num(c, "Lg"),           (int64_t)t_num(c, "n_comm"),
+            t_num(c, "Lc_unit"),           (int32_t)t_num(c, "num_wgs"), (int32_t)t_num(c, "gemm_wgs"),
+            t_num(c, "c_atomic_gemm"),     t_num(c, "c_atomic_comm"), (int32_t)t_num(c, "comm_sat"),
+        };
+        duet_sim_result_t r;
+        cr_assert_eq(duet_sim_frozen_schedule(ws, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+        double want = t_num(c, "makespan");
+        cr_assert(t_rel_eq(r.makespan_s, want, 1e-9), "case %d: %.17g != %.17g", n, r.makespan_s, want);
+        n++;
+    }
+    cr_assert_eq(n, 41);
+    cJSON_Delete(g);
+}
+
+Test(sim, frozen_trace_runs_every_tile_once)
+{
+    duet_frozen_params_t p = {100, 1.0, 50, 0.1, 10, 8, 0.01, 0.02, 4};
+    duet_trace_t t;
+    duet_trace_init(&t, "frozen");
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_frozen_schedule(ws, &p, &t, &r), DUET_OK);
+    cr_assert_eq(t.n, 150);
+    int g[100] = {0}, c[50] = {0};
+    int64_t stolen = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.recs[i].queue == DUET_QUEUE_GEMM)
+            g[t.recs[i].tile]++;
+        else
+            c[t.recs[i].tile]++;
+        stolen += t.recs[i].stolen;
+        cr_assert_eq(t.recs[i].stolen, (t.recs[i].cta < 8) != (t.recs[i].queue == DUET_QUEUE_GEMM));
+    }
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(g[i], 1);
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(c[i], 1);
+    cr_assert_eq(stolen, r.stolen_comm + r.stolen_gemm);
+    cr_assert(t_rel_eq(r.makespan_s, 12.52, 1e-9));
+    duet_trace_free(&t);
+    p.comm_sat = 0;
+    cr_assert_eq(duet_sim_frozen_schedule(ws, &p, NULL, &r), DUET_ERR_INVALID_ARG);
+}
+
+/* h200.md: remote-store bandwidth per direction, 2 GPUs pushing, 512 MB per rank. */
+Test(sim, fluid_reproduces_the_h200_push_saturation_curve)
+{
+    const int ctas[] = {1, 2, 4, 8, 16, 24, 32, 48, 66, 100, 132, 264};
+    const double gbs[] = {19.9, 39.5, 78.4, 152.5, 292.6, 284.3, 296.2, 326.7, 340.0, 357.0, 360.4, 363.0};
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 16384, 16384, 2); /* 512 MiB of bf16 */
+    for (size_t i = 0; i < sizeof(ctas) / sizeof(ctas[0]); i++) {
+        duet_config_t cfg = duet_config_default(&hw, DUET_MODE_CONCURRENT);
+        cfg.gemm_wgs = 0;
+        cfg.comm_wgs = ctas[i];
+        cfg.num_wgs = ctas[i];
+        /* Large tiles, like the streaming kernel that was measured: per-tile costs stay small. */
+        cfg.cm = 256;
+        cfg.cn = 1024;
+        duet_plan_t p;
+        cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+        duet_sim_result_t r;
+        cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_fluid, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+        double bw = p.comm_total.push_bytes / (r.makespan_s - hw.launch_us * 1e-6) / 1e9;
+        cr_assert(fabs(bw / gbs[i] - 1) <= 0.10, "%d CTAs: simulated %.1f GB/s, measured %.1f", ctas[i], bw, gbs[i]);
+    }
+}
+
+static duet_plan_t make_plan(const duet_hw_t *hw, duet_workload_t wl, int32_t mode, int32_t gemm_wgs, int32_t comm_wgs)
+{
+    duet_config_t cfg = duet_config_default(hw, mode);
+    cfg.gemm_wgs = gemm_wgs;
+    if (mode == DUET_MODE_FUSED) {
+        cfg.comm_wgs = cfg.num_wgs - gemm_wgs;
+    } else {
+        cfg.comm_wgs = comm_wgs;
+        cfg.num_wgs = gemm_wgs + comm_wgs;
+    }
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, duet_plan_critical_rank(&wl), &p), DUET_OK, "%s", duet_last_error());
+    return p;
+}
+
+Test(sim, fluid_is_deterministic_to_the_byte)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(8192, 8192, 4096, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
+    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    char path[2][64];
+    duet_sim_result_t r[2];
+    for (int k = 0; k < 2; k++) {
+        duet_trace_t t;
+        duet_trace_init(&t, "x");
+        cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r[k]), DUET_OK);
+        snprintf(path[k], sizeof(path[k]), "/tmp/duet-det-%d-%d.json", (int)getpid(), k);
+        cr_assert_eq(duet_trace_write_json(&t, &p, &hw, path[k]), DUET_OK);
+        duet_trace_free(&t);
+    }
+    cr_assert_eq(memcmp(&r[0], &r[1], offsetof(duet_sim_result_t, cta_busy_s)), 0);
+    FILE *a = fopen(path[0], "rb"), *b = fopen(path[1], "rb");
+    int ca, cb;
+    do {
+        ca = fgetc(a);
+        cb = fgetc(b);
+        cr_assert_eq(ca, cb, "the two traces differ");
+    } while (ca != EOF);
+    fclose(a);
+    fclose(b);
+    unlink(path[0]);
+    unlink(path[1]);
+}
+
+Test(sim, fluid_runs_every_tile_exactly_once)
+{
+    duet_hw_t hw = t_hw("h200");
+    const int32_t modes[] = {DUET_MODE_FUSED, DUET_MODE_CONCURRENT};
+    const int32_t colls[] = {DUET_COLL_ALL_GATHER, DUET_COLL_ALL_REDUCE, DUET_COLL_REDUCE_SCATTER,
+                             DUET_COLL_ALL_TO_ALL, DUET_COLL_BROADCAST};
+    for (int mi = 0; mi < 2; mi++)
+        for (int ci = 0; ci < 5; ci++) {
+            duet_workload_t wl = t_wl(3000, 2000, 1000, colls[ci], 2048, 4096, 4);
+            duet_plan_t p = make_plan(&hw, wl, modes[mi], modes[mi] == DUET_MODE_FUSED ? 90 : 120, 40);
+            duet_trace_t t;
+            duet_trace_init(&t, "x");
+            duet_sim_result_t r;
+            cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r), DUET_OK, "%s", duet_last_error());
+            cr_assert_eq((int64_t)t.n, p.gemm.tiles + p.comm.queue_len);
+            char *seen = calloc((size_t)(p.gemm.tiles + p.comm.queue_len), 1);
+            double busy = 0;
+            for (size_t i = 0; i < t.n; i++) {
+                const duet_trace_rec_t *x = &t.recs[i];
+                int64_t slot = x->queue == DUET_QUEUE_GEMM ? x->tile : p.gemm.tiles + x->tile;
+                cr_assert_eq(seen[slot], 0);
+                seen[slot] = 1;
+                cr_assert(x->end_s > x->start_s && x->end_s <= r.makespan_s);
+                cr_assert(x->cta >= 0 && x->cta < r.n_ctas);
+                busy += x->end_s - x->start_s;
+                if (modes[mi] == DUET_MODE_CONCURRENT)
+                    cr_assert_eq(x->stolen, 0, "no stealing between kernels");
+            }
+            double sum = 0;
+            for (int32_t k = 0; k < r.n_ctas; k++)
+                sum += r.cta_busy_s[k];
+            cr_assert(t_rel_eq(sum, busy, 1e-9));
+            cr_assert(t_rel_eq(r.gemm_busy_s + r.comm_busy_s, busy, 1e-9));
+            free(seen);
+            duet_trace_free(&t);
+        }
+}
+
+Test(sim, fluid_gemm_alone_is_waves_of_tiles)
+{
+    duet_hw_t hw = t_hw("h200");
+    /* 16 x 32 = 512 tiles on 128 CTAs: 4 full waves, nothing shared but HBM (not saturated). */
+    duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1);
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    cfg.num_wgs = cfg.gemm_wgs = 128;
+    cfg.comm_wgs = 0;
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK);
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+    duet_gemm_cost_t c;
+    duet_cost_gemm_tile(&hw, &p, 128, &c);
+    double d = 0.5e-6, launch = 6e-6;
+    /* Four (dequeue + tile), then the failing dequeues on both queues. */
+    double want = launch + 4 * (d + c.t_sm) + 2 * d;
+    cr_assert(t_rel_eq(r.makespan_s, want, 1e-9), "%.9g vs %.9g", r.makespan_s, want);
+    cr_assert(t_rel_eq(r.gemm_finish_s, launch + 4 * (d + c.t_sm), 1e-9));
+    cr_assert_eq(r.comm_finish_s, 0.0);
+}
+
+Test(sim, contention_slows_both_jobs)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.hbm_gbs = 800; /* make HBM the bottleneck */
+    duet_workload_t g = t_wl(8192, 8192, 2048, DUET_COLL_NONE, 0, 0, 1);
+    duet_workload_t gc = t_wl(8192, 8192, 2048, DUET_COLL_ALL_GATHER, 8192, 8192, 2);
+    duet_plan_t pg = make_plan(&hw, g, DUET_MODE_CONCURRENT, 100, 0);
+    duet_plan_t pgc = make_plan(&hw, gc, DUET_MODE_CONCURRENT, 100, 32);
+    duet_sim_result_t rg, rgc;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pg, NULL, &rg), DUET_OK);
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pgc, NULL, &rgc), DUET_OK);
+    cr_assert(rgc.gemm_finish_s > rg.gemm_finish_s * 1.05, "GEMM alone %.4g ms, with comm %.4g ms",
+              rg.gemm_finish_s * 1e3, rgc.gemm_finish_s * 1e3);
+}
+
+Test(sim, concurrent_comm_ctas_wait_for_sms)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.comm_coresident = 0;
+    /* 132 GEMM CTAs take every SM; the 8 comm CTAs can only start once a GEMM CTA has left.
+     * 512 GEMM tiles on 132 CTAs: some CTAs run 3 tiles, some 4. */
+    duet_workload_t wl = t_wl(4096, 4096, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 132, 8);
+    duet_trace_t t;
+    duet_trace_init(&t, "x");
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r), DUET_OK, "%s", duet_last_error());
+    double first_comm = 1e9, last_end[132] = {0};
+    for (size_t i = 0; i < t.n; i++) {
+        const duet_trace_rec_t *x = &t.recs[i];
+        if (x->queue == DUET_QUEUE_COMM && x->start_s < first_comm)
+            first_comm = x->start_s;
+        if (x->queue == DUET_QUEUE_GEMM && x->end_s > last_end[x->cta])
+            last_end[x->cta] = x->end_s;
+    }
+    double first_exit = 1e9;
+    for (int i = 0; i < 132; i++)
+        first_exit = fmin(first_exit, last_end[i]);
+    cr_assert(first_comm > first_exit, "comm started at %.3g us, before the first GEMM CTA left (%.3g us)",
+              first_comm * 1e6, first_exit * 1e6);
+    cr_assert(first_comm < r.gemm_finish_s, "but before the GEMM as a whole finished");
+    duet_trace_free(&t);
+    /* With room beside the GEMM CTAs they start at once instead. */
+    hw.comm_coresident = 1;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &r), DUET_OK);
+    cr_assert(r.comm_finish_s < r.gemm_finish_s);
+}
+
+Test(sim, policies_refuse_what_they_do_not_model)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(2048, 2048, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 100, 32);
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_frozen, &hw, &p, NULL, &r), DUET_ERR_UNSUPPORTED);
+    cr_assert(strstr(duet_last_error(), "fused") != NULL);
+    /* A profile whose shared memory cannot hold the tile: infeasible, not a crash. */
+    duet_plan_t f = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    hw.smem_kib = 64;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &f, NULL, &r), DUET_ERR_INFEASIBLE);
+    cr_assert_eq(duet_sim_policy_find("frozen"), &duet_sim_policy_frozen);
+    cr_assert_null(duet_sim_policy_find("quantum"));
+}
+
+Test(sim, sweep_ranks_and_places_the_default)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_ALL_REDUCE, 2048, 8192, 2);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    sp.n_tiles = 2;
+    sp.tiles[0] = (duet_gemm_tile_t){256, 128, 64};
+    sp.tiles[1] = (duet_gemm_tile_t){128, 128, 64};
+    sp.split_step = 4;
+    duet_sweep_result_t res;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    /* fused 1..132 step 4 (33 values) + concurrent 1..131 step 4 (33 values), two tiles. */
+    cr_assert_eq(res.n, (size_t)(33 + 33) * 2);
+    for (size_t i = 1; i < res.n; i++)
+        cr_assert(res.points[i - 1].makespan_s <= res.points[i].makespan_s);
+    size_t better = 0;
+    for (size_t i = 0; i < res.n; i++)
+        better += res.points[i].makespan_s < res.dflt.makespan_s;
+    cr_assert_eq(res.default_rank, better + 1);
+    cr_assert_eq(res.dflt.cfg.gemm_wgs, 99);
+    cr_assert(res.events > 0);
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-curve-%d.svg", (int)getpid());
+    cr_assert_eq(duet_sweep_write_svg(&res, "t", path), DUET_OK);
+    FILE *f = fopen(path, "rb");
+    char head[64] = {0};
+    cr_assert_eq(fread(head, 1, 38, f), 38);
+    fclose(f);
+    cr_assert(strstr(head, "<?xml") == head);
+    unlink(path);
+    duet_sweep_result_free(&res);
+
+    sp.policy = &duet_sim_policy_frozen;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_ERR_UNSUPPORTED, "frozen with both modes");
+    sp.modes = 1u << DUET_MODE_FUSED;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK);
+    cr_assert_eq(res.n, 33 * 2);
+    duet_sweep_result_free(&res);
+}
+
+Test(sim, trace_json_round_trips)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(2048, 2048, 2048, DUET_COLL_ALL_TO_ALL, 512, 2048, 2);
+    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    duet_trace_t t, back;
+    duet_trace_init(&t, "predicted");
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r), DUET_OK);
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-trace-%d.json", (int)getpid());
+    cr_assert_eq(duet_trace_write_json(&t, &p, &hw, path), DUET_OK);
+    cr_assert_eq(duet_trace_read_json(path, &back), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(back.n, t.n);
+    cr_assert_str_eq(back.label, "predicted");
+    for (size_t i = 0; i < t.n; i++) {
+        cr_assert(back.recs[i].cta == t.recs[i].cta && back.recs[i].tile == t.recs[i].tile);
+        cr_assert(fabs(back.recs[i].end_s - t.recs[i].end_s) < 1e-11);
+    }
+    const duet_trace_t *two[2] = {&back, &t};
+    snprintf(path, sizeof(path), "/tmp/duet-gantt-%d.svg", (int)getpid());
+    cr_assert_eq(duet_trace_write_svg(two, 2, "two timelines", path), DUET_OK);
+    unlink(path);
+    duet_trace_free(&t);
+    duet_trace_free(&back);
+    cr_assert_eq(duet_trace_read_json("/nonexistent.json", &back), DUET_ERR_NOT_FOUND);
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# make demo: predict the best split for a default workload on the built-in h200 profile, and draw
+# the two pictures: the split curve, and the timeline of the best configuration.
+#   tools/demo.sh BUILD/duet OUTDIR
+set -eu
+duet=$1
+out=$2
+mkdir -p "$out"
+set -- --hw h200 --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --world 2 --dtype bf16
+
+echo "== duet predict $* --top 8"
+"$duet" predict "$@" --top 8 --svg "$out/curve.svg" --timeline "$out/timeline.svg" --trace "$out/trace.json"
+"$duet" predict "$@" --top 20 --json > "$out/predict.json"
+echo
+echo "wrote $out/curve.svg     predicted makespan against gemm_wgs, one line per mode and tile"
+echo "      $out/timeline.svg  Gantt chart of the best configuration, one row per CTA"
+echo "      $out/predict.json  the 20 best configurations;  $out/trace.json  the best one's timeline"
