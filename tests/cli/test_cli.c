@@ -225,6 +225,30 @@ Test(cli, failed_writes_exit_1_and_leave_no_file, T_TIMEOUT)
     cr_assert_eq(rmdir(dir), 0, "no temporary files left behind");
 }
 
+Test(cli, a_profile_that_cannot_run_the_tile_exits_2, T_TIMEOUT)
+{
+    static cli_run_t r;
+    run(&r, NULL, "hw", "show", "h200", "--json", NULL);
+    cr_assert_eq(r.code, 0);
+    /* The same H200 with 64 KiB of shared memory cannot hold three stages of a 256x256x64 tile. */
+    char *p = strstr(r.out, "\"smem_kib\"");
+    cr_assert_not_null(p);
+    p = strstr(p, "\"value\":");
+    cr_assert_not_null(p);
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-small-%d.json", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    fwrite(r.out, 1, (size_t)(p - r.out), f);
+    fputs("\"value\": 64", f);
+    fputs(strchr(p, ','), f);
+    fclose(f);
+    run(&r, NULL, "simulate", AG, GEMM, "--hw", path, "--tile", "256x256x64", NULL);
+    expect_error(&r, 2, "simulate", "shared memory");
+    run(&r, NULL, "predict", AG, GEMM, "--hw", path, "--tiles", "256x256x64", NULL);
+    expect_error(&r, 2, "predict", "shared memory");
+    unlink(path);
+}
+
 Test(cli, predict_json_is_ranked, T_TIMEOUT)
 {
     static cli_run_t r;
