@@ -1,6 +1,6 @@
 # duet: plain Makefile. `make help` lists the targets and knobs.
 #
-# Layout: model/ and sim/ form libduet.a (pure C11 + cJSON); calibrate/ adds GSL; cli/ is the
+# Layout: model/, sim/ and tune/ form libduet.a (pure C11 + cJSON); calibrate/ adds GSL; cli/ is the
 # `duet` front end; backend/ (HIP/CUDA + MPI) is built only by `make gpu` and the compile checks.
 
 CC        ?= cc
@@ -30,10 +30,11 @@ endif
 FINAL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 LDLIBS_BASE  := -lcjson -lm -lpthread
 
-LIB_SRCS   := $(wildcard model/*.c) $(wildcard sim/*.c)
+LIB_SRCS   := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard tune/*.c)
 CAL_SRCS   := $(wildcard calibrate/*.c)
 CLI_SRCS   := $(wildcard cli/*.c)
-TEST_SRCS  := $(wildcard tests/model/*.c) $(wildcard tests/sim/*.c) $(wildcard tests/cli/*.c) $(wildcard tests/calibrate/*.c)
+TEST_SRCS  := $(wildcard tests/model/*.c) $(wildcard tests/sim/*.c) $(wildcard tests/cli/*.c) $(wildcard tests/calibrate/*.c) \
+              $(wildcard tests/tune/*.c)
 BENCH_SRCS := $(wildcard sim/bench/*.c)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)

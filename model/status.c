@@ -41,10 +41,14 @@ void duet_clear_error(void) { duet__errbuf[0] = '\0'; }
 
 duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
 {
+    /* Format into a scratch buffer: callers often pass duet_last_error() itself as an argument
+     * to add context to it. */
+    char tmp[DUET__ERRBUF_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(duet__errbuf, sizeof(duet__errbuf), fmt, ap);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
+    memcpy(duet__errbuf, tmp, sizeof(tmp));
     return status;
 }
 

@@ -1,0 +1,99 @@
+/*
+ * duet: measurement corpora ("duet-corpus/1"). A corpus is what `duet calibrate collect` measures
+ * on a GPU node: for each workload of a shape set and each configuration of a grid, the median
+ * time of the operation, plus the GEMM alone and the collective alone. Calibration fits profiles
+ * to corpora; the tuner derives its candidate set from them. docs/calibration.md documents the
+ * format. Pure C (cJSON); no GPU.
+ */
+#ifndef DUET_CORPUS_H
+#define DUET_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "duet/model.h"
+#include "duet/status.h"
+#include "duet/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DUET_CORPUS_SCHEMA "duet-corpus/1"
+
+/** What a row measured. */
+typedef enum {
+    DUET_ROW_OP = 0,         /* the GEMM and the collective together, under cfg */
+    DUET_ROW_GEMM_ALONE = 1, /* only the GEMM of wl, under cfg (all CTAs on GEMM) */
+    DUET_ROW_COMM_ALONE = 2, /* only the collective of wl, under cfg */
+    DUET_ROW_KIND_COUNT
+} duet_row_kind_t;
+
+const char *duet_row_kind_name(int32_t kind); /* "op", "gemm_alone", "comm_alone" */
+
+/**
+ * One measured point. `wl` is always the full workload of the shape (GEMM and collective), so
+ * rows of one shape group by workload whatever their kind; `kind` says which part ran.
+ */
+typedef struct duet_corpus_row {
+    int32_t kind;            /* duet_row_kind_t */
+    duet_workload_t wl;
+    duet_config_t cfg;
+    int32_t ok;              /* 1: measured; 0: failed (error says why; ms fields are 0) */
+    char error[160];
+    double ms;               /* median of `repeats` timed runs, milliseconds */
+    double min_ms, max_ms;   /* spread of the timed runs */
+    int32_t repeats;
+} duet_corpus_row_t;
+
+/** A corpus: where it was measured, the grid, and the rows. Owns its row array. */
+typedef struct duet_corpus {
+    char device[96];         /* "NVIDIA H200" */
+    char arch[32];           /* "sm_90", "gfx942" */
+    int32_t sms;             /* SMs (CUs) of the device */
+    int32_t world;           /* ranks of the measurement */
+    char driver[64];         /* driver version */
+    char runtime[64];        /* runtime version, e.g. "CUDA 13.0" */
+    char date[32];           /* ISO 8601 UTC of the measurement */
+    char duet_version[16];
+    int32_t repeats, warmup; /* timed runs per point and untimed ones before them */
+    /* The grid the collector swept (informational; rows carry their own configurations). */
+    int32_t n_fracs;
+    double fracs[32];        /* fused gemm_wgs as fractions of the SMs */
+    int32_t n_tiles;
+    duet_gemm_tile_t tiles[16];
+    int32_t n_comm_wgs;
+    int32_t comm_wgs[16];    /* concurrent-mode comm grids */
+    duet_corpus_row_t *rows;
+    size_t n, cap;
+} duet_corpus_t;
+
+/** An empty corpus (no rows). */
+void duet_corpus_init(duet_corpus_t *c);
+/** Release the rows. NULL is a no-op. */
+void duet_corpus_free(duet_corpus_t *c);
+/** Append a row (copies it). */
+duet_status_t duet_corpus_add(duet_corpus_t *c, const duet_corpus_row_t *row);
+
+/**
+ * Load and validate a corpus. Every error names the file and the place (e.g.
+ * "c.json: rows[17].tile: '96x64x64' is not a supported tile"). *c_p is written only on
+ * success. A row that duplicates an earlier one (same kind, workload, configuration) is an error.
+ */
+duet_status_t duet_corpus_load(const char *path, duet_corpus_t *c_p);
+/** Parse from text; `origin` names it in messages. */
+duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpus_t *c_p);
+/** Write a corpus atomically (temporary file and rename). */
+duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path);
+
+/** 1 if two rows measure the same thing (kind, workload and configuration). */
+int duet_corpus_row_same_point(const duet_corpus_row_t *a, const duet_corpus_row_t *b);
+/** Index of the row measuring the same point as `key`, or -1 (used to resume a collection). */
+long duet_corpus_find(const duet_corpus_t *c, const duet_corpus_row_t *key);
+/** 1 if two workloads are the same shape (every field of duet_workload_t). */
+int duet_workload_same(const duet_workload_t *a, const duet_workload_t *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_CORPUS_H */

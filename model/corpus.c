@@ -1,0 +1,404 @@
+/*
+ * Measurement corpora: load with validation, save atomically, find rows (for resuming).
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duet/corpus.h"
+#include "model/internal.h"
+
+static const char *const duet__row_kinds[DUET_ROW_KIND_COUNT] = {"op", "gemm_alone", "comm_alone"};
+
+const char *duet_row_kind_name(int32_t kind)
+{
+    return kind >= 0 && kind < DUET_ROW_KIND_COUNT ? duet__row_kinds[kind] : "unknown";
+}
+
+void duet_corpus_init(duet_corpus_t *c) { memset(c, 0, sizeof(*c)); }
+
+void duet_corpus_free(duet_corpus_t *c)
+{
+    if (c == NULL)
+        return;
+    free(c->rows);
+    c->rows = NULL;
+    c->n = c->cap = 0;
+}
+
+duet_status_t duet_corpus_add(duet_corpus_t *c, const duet_corpus_row_t *row)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        duet_corpus_row_t *r = realloc(c->rows, cap * sizeof(*r));
+        if (r == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "cannot grow a corpus to %zu rows", cap);
+        c->rows = r;
+        c->cap = cap;
+    }
+    c->rows[c->n++] = *row;
+    return DUET_OK;
+}
+
+int duet_workload_same(const duet_workload_t *a, const duet_workload_t *b)
+{
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->mc == b->mc && a->nc == b->nc && a->dtype == b->dtype &&
+           a->coll == b->coll && a->world == b->world && a->root == b->root;
+}
+
+static int duet__config_same(const duet_config_t *a, const duet_config_t *b)
+{
+    return a->mode == b->mode && a->num_wgs == b->num_wgs && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
+           a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && a->cm == b->cm &&
+           a->cn == b->cn && a->group_m == b->group_m;
+}
+
+int duet_corpus_row_same_point(const duet_corpus_row_t *a, const duet_corpus_row_t *b)
+{
+    return a->kind == b->kind && duet_workload_same(&a->wl, &b->wl) && duet__config_same(&a->cfg, &b->cfg);
+}
+
+long duet_corpus_find(const duet_corpus_t *c, const duet_corpus_row_t *key)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (duet_corpus_row_same_point(&c->rows[i], key))
+            return (long)i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parsing                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet__ctx {
+    const char *origin;
+    char where[48]; /* "rows[17]" or "corpus" */
+} duet__ctx_t;
+
+static duet_status_t duet__get(const cJSON *o, const char *key, int type, const duet__ctx_t *x, const cJSON **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    static const char *const names[] = {"a number", "a string", "true or false", "an array", "an object"};
+    if (v == NULL)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: missing", x->origin, x->where, key);
+    int ok = type == 0   ? cJSON_IsNumber(v)
+             : type == 1 ? cJSON_IsString(v)
+             : type == 2 ? cJSON_IsBool(v)
+             : type == 3 ? cJSON_IsArray(v)
+                         : cJSON_IsObject(v);
+    if (!ok)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: must be %s", x->origin, x->where, key, names[type]);
+    *out = v;
+    return DUET_OK;
+}
+
+static duet_status_t duet__int(const cJSON *o, const char *key, int64_t lo, int64_t hi, const duet__ctx_t *x,
+                               int64_t *out)
+{
+    const cJSON *v;
+    DUET_CHECK(duet__get(o, key, 0, x, &v));
+    double d = v->valuedouble;
+    if (d != floor(d) || d < (double)lo || d > (double)hi)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: %g is not an integer in [%lld, %lld]", x->origin, x->where, key,
+                           d, (long long)lo, (long long)hi);
+    *out = (int64_t)d;
+    return DUET_OK;
+}
+
+static duet_status_t duet__str(const cJSON *o, const char *key, const duet__ctx_t *x, char *buf, size_t n)
+{
+    const cJSON *v;
+    DUET_CHECK(duet__get(o, key, 1, x, &v));
+    if (strlen(v->valuestring) >= n)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: longer than %zu characters", x->origin, x->where, key, n - 1);
+    snprintf(buf, n, "%s", v->valuestring);
+    return DUET_OK;
+}
+
+static duet_status_t duet__named(const cJSON *o, const char *key, const duet__ctx_t *x,
+                                 duet_status_t (*parse)(const char *, int32_t *), int32_t *out)
+{
+    char buf[64];
+    DUET_CHECK(duet__str(o, key, x, buf, sizeof(buf)));
+    if (parse(buf, out) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: %s", x->origin, x->where, key, duet_last_error());
+    return DUET_OK;
+}
+
+static duet_status_t duet__kind_parse(const char *s, int32_t *out)
+{
+    for (int32_t i = 0; i < DUET_ROW_KIND_COUNT; i++)
+        if (strcmp(s, duet__row_kinds[i]) == 0) {
+            *out = i;
+            return DUET_OK;
+        }
+    return duet__error(DUET_ERR_PARSE, "'%s' is not op, gemm_alone or comm_alone", s);
+}
+
+static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, const duet_corpus_t *c,
+                                         duet_corpus_row_t *r)
+{
+    static const char *const keys[] = {"kind",    "collective", "dtype",    "m",        "n",         "k",
+                                       "mc",      "nc",         "world",    "root",     "mode",      "num_wgs",
+                                       "gemm_wgs", "comm_wgs",  "tile",     "comm_tile", "group_m",  "ok",
+                                       "error",   "ms",         "min_ms",   "max_ms",   "repeats"};
+    if (!cJSON_IsObject(o))
+        return duet__error(DUET_ERR_PARSE, "%s: %s: must be an object", x->origin, x->where);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        int known = 0;
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            known |= strcmp(it->string, keys[i]) == 0;
+        if (!known)
+            return duet__error(DUET_ERR_PARSE, "%s: %s: unknown key \"%s\"", x->origin, x->where, it->string);
+    }
+    memset(r, 0, sizeof(*r));
+    int64_t v;
+    DUET_CHECK(duet__named(o, "kind", x, duet__kind_parse, &r->kind));
+    DUET_CHECK(duet__named(o, "collective", x, duet_collective_parse, &r->wl.coll));
+    DUET_CHECK(duet__named(o, "dtype", x, duet_dtype_parse, &r->wl.dtype));
+    DUET_CHECK(duet__int(o, "m", 0, INT64_C(1) << 40, x, &r->wl.m));
+    DUET_CHECK(duet__int(o, "n", 0, INT64_C(1) << 40, x, &r->wl.n));
+    DUET_CHECK(duet__int(o, "k", 0, INT64_C(1) << 40, x, &r->wl.k));
+    DUET_CHECK(duet__int(o, "mc", 0, INT64_C(1) << 40, x, &r->wl.mc));
+    DUET_CHECK(duet__int(o, "nc", 0, INT64_C(1) << 40, x, &r->wl.nc));
+    DUET_CHECK(duet__int(o, "world", 1, 1024, x, &v));
+    r->wl.world = (int32_t)v;
+    DUET_CHECK(duet__int(o, "root", 0, 1023, x, &v));
+    r->wl.root = (int32_t)v;
+    if (duet_workload_validate(&r->wl) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
+    if (r->wl.world != c->world)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.world: %d differs from the corpus's world %d", x->origin, x->where,
+                           r->wl.world, c->world);
+    if (r->kind == DUET_ROW_OP && (r->wl.m == 0 || r->wl.coll == DUET_COLL_NONE))
+        return duet__error(DUET_ERR_PARSE, "%s: %s: an op row needs both a GEMM and a collective", x->origin, x->where);
+
+    DUET_CHECK(duet__named(o, "mode", x, duet_mode_parse, &r->cfg.mode));
+    DUET_CHECK(duet__int(o, "num_wgs", 0, 1 << 20, x, &v));
+    r->cfg.num_wgs = (int32_t)v;
+    DUET_CHECK(duet__int(o, "gemm_wgs", 0, 1 << 20, x, &v));
+    r->cfg.gemm_wgs = (int32_t)v;
+    DUET_CHECK(duet__int(o, "comm_wgs", 0, 1 << 20, x, &v));
+    r->cfg.comm_wgs = (int32_t)v;
+    DUET_CHECK(duet__int(o, "group_m", 1, 64, x, &v));
+    r->cfg.group_m = (int32_t)v;
+    char buf[64];
+    DUET_CHECK(duet__str(o, "tile", x, buf, sizeof(buf)));
+    if (duet_tile_parse(buf, &r->cfg.tile) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s: %s.tile: %s", x->origin, x->where, duet_last_error());
+    DUET_CHECK(duet__str(o, "comm_tile", x, buf, sizeof(buf)));
+    int cm = 0, cn = 0, used = 0;
+    if (sscanf(buf, "%dx%d%n", &cm, &cn, &used) != 2 || buf[used] != '\0')
+        return duet__error(DUET_ERR_PARSE, "%s: %s.comm_tile: '%s' is not CMxCN", x->origin, x->where, buf);
+    r->cfg.cm = cm;
+    r->cfg.cn = cn;
+    if (duet__config_check_shape(&r->cfg, &r->wl) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
+
+    const cJSON *ok;
+    DUET_CHECK(duet__get(o, "ok", 2, x, &ok));
+    r->ok = cJSON_IsTrue(ok);
+    DUET_CHECK(duet__int(o, "repeats", 0, 1 << 20, x, &v));
+    r->repeats = (int32_t)v;
+    if (r->ok) {
+        const cJSON *ms, *lo, *hi;
+        DUET_CHECK(duet__get(o, "ms", 0, x, &ms));
+        DUET_CHECK(duet__get(o, "min_ms", 0, x, &lo));
+        DUET_CHECK(duet__get(o, "max_ms", 0, x, &hi));
+        r->ms = ms->valuedouble;
+        r->min_ms = lo->valuedouble;
+        r->max_ms = hi->valuedouble;
+        if (!(r->ms > 0) || !isfinite(r->ms) || !(r->min_ms > 0) || r->min_ms > r->ms || r->ms > r->max_ms ||
+            !isfinite(r->max_ms))
+            return duet__error(DUET_ERR_PARSE, "%s: %s: need 0 < min_ms <= ms <= max_ms (got %g, %g, %g)", x->origin,
+                               x->where, r->min_ms, r->ms, r->max_ms);
+        if (r->repeats < 1)
+            return duet__error(DUET_ERR_PARSE, "%s: %s.repeats: a measured row needs at least 1", x->origin,
+                               x->where);
+    } else {
+        DUET_CHECK(duet__str(o, "error", x, r->error, sizeof(r->error)));
+        if (r->error[0] == '\0')
+            return duet__error(DUET_ERR_PARSE, "%s: %s.error: a failed row must say why", x->origin, x->where);
+    }
+    return DUET_OK;
+}
+
+static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
+{
+    duet__ctx_t x = {origin, "corpus"};
+    static const char *const keys[] = {"schema", "device", "arch",    "sms",    "world", "driver", "runtime",
+                                       "date",   "duet",   "repeats", "warmup", "grid",  "rows"};
+    if (!cJSON_IsObject(root))
+        return duet__error(DUET_ERR_PARSE, "%s: a corpus must be a JSON object", origin);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, root)
+    {
+        int known = 0;
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            known |= strcmp(it->string, keys[i]) == 0;
+        if (!known)
+            return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", origin, it->string);
+    }
+    char schema[32];
+    DUET_CHECK(duet__str(root, "schema", &x, schema, sizeof(schema)));
+    if (strcmp(schema, DUET_CORPUS_SCHEMA) != 0)
+        return duet__error(DUET_ERR_PARSE, "%s: schema \"%s\" is not \"%s\"", origin, schema, DUET_CORPUS_SCHEMA);
+    int64_t v;
+    DUET_CHECK(duet__str(root, "device", &x, c->device, sizeof(c->device)));
+    DUET_CHECK(duet__str(root, "arch", &x, c->arch, sizeof(c->arch)));
+    DUET_CHECK(duet__str(root, "driver", &x, c->driver, sizeof(c->driver)));
+    DUET_CHECK(duet__str(root, "runtime", &x, c->runtime, sizeof(c->runtime)));
+    DUET_CHECK(duet__str(root, "date", &x, c->date, sizeof(c->date)));
+    DUET_CHECK(duet__str(root, "duet", &x, c->duet_version, sizeof(c->duet_version)));
+    DUET_CHECK(duet__int(root, "sms", 1, 4096, &x, &v));
+    c->sms = (int32_t)v;
+    DUET_CHECK(duet__int(root, "world", 1, 1024, &x, &v));
+    c->world = (int32_t)v;
+    DUET_CHECK(duet__int(root, "repeats", 1, 1 << 20, &x, &v));
+    c->repeats = (int32_t)v;
+    DUET_CHECK(duet__int(root, "warmup", 0, 1 << 20, &x, &v));
+    c->warmup = (int32_t)v;
+
+    const cJSON *grid, *arr, *e;
+    DUET_CHECK(duet__get(root, "grid", 4, &x, &grid));
+    snprintf(x.where, sizeof(x.where), "grid");
+    DUET_CHECK(duet__get(grid, "fused_fracs", 3, &x, &arr));
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1 || c->n_fracs >= 32)
+            return duet__error(DUET_ERR_PARSE, "%s: grid.fused_fracs: up to 32 numbers in (0, 1]", origin);
+        c->fracs[c->n_fracs++] = e->valuedouble;
+    }
+    DUET_CHECK(duet__get(grid, "tiles", 3, &x, &arr));
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsString(e) || c->n_tiles >= 16 || duet_tile_parse(e->valuestring, &c->tiles[c->n_tiles]) < 0)
+            return duet__error(DUET_ERR_PARSE, "%s: grid.tiles: up to 16 supported tiles such as \"256x128x64\"", origin);
+        c->n_tiles++;
+    }
+    DUET_CHECK(duet__get(grid, "concurrent_comm_wgs", 3, &x, &arr));
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble != floor(e->valuedouble) || c->n_comm_wgs >= 16)
+            return duet__error(DUET_ERR_PARSE, "%s: grid.concurrent_comm_wgs: up to 16 positive integers", origin);
+        c->comm_wgs[c->n_comm_wgs++] = (int32_t)e->valuedouble;
+    }
+
+    snprintf(x.where, sizeof(x.where), "corpus");
+    DUET_CHECK(duet__get(root, "rows", 3, &x, &arr));
+    size_t i = 0;
+    cJSON_ArrayForEach(e, arr)
+    {
+        duet_corpus_row_t r;
+        snprintf(x.where, sizeof(x.where), "rows[%zu]", i);
+        DUET_CHECK(duet__row_from_json(e, &x, c, &r));
+        long dup = duet_corpus_find(c, &r);
+        if (dup >= 0)
+            return duet__error(DUET_ERR_PARSE, "%s: rows[%zu] measures the same point as rows[%ld]", origin, i, dup);
+        DUET_CHECK(duet_corpus_add(c, &r));
+        i++;
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpus_t *c_p)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (root == NULL)
+        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON (a truncated or corrupt file?)", origin);
+    duet_corpus_t c;
+    duet_corpus_init(&c);
+    duet_status_t st = duet__corpus_from_json(root, origin, &c);
+    cJSON_Delete(root);
+    if (st < 0) {
+        duet_corpus_free(&c);
+        return st;
+    }
+    *c_p = c;
+    return DUET_OK;
+}
+
+duet_status_t duet_corpus_load(const char *path, duet_corpus_t *c_p)
+{
+    char *text = NULL;
+    DUET_CHECK(duet__read_file(path, &text, NULL));
+    duet_status_t st = duet_corpus_parse(text, path, c_p);
+    free(text);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static void duet__json_str(duet__sbuf_t *b, const char *s)
+{
+    duet__sbuf_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            duet__sbuf_printf(b, "\\%c", ch);
+        else if (ch < 0x20)
+            duet__sbuf_printf(b, "\\u%04x", ch);
+        else
+            duet__sbuf_printf(b, "%c", ch);
+    }
+    duet__sbuf_printf(b, "\"");
+}
+
+duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
+{
+    duet__sbuf_t b;
+    duet__sbuf_init(&b);
+    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"device\": ", DUET_CORPUS_SCHEMA);
+    duet__json_str(&b, c->device);
+    duet__sbuf_printf(&b, ",\n  \"arch\": ");
+    duet__json_str(&b, c->arch);
+    duet__sbuf_printf(&b, ",\n  \"sms\": %d,\n  \"world\": %d,\n  \"driver\": ", c->sms, c->world);
+    duet__json_str(&b, c->driver);
+    duet__sbuf_printf(&b, ",\n  \"runtime\": ");
+    duet__json_str(&b, c->runtime);
+    duet__sbuf_printf(&b, ",\n  \"date\": ");
+    duet__json_str(&b, c->date);
+    duet__sbuf_printf(&b, ",\n  \"duet\": ");
+    duet__json_str(&b, c->duet_version);
+    duet__sbuf_printf(&b, ",\n  \"repeats\": %d,\n  \"warmup\": %d,\n  \"grid\": {\"fused_fracs\": [", c->repeats,
+                      c->warmup);
+    for (int i = 0; i < c->n_fracs; i++)
+        duet__sbuf_printf(&b, "%s%.17g", i ? ", " : "", c->fracs[i]);
+    duet__sbuf_printf(&b, "], \"tiles\": [");
+    for (int i = 0; i < c->n_tiles; i++)
+        duet__sbuf_printf(&b, "%s\"%dx%dx%d\"", i ? ", " : "", c->tiles[i].bm, c->tiles[i].bn, c->tiles[i].bk);
+    duet__sbuf_printf(&b, "], \"concurrent_comm_wgs\": [");
+    for (int i = 0; i < c->n_comm_wgs; i++)
+        duet__sbuf_printf(&b, "%s%d", i ? ", " : "", c->comm_wgs[i]);
+    duet__sbuf_printf(&b, "]},\n  \"rows\": [");
+    for (size_t i = 0; i < c->n; i++) {
+        const duet_corpus_row_t *r = &c->rows[i];
+        const duet_workload_t *w = &r->wl;
+        const duet_config_t *f = &r->cfg;
+        duet__sbuf_printf(&b,
+                          "%s\n    {\"kind\": \"%s\", \"collective\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
+                          "\"k\": %lld, \"mc\": %lld, \"nc\": %lld, \"world\": %d, \"root\": %d, \"mode\": \"%s\", "
+                          "\"num_wgs\": %d, \"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", "
+                          "\"comm_tile\": \"%dx%d\", \"group_m\": %d, \"ok\": %s, \"repeats\": %d",
+                          i ? "," : "", duet_row_kind_name(r->kind), duet_collective_name(w->coll),
+                          duet_dtype_name(w->dtype), (long long)w->m, (long long)w->n, (long long)w->k,
+                          (long long)w->mc, (long long)w->nc, w->world, w->root, duet_mode_name(f->mode), f->num_wgs,
+                          f->gemm_wgs, f->comm_wgs, f->tile.bm, f->tile.bn, f->tile.bk, f->cm, f->cn, f->group_m,
+                          r->ok ? "true" : "false", r->repeats);
+        if (r->ok) {
+            duet__sbuf_printf(&b, ", \"ms\": %.17g, \"min_ms\": %.17g, \"max_ms\": %.17g}", r->ms, r->min_ms,
+                              r->max_ms);
+        } else {
+            duet__sbuf_printf(&b, ", \"error\": ");
+            duet__json_str(&b, r->error);
+            duet__sbuf_printf(&b, "}");
+        }
+    }
+    duet__sbuf_printf(&b, "\n  ]\n}\n");
+    return duet__sbuf_write(&b, path);
+}

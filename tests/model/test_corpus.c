@@ -1,0 +1,111 @@
+/*
+ * Corpora: round trip, validation messages, resume lookup.
+ */
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "duet/corpus.h"
+
+static duet_corpus_t small_corpus(void)
+{
+    duet_corpus_t c;
+    duet_corpus_init(&c);
+    snprintf(c.device, sizeof(c.device), "NVIDIA H200");
+    snprintf(c.arch, sizeof(c.arch), "sm_90");
+    snprintf(c.driver, sizeof(c.driver), "580.159.04");
+    snprintf(c.runtime, sizeof(c.runtime), "CUDA 13.0");
+    snprintf(c.date, sizeof(c.date), "2026-11-30T12:00:00Z");
+    snprintf(c.duet_version, sizeof(c.duet_version), "%s", DUET_VERSION);
+    c.sms = 132;
+    c.world = 2;
+    c.repeats = 8;
+    c.warmup = 2;
+    c.n_fracs = 2;
+    c.fracs[0] = 0.75;
+    c.fracs[1] = 1.0;
+    c.n_tiles = 1;
+    c.tiles[0] = (duet_gemm_tile_t){256, 128, 64};
+    c.n_comm_wgs = 1;
+    c.comm_wgs[0] = 16;
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = DUET_ROW_OP;
+    r.wl = t_wl(4096, 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    r.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    r.ok = 1;
+    r.ms = 0.3125;
+    r.min_ms = 0.3;
+    r.max_ms = 0.33;
+    r.repeats = 8;
+    duet_corpus_add(&c, &r);
+    r.kind = DUET_ROW_GEMM_ALONE;
+    r.ok = 0;
+    r.ms = r.min_ms = r.max_ms = 0;
+    snprintf(r.error, sizeof(r.error), "launch failed: \"too many resources\"");
+    duet_corpus_add(&c, &r);
+    return c;
+}
+
+Test(corpus, round_trip_and_resume_lookup, T_TIMEOUT)
+{
+    duet_corpus_t c = small_corpus(), back;
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-corpus-%d.json", (int)getpid());
+    cr_assert_eq(duet_corpus_save(&c, path), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_corpus_load(path, &back), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(back.n, 2);
+    cr_assert_str_eq(back.device, "NVIDIA H200");
+    cr_assert_eq(back.rows[0].ms, 0.3125);
+    cr_assert_eq(back.rows[1].ok, 0);
+    cr_assert_str_eq(back.rows[1].error, "launch failed: \"too many resources\"");
+    cr_assert(duet_corpus_row_same_point(&back.rows[0], &c.rows[0]));
+    cr_assert_eq(duet_corpus_find(&back, &c.rows[1]), 1);
+    duet_corpus_row_t other = c.rows[0];
+    other.cfg.gemm_wgs = 100;
+    other.cfg.comm_wgs = 32;
+    cr_assert_eq(duet_corpus_find(&back, &other), -1);
+    unlink(path);
+    duet_corpus_free(&c);
+    duet_corpus_free(&back);
+}
+
+/* Save the small corpus, corrupt its text with `from` -> `to`, expect a message with `want`. */
+static void expect_reject(const char *from, const char *to, const char *want)
+{
+    duet_corpus_t c = small_corpus(), back;
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-corpus-%d.json", (int)getpid());
+    cr_assert_eq(duet_corpus_save(&c, path), DUET_OK);
+    duet_corpus_free(&c);
+    FILE *f = fopen(path, "rb");
+    char text[8192] = {0};
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    char *p = strstr(text, from);
+    cr_assert_not_null(p, "fixture lacks '%s'", from);
+    char out[8192];
+    size_t pre = (size_t)(p - text);
+    snprintf(out, sizeof(out), "%.*s%s%s", (int)pre, text, to, p + strlen(from));
+    (void)n;
+    cr_assert_eq(duet_corpus_parse(out, "c.json", &back), DUET_ERR_PARSE, "'%s' -> '%s' was accepted", from, to);
+    cr_assert(strstr(duet_last_error(), want) != NULL, "'%s' lacks '%s'", duet_last_error(), want);
+    cr_assert(strstr(duet_last_error(), "c.json") != NULL);
+    unlink(path);
+}
+
+Test(corpus, rejects_corrupt_and_partial_files, T_TIMEOUT)
+{
+    expect_reject("\"schema\": \"duet-corpus/1\"", "\"schema\": \"duet-corpus/9\"", "duet-corpus/9");
+    expect_reject("\"tile\": \"256x128x64\"", "\"tile\": \"96x64x64\"", "rows[0].tile");
+    expect_reject("\"ms\": 0.3125", "\"ms\": -1", "rows[0]");
+    expect_reject("\"ms\": 0.3125", "\"ms\": \"fast\"", "rows[0].ms");
+    expect_reject("\"kind\": \"op\"", "\"kind\": \"nap\"", "rows[0].kind");
+    expect_reject("\"world\": 2, \"root\"", "\"world\": 4, \"root\"", "world");
+    expect_reject("\"gemm_wgs\": 99", "\"gemm_wgs\": 999", "gemm_wgs");
+    expect_reject("\"ok\": true", "\"ok\": true, \"colour\": 1", "colour");
+    expect_reject("\"error\": \"launch", "\"error\": \"\", \"x\": \"", "rows[1]");
+    expect_reject("\n  ]\n}", "", "not valid JSON");
+    expect_reject("\"kind\": \"gemm_alone\"", "\"kind\": \"op\"", "same point as rows[0]");
+}
