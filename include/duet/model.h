@@ -197,6 +197,43 @@ duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload
 double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages);
 
 /* ========================================================================================== */
+/* Shape sets                                                                                  */
+/* ========================================================================================== */
+
+/**
+ * The reference design's 15 GEMM shapes (iris-concurrent.md 5.2), each with the comm tensor it
+ * pairs with at world W: mc = 256 * W * comm_mult rows, nc columns.
+ */
+typedef struct duet_seed_shape {
+    int64_t m, n, k;
+    int32_t comm_mult;
+    int64_t nc;
+    const char *category;
+} duet_seed_shape_t;
+
+int duet_seed_shape_count(void);
+duet_seed_shape_t duet_seed_shape(int i);
+
+/** A list of workloads (a shape set), owned by the caller (free with duet_workloads_free). */
+typedef struct duet_workloads {
+    duet_workload_t *w;
+    size_t n;
+} duet_workloads_t;
+
+/**
+ * The reference shape set at world W: the 15 shapes x the given collectives (a bitmask of
+ * 1 << duet_collective_t; 0 means all five), in dtype.
+ */
+duet_status_t duet_workloads_seed(int32_t world, uint32_t colls, int32_t dtype, duet_workloads_t *out_p);
+/**
+ * Read a shape file: one workload set per line, "MxNxK McxNc COLL[,COLL...] [fp16|bf16]", '#'
+ * starts a comment; "McxNc" may be "-" for a GEMM-only line and "MxNxK" "0x0x0" for comm only.
+ * Every workload is validated at world W; an error names the file and the line.
+ */
+duet_status_t duet_workloads_load(const char *path, int32_t world, int32_t dtype, duet_workloads_t *out_p);
+void duet_workloads_free(duet_workloads_t *w);
+
+/* ========================================================================================== */
 /* The plan                                                                                    */
 /* ========================================================================================== */
 

@@ -2,6 +2,7 @@
  * Workload and configuration rules: defaults, and every rejection.
  */
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include "../test_util.h"
 
@@ -153,4 +154,40 @@ Test(config, a_tile_larger_than_shared_memory_is_infeasible, T_TIMEOUT)
     a.gemm_stages = 2;
     cr_assert_eq(duet_config_validate(&c, &wl, &a), DUET_ERR_INFEASIBLE);
     cr_assert(strstr(duet_last_error(), "128 KiB") != NULL, "%s", duet_last_error());
+}
+
+Test(shapes, seed_set_and_shape_files, T_TIMEOUT)
+{
+    cr_assert_eq(duet_seed_shape_count(), 15);
+    duet_workloads_t w;
+    cr_assert_eq(duet_workloads_seed(2, 0, DUET_DTYPE_FP16, &w), DUET_OK);
+    cr_assert_eq(w.n, 75, "15 shapes x 5 collectives");
+    cr_assert(w.w[0].m == 1 && w.w[0].mc == 512 && w.w[0].nc == 4096 && w.w[0].coll == DUET_COLL_ALL_GATHER);
+    cr_assert(w.w[74].m == 8192 && w.w[74].mc == 2048 && w.w[74].nc == 16384 && w.w[74].coll == DUET_COLL_BROADCAST);
+    duet_workloads_free(&w);
+    cr_assert_eq(duet_workloads_seed(8, 1u << DUET_COLL_ALL_REDUCE, DUET_DTYPE_BF16, &w), DUET_OK);
+    cr_assert(w.n == 15 && w.w[13].mc == 8192, "256 x 8 x 4 rows at W = 8");
+    duet_workloads_free(&w);
+
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-shapes-%d.txt", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("# a comment\n\n8192x8192x8192 4096x8192 all_gather,all_reduce bf16\n1x8192x8192 - none\n", f);
+    fclose(f);
+    cr_assert_eq(duet_workloads_load(path, 2, DUET_DTYPE_FP16, &w), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(w.n, 3);
+    cr_assert(w.w[1].coll == DUET_COLL_ALL_REDUCE && w.w[1].dtype == DUET_DTYPE_BF16 && w.w[1].mc == 4096);
+    cr_assert(w.w[2].coll == DUET_COLL_NONE && w.w[2].mc == 0 && w.w[2].dtype == DUET_DTYPE_FP16);
+    duet_workloads_free(&w);
+    f = fopen(path, "w");
+    fputs("8192x8192x8192 4096x8192 all_gather\n4096x4096 512x512 all_reduce\n", f);
+    fclose(f);
+    cr_assert_eq(duet_workloads_load(path, 2, DUET_DTYPE_FP16, &w), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), "line 2") != NULL, "%s", duet_last_error());
+    f = fopen(path, "w");
+    fputs("64x64x64 1001x64 reduce_scatter\n", f);
+    fclose(f);
+    cr_assert_eq(duet_workloads_load(path, 2, DUET_DTYPE_FP16, &w), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), "1001 % 2") != NULL, "%s", duet_last_error());
+    unlink(path);
 }
