@@ -126,5 +126,6 @@ help:
 	@echo "knobs: CC=$(CC) SAN=$(SAN) WERROR=$(WERROR) V=$(V) JOBS=$(JOBS) OPT=$(OPT)"
 
 -include backend/backend.mk
+-include cli/gpu/gpu.mk
 
 -include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

@@ -1,0 +1,99 @@
+# duet GPU backend (included by the top Makefile; reuses BUILD, LIB, Q, FINAL_CFLAGS, LDLIBS_*).
+#
+#   make gpu         build build-gpu/libduet_backend.a and the GPU test binary (GPU=cuda|hip)
+#   make test-gpu    build, then run the GPU tests under mpirun at W = GPU_NP (2) and W = 1
+#   make check-cuda  nvcc -gencode=arch=compute_90a,code=sm_90a compile of every backend source
+#   make check-amd   Debian hipcc compile and link for gfx90a and gfx940
+#
+# Backend sources are HIP (.hip): hipcc compiles them as HIP, nvcc as CUDA through backend/gpu.h.
+
+CUDA_HOME    ?= /usr/local/cuda
+ifeq ($(origin NVCC),undefined)
+NVCC         := $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+endif
+ifeq ($(origin HIPCC),undefined)
+HIPCC        := $(shell command -v hipcc 2>/dev/null)
+endif
+MPICC        ?= mpicc
+CXX_LINK     ?= g++
+GPU          ?= $(if $(NVCC),cuda,$(if $(HIPCC),hip,none))
+GPU_BUILD    ?= build-gpu
+GPU_NP       ?= 2
+AMD_ARCHS    ?= gfx90a gfx940
+MPIRUN       ?= mpirun
+# NVLink multicast stays off on shared machines (see ../shared/reference/h200.md); -x hands the
+# variables to every rank.
+GPU_ENV      := NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+MPIRUN_FLAGS ?= --allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
+                -x NVSHMEM_DISABLE_NVLS
+
+# OpenMPI's wrapper reports its flags; nvcc takes only the -I/-D part, the host linker the rest.
+MPI_CFLAGS   := $(shell $(MPICC) -showme:compile 2>/dev/null)
+MPI_LIBS     := $(shell $(MPICC) -showme:link 2>/dev/null)
+MPI_INCS     := $(filter -I% -D%,$(MPI_CFLAGS))
+
+BACKEND_SRCS := $(wildcard backend/*.hip)
+GPU_TEST_SRCS:= $(wildcard tests/gpu/*.hip)
+GPU_INCS     := -Iinclude -I. $(MPI_INCS)
+
+NVCC_ARCH    := -gencode=arch=compute_90a,code=sm_90a
+NVCC_FLAGS   := -std=c++17 -O2 -g -lineinfo -x cu $(NVCC_ARCH) -Xcompiler -Wall,-Wno-unused-function $(GPU_INCS)
+HIPCC_FLAGS  := -std=c++17 -O2 -g -x hip $(addprefix --offload-arch=,$(AMD_ARCHS)) -Wno-unused-function $(GPU_INCS)
+
+ifeq ($(GPU),cuda)
+GPU_CXX      := $(NVCC)
+GPU_CXXFLAGS := $(NVCC_FLAGS)
+GPU_LDLIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+GPU_LINK     := $(CXX_LINK)
+else
+GPU_CXX      := $(HIPCC)
+GPU_CXXFLAGS := $(HIPCC_FLAGS)
+GPU_LDLIBS   :=
+GPU_LINK     := $(HIPCC) $(addprefix --offload-arch=,$(AMD_ARCHS))
+endif
+
+GPU_OBJS      := $(BACKEND_SRCS:%.hip=$(GPU_BUILD)/%.o)
+GPU_TEST_OBJS := $(GPU_TEST_SRCS:%.hip=$(GPU_BUILD)/%.o)
+BACKEND_LIB   := $(GPU_BUILD)/libduet_backend.a
+GPU_TESTBIN   := $(GPU_BUILD)/duet-gpu-tests
+GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard include/duet/*.h)
+
+.PHONY: gpu test-gpu check-cuda check-amd
+
+$(GPU_BUILD)/%.o: %.hip $(GPU_HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  $(GPU)    $<")
+	$(Q)$(GPU_CXX) $(GPU_CXXFLAGS) -c $< -o $@
+
+$(BACKEND_LIB): $(GPU_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(GPU_TESTBIN): $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+
+gpu:
+	@test "$(GPU)" != none || { echo "duet: make gpu needs nvcc or hipcc (GPU=cuda|hip)"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(LIB) $(BACKEND_LIB) $(GPU_TESTBIN)
+
+# W = GPU_NP, then W = 1. Every device wait is bounded, so a broken run fails instead of hanging.
+test-gpu: gpu
+	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $(GPU_NP) $(GPU_TESTBIN) $(GPU_TEST_ARGS)
+	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np 1 $(GPU_TESTBIN) $(GPU_TEST_ARGS)
+
+# Compile checks (no GPU needed): each compiles every backend and GPU-test source into its own
+# folder; check-amd also links the test binary against the host library.
+CHECK_CUDA_DIR := build-check-cuda
+CHECK_AMD_DIR  := build-check-amd
+
+check-cuda:
+	@test -n "$(NVCC)" || { echo "duet: check-cuda needs nvcc ($(CUDA_HOME)/bin/nvcc)"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=cuda GPU_BUILD=$(CHECK_CUDA_DIR) \
+	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o))
+	@echo "check-cuda: $(words $(BACKEND_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a"
+
+check-amd:
+	$(Q)./tools/deps.sh amd mpi
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) $(CHECK_AMD_DIR)/duet-gpu-tests
+	@echo "check-amd: backend compiled and linked for $(AMD_ARCHS)"

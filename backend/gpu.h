@@ -1,0 +1,196 @@
+/*
+ * The backend's one portability header.
+ *
+ * The source is HIP. hipcc compiles it as is against the ROCm runtime. Under nvcc the HIP names
+ * the backend uses are mapped to CUDA here, because the HIP headers Debian ships do not compile
+ * against CUDA 13. Besides the runtime names, this header owns every device primitive whose
+ * spelling differs between the vendors: system-scope flag loads and stores, the wall clock, the
+ * spin-wait pause, the asynchronous global-to-shared copy, and fp16/bf16 conversions. The GEMM
+ * tile's inner matrix instruction is the only other vendor switch (backend/gemm_tile.h).
+ */
+#ifndef DUET_BACKEND_GPU_H
+#define DUET_BACKEND_GPU_H
+
+#include <stdint.h>
+
+#if defined(__HIPCC__) || defined(__HIP__)
+/* ------------------------------------------------------------------------------------------ */
+/* AMD: HIP as is                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+#include <hip/hip_runtime.h>
+#define DUET_GPU_AMD 1
+#define DUET_GPU_VENDOR "hip"
+/* Wavefront width of CDNA (gfx90a, gfx94x). */
+#define DUET_WARP 64
+#if defined(__HIP_DEVICE_COMPILE__)
+#define DUET_DEVICE_PASS 1
+#endif
+#define hipDevAttrSmemOptin hipDeviceAttributeSharedMemPerBlockOptin
+#define hipDevAttrSmCount hipDeviceAttributeMultiprocessorCount
+/* Kernel parameters already live in addressable constant memory on AMD. */
+#define __grid_constant__
+
+#elif defined(__CUDACC__)
+/* ------------------------------------------------------------------------------------------ */
+/* NVIDIA: the HIP names used by the backend, spelled in CUDA                                  */
+/* ------------------------------------------------------------------------------------------ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#define DUET_GPU_NVIDIA 1
+#define DUET_GPU_VENDOR "cuda"
+#define DUET_WARP 32
+#if defined(__CUDA_ARCH__)
+#define DUET_DEVICE_PASS 1
+#endif
+
+#define hipError_t cudaError_t
+#define hipSuccess cudaSuccess
+#define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#define hipErrorInvalidValue cudaErrorInvalidValue
+#define hipGetErrorString cudaGetErrorString
+#define hipGetErrorName cudaGetErrorName
+#define hipGetLastError cudaGetLastError
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDevAttrSmemOptin cudaDevAttrMaxSharedMemoryPerBlockOptin
+#define hipDevAttrSmCount cudaDevAttrMultiProcessorCount
+#define hipDeviceProp_t cudaDeviceProp
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipMemset cudaMemset
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipHostMalloc(_p, _bytes, _flags) cudaHostAlloc((_p), (_bytes), (_flags))
+#define hipHostMallocMapped cudaHostAllocMapped
+#define hipHostFree cudaFreeHost
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
+#define hipStream_t cudaStream_t
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipEvent_t cudaEvent_t
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
+#define hipEventRecord cudaEventRecord
+#define hipEventDestroy cudaEventDestroy
+#define hipIpcMemHandle_t cudaIpcMemHandle_t
+#define hipIpcGetMemHandle cudaIpcGetMemHandle
+#define hipIpcOpenMemHandle cudaIpcOpenMemHandle
+#define hipIpcCloseMemHandle cudaIpcCloseMemHandle
+#define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#else
+#error "backend/gpu.h needs hipcc or nvcc"
+#endif
+
+/* Threads of every backend CTA: 8 warps on NVIDIA, 4 wavefronts on AMD. */
+#define DUET_THREADS 256
+
+/* ------------------------------------------------------------------------------------------ */
+/* Device primitives                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Nanoseconds of a device wall clock, for bounded waits. */
+__device__ static inline uint64_t duet_dev_time_ns(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    /* s_memrealtime counts a constant 100 MHz on gfx90a and gfx94x: 10 ns per tick. */
+    return __builtin_amdgcn_s_memrealtime() * 10ull;
+#endif
+}
+
+/** Pause a spinning thread so that polling does not flood the memory system. */
+__device__ static inline void duet_dev_pause(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    __nanosleep(256);
+#else
+    __builtin_amdgcn_s_sleep(4); /* 4 x 64 clocks */
+#endif
+}
+
+/** Store a flag with release semantics at system scope (visible to peer GPUs and the host). */
+__device__ static inline void duet_dev_store_release_sys(uint32_t *p, uint32_t v)
+{
+#if defined(DUET_GPU_NVIDIA)
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+    __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#endif
+}
+
+/** Load a flag with acquire semantics at system scope. */
+__device__ static inline uint32_t duet_dev_load_acquire_sys(const uint32_t *p)
+{
+#if defined(DUET_GPU_NVIDIA)
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#endif
+}
+
+/** Load a device-local word with acquire semantics at device (GPU) scope. */
+__device__ static inline uint32_t duet_dev_load_acquire_gpu(const uint32_t *p)
+{
+#if defined(DUET_GPU_NVIDIA)
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+#endif
+}
+
+/*
+ * Asynchronous 16-byte global-to-shared copy. NVIDIA: cp.async with zero fill when `valid` is 0
+ * (src-size 0 reads nothing). AMD: a plain 16-byte load and LDS store (CDNA has no such copy
+ * engine; the stage loop in gemm_tile.h is correct either way).
+ */
+__device__ static inline void duet_dev_cp_async16(void *smem_dst, const void *gmem_src, bool valid)
+{
+#if defined(DUET_GPU_NVIDIA)
+    unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
+    int bytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem_src), "r"(bytes) : "memory");
+#else
+    uint4 v = valid ? *(const uint4 *)gmem_src : make_uint4(0, 0, 0, 0);
+    *(uint4 *)smem_dst = v;
+#endif
+}
+
+__device__ static inline void duet_dev_cp_async_commit(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/** Wait until at most N committed copy groups are still in flight. */
+template <int N> __device__ static inline void duet_dev_cp_async_wait(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+#endif /* DUET_BACKEND_GPU_H */

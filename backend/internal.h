@@ -1,0 +1,99 @@
+/*
+ * Internal declarations of the backend (not installed): the kernels' launch parameters, the
+ * device control block, the host-mapped error record, the context, and the check macros.
+ *
+ * The structs below are shared by host and device code, so they hold fixed-width integers and
+ * raw pointers only.
+ */
+#ifndef DUET_BACKEND_INTERNAL_H
+#define DUET_BACKEND_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/gpu.h"
+#include "duet/op.h"
+#include "duet/plan_map.h"
+#include "duet/types.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Symmetric-heap control area                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The first DUET__HEAP_RESERVED bytes of every rank's heap hold the cross-rank flags, as
+ * 32-bit words. Rank p writes the operation counter (epoch) of the operation it is in into word
+ * ARRIVE + p of every rank's heap when it enters, and into DEPART + p when it has finished all
+ * its remote accesses. Each rank therefore polls only its own memory. Epochs only grow, so the
+ * flags are never reset: a wait is for "word >= epoch".
+ */
+#define DUET__FLAG_ARRIVE 0
+#define DUET__FLAG_DEPART 64 /* words: the two arrays sit on different 256-byte lines */
+#define DUET__HEAP_RESERVED 4096
+
+/** Device-local control block of the operation in flight; zeroed before every operation. */
+typedef struct duet__ctl {
+    unsigned long long queue[DUET_QUEUE_COUNT]; /* next position of each queue (dequeue counters) */
+    uint32_t done;                              /* CTAs of the comm-bearing kernel that have finished */
+    uint32_t abort;                             /* 1: a wait expired; remaining remote work is skipped */
+    uint32_t signaled;                          /* 1: this rank's arrival has been signalled */
+    uint32_t err_claim;                         /* 1: a CTA owns the error record */
+} duet__ctl_t;
+
+/** Phases of a bounded wait, for the error message. */
+enum { DUET__PHASE_ENTRY = 1, DUET__PHASE_EXIT = 2 };
+
+/** The first device-side error since the last duet_ctx_sync(); host-mapped (pinned) memory. */
+typedef struct duet__dev_err {
+    int32_t status;     /* 0, or a duet_status_t (DUET_ERR_TIMEOUT); written last */
+    int32_t peer;       /* the rank waited for */
+    int32_t phase;      /* DUET__PHASE_* */
+    uint32_t epoch;     /* the operation */
+    uint64_t waited_ns; /* how long the wait lasted */
+} duet__dev_err_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel launch parameters                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/** What a kernel's CTAs do: both queues with stealing, or one queue. */
+enum { DUET__ROLE_FUSED = 0, DUET__ROLE_GEMM = 1, DUET__ROLE_COMM = 2 };
+
+typedef struct duet__kparams {
+    /* GEMM: C[m,n] = A[m,k] * B[n,k]^T, tiles in the plan's (swizzled) order. */
+    duet_gemm_geom_t gemm;
+    const uint16_t *a;
+    const uint16_t *b;
+    uint16_t *c;
+    int32_t ab_vec; /* 1: K % 8 == 0 and A, B 16-byte aligned: 16-byte asynchronous copies */
+    int32_t c_vec;  /* 1: N even and C 4-byte aligned: C stored as element pairs */
+    /* Collective: the plan's comm queue. */
+    duet_comm_geom_t comm;
+    const uint16_t *src; /* this rank's address; peers' through bases[] */
+    uint16_t *dst;
+    int32_t comm_vec; /* 1: nc % 8 == 0 and src, dst 16-byte aligned: 16-byte accesses */
+    int32_t dtype;
+    int32_t has_comm; /* the workload has a collective: run the entry and exit barriers */
+    int32_t role;     /* DUET__ROLE_* */
+    int32_t gemm_wgs; /* fused: CTAs below this start on the GEMM queue */
+    int32_t rank, world;
+    uint32_t epoch;      /* operation counter, the same on every rank */
+    uint64_t timeout_ns; /* bound of every wait */
+    /* Where each rank's heap is mapped in this process (bases[rank] is the local heap). */
+    char *bases[DUET_OP_MAX_WORLD];
+    uint32_t *flags;      /* this rank's flag words (local address, start of the heap) */
+    duet__ctl_t *ctl;     /* device-local */
+    duet__dev_err_t *err; /* device address of the host-mapped error record */
+} duet__kparams_t;
+
+/* Kernel launchers, one set per element type (backend/kernels_*.hip, backend/comm_kernel.hip). */
+hipError_t duet__launch_persistent_fp16(const duet__kparams_t *p, duet_gemm_tile_t tile, int grid, hipStream_t s);
+hipError_t duet__launch_persistent_bf16(const duet__kparams_t *p, duet_gemm_tile_t tile, int grid, hipStream_t s);
+hipError_t duet__launch_comm(const duet__kparams_t *p, int grid, hipStream_t s);
+/** Raise the dynamic shared-memory limit of every persistent kernel (once per device). */
+hipError_t duet__kernels_init_fp16(void);
+hipError_t duet__kernels_init_bf16(void);
+/** Dynamic shared memory of the persistent kernel for a tile, bytes (0: not a tile we build). */
+size_t duet__gemm_smem_bytes(duet_gemm_tile_t tile);
+
+#endif /* DUET_BACKEND_INTERNAL_H */

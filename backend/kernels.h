@@ -1,0 +1,115 @@
+/*
+ * The persistent kernels. A CTA repeatedly dequeues a position of a queue with one device-wide
+ * atomic and runs that tile, in the plan's order (include/duet/plan_map.h):
+ *
+ * - fused (role FUSED): one grid of num_wgs CTAs; CTA ids below gemm_wgs start on the GEMM
+ *   queue, the others on the comm queue; a CTA drains its home queue, then the other one, then
+ *   exits. The counters only grow, so an exhausted queue stays exhausted.
+ * - concurrent: a GEMM kernel (role GEMM, grid gemm_wgs) and a comm kernel (role COMM, grid
+ *   comm_wgs) on two streams, each draining its own queue.
+ *
+ * The kernel that carries the collective also runs its entry and exit barriers (sync.h): CTA 0
+ * signals arrival at once, a CTA waits for every rank's arrival before its first comm tile only
+ * (GEMM tiles never wait), and the last CTA to finish runs the exit barrier.
+ */
+#ifndef DUET_BACKEND_KERNELS_H
+#define DUET_BACKEND_KERNELS_H
+
+#include "backend/comm_tile.h"
+#include "backend/gemm_tile.h"
+#include "backend/sync.h"
+
+/*
+ * One comm-queue position: the entry barrier before the CTA's first comm tile, then the tile.
+ * After a failed wait the remaining comm tiles are dequeued and dropped. Not inlined, so that the
+ * comm code's registers do not add to the GEMM tile's in the fused kernel. @return the new
+ * `entered` state (0 not yet waited, 1 every rank entered, -1 the wait failed).
+ */
+__device__ static __noinline__ int duet__comm_step(const duet__kparams_t &p, long long idx, int entered)
+{
+    if (entered == 0)
+        entered = duet__cta_wait_entry(p) ? 1 : -1;
+    if (entered > 0 && !duet__cta_aborted(p))
+        duet__comm_tile(p, idx);
+    return entered;
+}
+
+/* BM == 0: a kernel without the GEMM tile (the concurrent comm kernel). */
+template <bool BF16, int BM, int BN> __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
+{
+    __shared__ long long s_idx;
+    const bool comm_role = p.role != DUET__ROLE_GEMM && p.has_comm;
+    if (comm_role && blockIdx.x == 0 && threadIdx.x == 0)
+        duet__signal_arrival(p);
+
+    int home = p.role == DUET__ROLE_COMM ? DUET_QUEUE_COMM : DUET_QUEUE_GEMM;
+    if (p.role == DUET__ROLE_FUSED)
+        home = duet_home_queue(DUET_MODE_FUSED, (int32_t)blockIdx.x, p.gemm_wgs);
+    const int nqueues = p.role == DUET__ROLE_FUSED && duet_may_steal(DUET_MODE_FUSED) ? 2 : 1;
+    int entered = 0; /* comm: 0 not yet waited, 1 every rank entered, -1 the wait failed */
+
+    for (int i = 0; i < nqueues; i++) {
+        const int q = i == 0 ? home : 1 - home;
+        const long long len =
+            q == DUET_QUEUE_GEMM ? (long long)p.gemm.tiles : (p.has_comm ? (long long)p.comm.queue_len : 0);
+        if (len <= 0)
+            continue;
+        for (;;) {
+            if (threadIdx.x == 0)
+                s_idx = (long long)atomicAdd(&p.ctl->queue[q], 1ull);
+            __syncthreads();
+            const long long idx = s_idx;
+            __syncthreads();
+            if (idx >= len)
+                break;
+            if (q == DUET_QUEUE_GEMM) {
+                if constexpr (BM > 0)
+                    duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
+            } else {
+                entered = duet__comm_step(p, idx, entered);
+            }
+        }
+    }
+    if (comm_role)
+        duet__cta_finish(p);
+}
+
+template <bool BF16, int BM, int BN>
+__global__ void __launch_bounds__(DUET_THREADS, 1) duet__persistent_kernel(const __grid_constant__ duet__kparams_t p)
+{
+    extern __shared__ uint4 duet__smem_dyn[];
+    duet__cta_run<BF16, BM, BN>(p, (uint16_t *)duet__smem_dyn);
+}
+
+/*
+ * Launch and set-up of the persistent kernels of one element type, for every tile of
+ * duet_tile_get(). Instantiated once per element type (kernels_fp16.hip, kernels_bf16.hip).
+ */
+#define DUET__FOR_EACH_TILE(X) X(256, 256) X(128, 256) X(256, 128) X(128, 128) X(256, 64) X(64, 128) X(64, 256)
+
+template <bool BF16>
+static hipError_t duet__launch_persistent(const duet__kparams_t *p, duet_gemm_tile_t t, int grid, hipStream_t s)
+{
+#define DUET__LAUNCH_CASE(_bm, _bn)                                                                                    \
+    if (t.bm == _bm && t.bn == _bn && t.bk == 64) {                                                                    \
+        duet__persistent_kernel<BF16, _bm, _bn><<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);  \
+        return hipGetLastError();                                                                                      \
+    }
+    DUET__FOR_EACH_TILE(DUET__LAUNCH_CASE)
+#undef DUET__LAUNCH_CASE
+    return hipErrorInvalidValue;
+}
+
+template <bool BF16> static hipError_t duet__kernels_init(void)
+{
+    hipError_t e = hipSuccess;
+#define DUET__INIT_CASE(_bm, _bn)                                                                                      \
+    if (e == hipSuccess)                                                                                               \
+        e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn>,                                 \
+                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES);
+    DUET__FOR_EACH_TILE(DUET__INIT_CASE)
+#undef DUET__INIT_CASE
+    return e;
+}
+
+#endif /* DUET_BACKEND_KERNELS_H */

@@ -1,0 +1,151 @@
+/*
+ * duet_run(): check an operation, turn its plan into launch parameters, and enqueue the fused
+ * kernel or the two concurrent kernels.
+ */
+#include <string.h>
+
+#include "backend/ctx.h"
+
+static int duet__aligned(const void *p, uintptr_t a)
+{
+    return ((uintptr_t)p % a) == 0;
+}
+
+/* Launch parameters common to every kernel of the operation. */
+static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_plan_t *plan, duet__kparams_t *kp)
+{
+    const duet_workload_t *wl = &op->wl;
+    memset(kp, 0, sizeof(*kp));
+    kp->gemm = plan->gemm;
+    kp->a = (const uint16_t *)op->a;
+    kp->b = (const uint16_t *)op->b;
+    kp->c = (uint16_t *)op->c;
+    /* 16-byte copies need every row of A and B to start on 16 bytes: K % 8 == 0 and aligned bases. */
+    kp->ab_vec = wl->k % 8 == 0 && duet__aligned(op->a, 16) && duet__aligned(op->b, 16);
+    kp->c_vec = wl->n % 2 == 0 && duet__aligned(op->c, 4);
+    kp->comm = plan->comm;
+    kp->src = (const uint16_t *)op->src;
+    kp->dst = (uint16_t *)op->dst;
+    /* Every rank's heap base is 2 MiB aligned and offsets are symmetric, so our alignment is theirs. */
+    kp->comm_vec = wl->nc % 8 == 0 && duet__aligned(op->src, 16) && duet__aligned(op->dst, 16);
+    kp->dtype = wl->dtype;
+    kp->has_comm = wl->coll != DUET_COLL_NONE;
+    kp->gemm_wgs = op->cfg.gemm_wgs;
+    kp->rank = ctx->rank;
+    kp->world = ctx->world;
+    kp->epoch = ctx->epoch + 1;
+    int64_t ms = op->timeout_ms > 0 ? op->timeout_ms : ctx->timeout_ms;
+    kp->timeout_ns = (uint64_t)ms * 1000000ull;
+    for (int p = 0; p < ctx->world; p++)
+        kp->bases[p] = ctx->bases[p];
+    kp->flags = (uint32_t *)ctx->heap;
+    kp->ctl = ctx->ctl;
+    kp->err = ctx->err_dev;
+}
+
+static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_tile_t tile, int grid, hipStream_t s)
+{
+    return kp->dtype == DUET_DTYPE_BF16 ? duet__launch_persistent_bf16(kp, tile, grid, s)
+                                        : duet__launch_persistent_fp16(kp, tile, grid, s);
+}
+
+/* Enqueue the kernels. Any failure here leaves the ranks' epochs possibly split: the caller
+ * marks the context failed. */
+static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, duet__kparams_t *kp, hipStream_t s)
+{
+    duet_status_t st = DUET_OK;
+    const duet_config_t *cfg = &op->cfg;
+    /* Operations of one context run in issue order whatever their streams: they share the
+     * control block and the flag epochs. */
+    HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_last, 0), st, out);
+    HIP_CHECK(hipMemsetAsync(ctx->ctl, 0, sizeof(duet__ctl_t), s), st, out);
+    if (cfg->mode == DUET_MODE_FUSED) {
+        kp->role = DUET__ROLE_FUSED;
+        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->num_wgs, s), st, out);
+    } else {
+        HIP_CHECK(hipEventRecord(ctx->ev_fork, s), st, out);
+        HIP_CHECK(hipStreamWaitEvent(ctx->s_gemm, ctx->ev_fork, 0), st, out);
+        HIP_CHECK(hipStreamWaitEvent(ctx->s_comm, ctx->ev_fork, 0), st, out);
+        if (kp->gemm.tiles > 0) {
+            kp->role = DUET__ROLE_GEMM;
+            HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->gemm_wgs, ctx->s_gemm), st, out);
+        }
+        if (kp->has_comm) {
+            kp->role = DUET__ROLE_COMM;
+            HIP_CHECK(duet__launch_comm(kp, cfg->comm_wgs, ctx->s_comm), st, out);
+        }
+        HIP_CHECK(hipEventRecord(ctx->ev_gemm, ctx->s_gemm), st, out);
+        HIP_CHECK(hipEventRecord(ctx->ev_comm, ctx->s_comm), st, out);
+        HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_gemm, 0), st, out);
+        HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_comm, 0), st, out);
+    }
+    HIP_CHECK(hipEventRecord(ctx->ev_last, s), st, out);
+out:
+    return st;
+}
+
+duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    duet_status_t st = DUET_OK;
+    duet_plan_t plan;
+    duet__kparams_t kp;
+    if (ctx == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_run: ctx is NULL");
+    if (ctx->failed) {
+        st = duet__error(DUET_ERR_BUSY,
+                         "an earlier operation of this context failed (%s); call duet_ctx_resync() "
+                         "on every rank first",
+                         ctx->errbuf);
+        goto out;
+    }
+    /* An earlier operation's device-side error that nobody has collected yet. */
+    DUET_CHECK_GOTO(duet__ctx_collect(ctx), st, out);
+    DUET_CHECK_GOTO(duet_op_validate(op, &ctx->hw, (uintptr_t)ctx->heap, ctx->heap_size, ctx->world, ctx->rank), st,
+                    out);
+    DUET_CHECK_GOTO(duet_plan_build(&op->wl, &op->cfg, ctx->rank, &plan), st, out);
+    if (duet__gemm_smem_bytes(op->cfg.tile) > (size_t)(ctx->hw.smem_kib * 1024.0)) {
+        st = duet__error(
+            DUET_ERR_INFEASIBLE, "GEMM tile %dx%dx%d needs %zu bytes of shared memory; the device has %.0f KiB",
+            op->cfg.tile.bm, op->cfg.tile.bn, op->cfg.tile.bk, duet__gemm_smem_bytes(op->cfg.tile), ctx->hw.smem_kib);
+        goto out;
+    }
+    duet__kparams_fill(ctx, op, &plan, &kp);
+    HIP_CHECK(hipSetDevice(ctx->device), st, out);
+    st = duet__enqueue(ctx, op, &kp, (hipStream_t)stream);
+    /* The epoch advances even after a failed launch: part of the operation may have signalled. */
+    ctx->epoch++;
+    ctx->op_coll[ctx->epoch % DUET__OP_HISTORY] = op->wl.coll;
+    if (st < 0)
+        ctx->failed = 1;
+out:
+    return duet__ctx_fail(ctx, st);
+}
+
+static duet_status_t duet__run_named(duet_ctx_h ctx, const duet_op_t *op, void *stream, int32_t coll)
+{
+    if (op != NULL && op->wl.coll != coll)
+        return duet__ctx_fail(ctx, duet__error(DUET_ERR_INVALID_ARG, "duet_gemm_%s called with op.wl.coll = %s",
+                                               duet_collective_name(coll), duet_collective_name(op->wl.coll)));
+    return duet_run(ctx, op, stream);
+}
+
+duet_status_t duet_gemm_all_gather(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    return duet__run_named(ctx, op, stream, DUET_COLL_ALL_GATHER);
+}
+duet_status_t duet_gemm_all_reduce(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    return duet__run_named(ctx, op, stream, DUET_COLL_ALL_REDUCE);
+}
+duet_status_t duet_gemm_reduce_scatter(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    return duet__run_named(ctx, op, stream, DUET_COLL_REDUCE_SCATTER);
+}
+duet_status_t duet_gemm_all_to_all(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    return duet__run_named(ctx, op, stream, DUET_COLL_ALL_TO_ALL);
+}
+duet_status_t duet_gemm_broadcast(duet_ctx_h ctx, const duet_op_t *op, void *stream)
+{
+    return duet__run_named(ctx, op, stream, DUET_COLL_BROADCAST);
+}

@@ -1,0 +1,641 @@
+/*
+ * duet bench: duet against the vendor libraries, side by side in one run (docs/performance.md).
+ *
+ * For each workload, on the same buffers: the vendor GEMM alone, the vendor collective alone,
+ * both one after the other, both on two streams, both on two streams with the GEMM planned for
+ * 8/16/32 fewer SMs and the collective capped at that many CTAs; duet's GEMM alone, duet's
+ * collective alone at its best CTA count, duet fused and concurrent at the static default and
+ * at the best of a sweep (the simulator's top picks plus a coarse grid). Every figure is the
+ * median over --repeats runs after --warmup, with a barrier before each run, of the slowest
+ * rank's time.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/gpu/gpu.h"
+#include "model/internal.h"
+
+#define BENCH_MAX_SWEEP 64
+#define BENCH_NCOMM 7
+static const int32_t bench_comm_ctas[BENCH_NCOMM] = {8, 16, 32, 48, 66, 100, 132};
+static const int32_t bench_carve[3] = {8, 16, 32};
+
+enum { V_GEMM, V_COLL, V_SEQ, V_STREAMS, V_CARVE };
+
+typedef struct vendor_job {
+    gpu_env_t *e;
+    const duet_workload_t *wl;
+    const gpu_bufs_t *b;
+    int kind;
+    int32_t sm_target, slot;
+} vendor_job_t;
+
+static duet_status_t run_vendor(void *user, void *main_stream, void *side_stream)
+{
+    vendor_job_t *j = user;
+    duet_vendor_h v = j->e->vendor;
+    const gpu_bufs_t *b = j->b;
+    switch (j->kind) {
+    case V_GEMM:
+        return duet_vendor_gemm(v, j->wl, b->a, b->b, b->c, 0, main_stream);
+    case V_COLL:
+        return duet_vendor_coll(v, 0, j->wl, b->src, b->vdst, main_stream);
+    case V_SEQ:
+        DUET_CHECK_CLI(duet_vendor_gemm(v, j->wl, b->a, b->b, b->c, 0, main_stream));
+        return duet_vendor_coll(v, 0, j->wl, b->src, b->vdst, main_stream);
+    default: /* V_STREAMS, V_CARVE: GEMM on main, collective on side */
+        DUET_CHECK_CLI(duet_vendor_gemm(v, j->wl, b->a, b->b, b->c, j->sm_target, main_stream));
+        return duet_vendor_coll(v, j->slot, j->wl, b->src, b->vdst, side_stream);
+    }
+}
+
+typedef struct bench_row {
+    duet_workload_t wl;
+    gpu_stat_t v_gemm, v_coll, v_seq, v_streams, v_carve[3];
+    gpu_stat_t d_gemm;
+    gpu_stat_t d_comm[BENCH_NCOMM];
+    int best_comm; /* index into d_comm, -1 if none ran */
+    duet_config_t fused_def, conc_def;
+    gpu_stat_t d_fused_def, d_conc_def;
+    int n_sweep;
+    duet_config_t sweep_cfg[BENCH_MAX_SWEEP];
+    double sweep_pred[BENCH_MAX_SWEEP];
+    gpu_stat_t sweep[BENCH_MAX_SWEEP];
+    int best_mode[DUET_MODE_COUNT]; /* index into sweep, -1 if none */
+} bench_row_t;
+
+static int same_cfg(const duet_config_t *a, const duet_config_t *b)
+{
+    return a->mode == b->mode && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
+           a->num_wgs == b->num_wgs && a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn &&
+           a->tile.bk == b->tile.bk && a->cm == b->cm && a->cn == b->cn && a->group_m == b->group_m;
+}
+
+static void add_candidate(bench_row_t *r, const duet_config_t *c, double pred)
+{
+    if (r->n_sweep >= BENCH_MAX_SWEEP)
+        return;
+    for (int i = 0; i < r->n_sweep; i++)
+        if (same_cfg(&r->sweep_cfg[i], c))
+            return;
+    r->sweep_cfg[r->n_sweep] = *c;
+    r->sweep_pred[r->n_sweep] = pred;
+    r->n_sweep++;
+}
+
+/* The sweep: the simulator's top picks of both modes, then a coarse grid of fractions and
+ * comm grids over the tiles that do well on this hardware. */
+static void bench_candidates(const gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *r, int top, int grid)
+{
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    duet_sweep_result_t res;
+    if (duet_sweep_run(ws, &e->hw, &r->wl, &sp, &res) >= 0) {
+        int got[DUET_MODE_COUNT] = {0};
+        for (size_t i = 0; i < res.n; i++) {
+            int32_t m = res.points[i].cfg.mode;
+            if (got[m] < top) {
+                add_candidate(r, &res.points[i].cfg, res.points[i].makespan_s * 1e3);
+                got[m]++;
+            }
+        }
+        duet_sweep_result_free(&res);
+    }
+    if (!grid)
+        return;
+    static const double fracs[] = {0.65, 0.75, 0.84, 0.92, 1.0};
+    static const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {128, 256, 64}, {256, 256, 64}, {128, 128, 64}};
+    for (size_t t = 0; t < sizeof(tiles) / sizeof(tiles[0]); t++) {
+        for (size_t f = 0; f < sizeof(fracs) / sizeof(fracs[0]); f++) {
+            duet_config_t c = duet_config_default(&e->hw, DUET_MODE_FUSED);
+            c.tile = tiles[t];
+            c.gemm_wgs = (int32_t)lround(fracs[f] * c.num_wgs);
+            c.comm_wgs = c.num_wgs - c.gemm_wgs;
+            if (duet_config_validate(&c, &r->wl, &e->hw) >= 0)
+                add_candidate(r, &c, NAN);
+        }
+        for (int32_t cw = 8; cw <= 32 && t < 2; cw *= 2) {
+            duet_config_t c = duet_config_default(&e->hw, DUET_MODE_CONCURRENT);
+            c.tile = tiles[t];
+            c.comm_wgs = cw;
+            c.gemm_wgs = e->sms - cw;
+            c.num_wgs = e->sms;
+            if (duet_config_validate(&c, &r->wl, &e->hw) >= 0)
+                add_candidate(r, &c, NAN);
+        }
+    }
+}
+
+static double stat_or_inf(const gpu_stat_t *s) { return s->ok ? s->med : INFINITY; }
+
+/* The figures of one workload, measured. */
+static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *r, int warmup, int reps, int top, int grid,
+                           const gpu_bufs_t *b)
+{
+    vendor_job_t vj = {e, &r->wl, b, V_GEMM, 0, 0};
+    gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_gemm);
+    vj.kind = V_COLL;
+    gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_coll);
+    vj.kind = V_SEQ;
+    gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_seq);
+    vj.kind = V_STREAMS;
+    gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_streams);
+    for (int i = 0; i < 3; i++) {
+        vj.kind = V_CARVE;
+        vj.sm_target = e->sms - bench_carve[i];
+        vj.slot = i + 1;
+        gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_carve[i]);
+    }
+
+    gpu_duet_job_t dj;
+    duet_workload_t g = gpu_gemm_part(&r->wl), c = gpu_comm_part(&r->wl);
+    duet_config_t gc = duet_config_default(&e->hw, DUET_MODE_FUSED);
+    gc.gemm_wgs = gc.num_wgs;
+    gc.comm_wgs = 0;
+    gpu_duet_job_init(&dj, e, &g, &gc, b);
+    gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_gemm);
+    r->best_comm = -1;
+    for (int i = 0; i < BENCH_NCOMM; i++) {
+        duet_config_t cc = duet_config_default(&e->hw, DUET_MODE_FUSED);
+        cc.num_wgs = bench_comm_ctas[i] < e->sms ? bench_comm_ctas[i] : e->sms;
+        cc.gemm_wgs = 0;
+        cc.comm_wgs = cc.num_wgs;
+        gpu_duet_job_init(&dj, e, &c, &cc, b);
+        gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_comm[i]);
+        if (r->d_comm[i].ok && (r->best_comm < 0 || r->d_comm[i].med < r->d_comm[r->best_comm].med))
+            r->best_comm = i;
+    }
+
+    r->fused_def = duet_config_default(&e->hw, DUET_MODE_FUSED);
+    r->conc_def = duet_config_default(&e->hw, DUET_MODE_CONCURRENT);
+    gpu_duet_job_init(&dj, e, &r->wl, &r->fused_def, b);
+    gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_fused_def);
+    gpu_duet_job_init(&dj, e, &r->wl, &r->conc_def, b);
+    gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_conc_def);
+
+    bench_candidates(e, ws, r, top, grid);
+    for (int m = 0; m < DUET_MODE_COUNT; m++)
+        r->best_mode[m] = -1;
+    for (int i = 0; i < r->n_sweep; i++) {
+        gpu_duet_job_init(&dj, e, &r->wl, &r->sweep_cfg[i], b);
+        gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->sweep[i]);
+        int32_t m = r->sweep_cfg[i].mode;
+        if (r->sweep[i].ok && (r->best_mode[m] < 0 || r->sweep[i].med < r->sweep[r->best_mode[m]].med))
+            r->best_mode[m] = i;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Derived figures                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct bench_derived {
+    double bound, best_vendor, best_duet, duet_gemm, duet_comm;
+    const char *best_vendor_name;
+    const char *best_duet_name;
+} bench_derived_t;
+
+static void bench_derive(const bench_row_t *r, bench_derived_t *d)
+{
+    d->bound = fmax(stat_or_inf(&r->v_gemm), stat_or_inf(&r->v_coll));
+    struct {
+        const char *name;
+        const gpu_stat_t *s;
+    } v[] = {{"sequential", &r->v_seq},
+             {"two streams", &r->v_streams},
+             {"carve-out 8", &r->v_carve[0]},
+             {"carve-out 16", &r->v_carve[1]},
+             {"carve-out 32", &r->v_carve[2]}};
+    d->best_vendor = INFINITY;
+    d->best_vendor_name = "-";
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        if (stat_or_inf(v[i].s) < d->best_vendor) {
+            d->best_vendor = v[i].s->med;
+            d->best_vendor_name = v[i].name;
+        }
+    d->best_duet = INFINITY;
+    d->best_duet_name = "-";
+    if (stat_or_inf(&r->d_fused_def) < d->best_duet) {
+        d->best_duet = r->d_fused_def.med;
+        d->best_duet_name = "fused default";
+    }
+    if (stat_or_inf(&r->d_conc_def) < d->best_duet) {
+        d->best_duet = r->d_conc_def.med;
+        d->best_duet_name = "concurrent default";
+    }
+    for (int m = 0; m < DUET_MODE_COUNT; m++)
+        if (r->best_mode[m] >= 0 && r->sweep[r->best_mode[m]].med < d->best_duet) {
+            d->best_duet = r->sweep[r->best_mode[m]].med;
+            d->best_duet_name = m == DUET_MODE_FUSED ? "fused sweep" : "concurrent sweep";
+        }
+    d->duet_gemm = stat_or_inf(&r->d_gemm);
+    d->duet_comm = r->best_comm >= 0 ? r->d_comm[r->best_comm].med : INFINITY;
+}
+
+static cJSON *stat_json(const gpu_stat_t *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", s->ok);
+    if (s->ok) {
+        cJSON_AddNumberToObject(o, "ms", s->med);
+        cJSON_AddNumberToObject(o, "min_ms", s->min);
+        cJSON_AddNumberToObject(o, "max_ms", s->max);
+        cJSON_AddNumberToObject(o, "n", s->n);
+    } else {
+        cJSON_AddStringToObject(o, "error", s->error);
+    }
+    return o;
+}
+
+static cJSON *cfg_json(const duet_config_t *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    char t[32];
+    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
+    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
+    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
+    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
+    snprintf(t, sizeof(t), "%dx%dx%d", c->tile.bm, c->tile.bn, c->tile.bk);
+    cJSON_AddStringToObject(o, "tile", t);
+    snprintf(t, sizeof(t), "%dx%d", c->cm, c->cn);
+    cJSON_AddStringToObject(o, "comm_tile", t);
+    cJSON_AddNumberToObject(o, "group_m", c->group_m);
+    return o;
+}
+
+static cJSON *stat_cfg_json(const gpu_stat_t *s, const duet_config_t *c, double pred)
+{
+    cJSON *o = stat_json(s);
+    cJSON_AddItemToObject(o, "config", cfg_json(c));
+    if (isfinite(pred))
+        cJSON_AddNumberToObject(o, "pred_ms", pred);
+    return o;
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *row_json(const bench_row_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    const duet_workload_t *w = &r->wl;
+    cJSON_AddStringToObject(o, "collective", duet_collective_name(w->coll));
+    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(w->dtype));
+    cJSON_AddNumberToObject(o, "m", (double)w->m);
+    cJSON_AddNumberToObject(o, "n", (double)w->n);
+    cJSON_AddNumberToObject(o, "k", (double)w->k);
+    cJSON_AddNumberToObject(o, "mc", (double)w->mc);
+    cJSON_AddNumberToObject(o, "nc", (double)w->nc);
+    cJSON_AddNumberToObject(o, "world", w->world);
+    cJSON_AddNumberToObject(o, "comm_bytes_per_rank", (double)duet_op_src_bytes(w));
+    cJSON *v = cJSON_AddObjectToObject(o, "vendor");
+    cJSON_AddItemToObject(v, "gemm", stat_json(&r->v_gemm));
+    cJSON_AddItemToObject(v, "collective", stat_json(&r->v_coll));
+    cJSON_AddItemToObject(v, "sequential", stat_json(&r->v_seq));
+    cJSON_AddItemToObject(v, "two_streams", stat_json(&r->v_streams));
+    for (int i = 0; i < 3; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "carve_out_%d", bench_carve[i]);
+        cJSON_AddItemToObject(v, k, stat_json(&r->v_carve[i]));
+    }
+    cJSON *d = cJSON_AddObjectToObject(o, "duet");
+    cJSON_AddItemToObject(d, "gemm", stat_json(&r->d_gemm));
+    cJSON *ca = cJSON_AddArrayToObject(d, "collective");
+    for (int i = 0; i < BENCH_NCOMM; i++) {
+        cJSON *x = stat_json(&r->d_comm[i]);
+        cJSON_AddNumberToObject(x, "ctas", bench_comm_ctas[i]);
+        cJSON_AddItemToArray(ca, x);
+    }
+    cJSON_AddItemToObject(d, "fused_default", stat_cfg_json(&r->d_fused_def, &r->fused_def, NAN));
+    cJSON_AddItemToObject(d, "concurrent_default", stat_cfg_json(&r->d_conc_def, &r->conc_def, NAN));
+    cJSON *sw = cJSON_AddArrayToObject(d, "sweep");
+    for (int i = 0; i < r->n_sweep; i++)
+        cJSON_AddItemToArray(sw, stat_cfg_json(&r->sweep[i], &r->sweep_cfg[i], r->sweep_pred[i]));
+    bench_derived_t x;
+    bench_derive(r, &x);
+    cJSON *dv = cJSON_AddObjectToObject(o, "derived");
+    add_num(dv, "bound_ms", x.bound);
+    add_num(dv, "best_vendor_ms", x.best_vendor);
+    cJSON_AddStringToObject(dv, "best_vendor", x.best_vendor_name);
+    add_num(dv, "best_duet_ms", x.best_duet);
+    cJSON_AddStringToObject(dv, "best_duet", x.best_duet_name);
+    add_num(dv, "duet_over_bound", x.best_duet / x.bound);
+    add_num(dv, "vendor_over_bound", x.best_vendor / x.bound);
+    add_num(dv, "speedup_over_vendor", x.best_vendor / x.best_duet);
+    add_num(dv, "gemm_tflops_ratio", stat_or_inf(&r->v_gemm) / x.duet_gemm);
+    add_num(dv, "collective_speed_ratio", stat_or_inf(&r->v_coll) / x.duet_comm);
+    if (r->best_comm >= 0)
+        cJSON_AddNumberToObject(dv, "collective_best_ctas", bench_comm_ctas[r->best_comm]);
+    if (w->coll == DUET_COLL_ALL_GATHER && isfinite(x.duet_comm))
+        add_num(dv, "all_gather_push_gbs", (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm * 1e-3) / 1e9);
+    return o;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof(double), cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone). */
+static duet_status_t bench_svg(const bench_row_t *rows, int n, const gpu_env_t *e, const char *path)
+{
+    const double left = 330, W = 1100, bar = 7, row_h = 20, top = 70;
+    double H = top + n * row_h + 60, xmax = 2.5, pw = W - left - 40;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return DUET_ERR_NO_MEMORY;
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+            "height=\"%.0f\"><rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\" font-family=\"sans-serif\">%s x%d: makespan "
+            "/ max(GEMM alone, collective alone), vendor best practice vs duet best</text>\n"
+            "<rect x=\"20\" y=\"38\" width=\"14\" height=\"8\" fill=\"#9d9d9d\"/><text x=\"40\" y=\"46\" "
+            "font-size=\"12\" font-family=\"sans-serif\">best of sequential, two streams, carve-outs (%s)</text>\n"
+            "<rect x=\"460\" y=\"38\" width=\"14\" height=\"8\" fill=\"#4c78a8\"/><text x=\"480\" y=\"46\" "
+            "font-size=\"12\" font-family=\"sans-serif\">best duet mode</text>\n",
+            W, H, e->device, e->world, duet_vendor_describe(e->vendor));
+    for (double x = 0; x <= xmax + 1e-9; x += 0.25) {
+        double px = left + x / xmax * pw;
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" font-family=\"sans-serif\">%.2f</text>\n",
+                px, top - 6, px, top + n * row_h, fabs(x - 1) < 1e-9 ? "#d62728" : "#e0e0e0",
+                fabs(x - 1) < 1e-9 ? "1.5" : "0.7", px, top + n * row_h + 14, x);
+    }
+    for (int i = 0; i < n; i++) {
+        bench_derived_t d;
+        bench_derive(&rows[i], &d);
+        const duet_workload_t *w = &rows[i].wl;
+        double y = top + i * row_h;
+        fprintf(f,
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" font-family=\"monospace\">%lldx%lldx%lld "
+                "%s %lldx%lld</text>\n",
+                left - 8, y + 12, (long long)w->m, (long long)w->n, (long long)w->k, duet_collective_name(w->coll),
+                (long long)w->mc, (long long)w->nc);
+        double vals[2] = {d.best_vendor / d.bound, d.best_duet / d.bound};
+        const char *cols[2] = {"#9d9d9d", "#4c78a8"};
+        for (int k = 0; k < 2; k++) {
+            if (!isfinite(vals[k]))
+                continue;
+            double wpx = fmin(vals[k], xmax) / xmax * pw;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", left,
+                    y + 2 + k * (bar + 1), wpx, bar, cols[k]);
+        }
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-family=\"sans-serif\">%.2fx</text>\n",
+                left + fmin(fmax(vals[0], vals[1]), xmax) / xmax * pw + 4, y + 12,
+                isfinite(vals[0] / vals[1]) ? vals[0] / vals[1] : 0);
+    }
+    fprintf(f, "</svg>\n");
+    fclose(f);
+    duet_status_t st = duet__write_file_atomic(path, buf, len);
+    free(buf);
+    return st;
+}
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f, "usage: mpirun -np W duet bench [--shapes FILE] [--collective LIST] [--dtype fp16|bf16] [--repeats N]\n"
+               "                  [--warmup N] [--top K] [--no-grid] [--json FILE] [--svg FILE] [--hw PROFILE]\n"
+               "\n"
+               "Times duet against the vendor libraries (cuBLASLt + NCCL on NVIDIA, hipBLASLt + RCCL on AMD) in the same\n"
+               "run, one rank per GPU. Default workloads: the reference design's 15 GEMM shapes x all five collectives\n"
+               "at this world size. Prints a table, writes every figure as JSON and a picture of the makespans.\n"
+               "\n"
+               "options:\n"
+               "  --shapes FILE      workloads from a shape file ('MxNxK McxNc COLL[,COLL] [dtype]' per line)\n"
+               "  --collective LIST  restrict the default set to these collectives (comma-separated)\n"
+               "  --dtype D          fp16 (default) or bf16\n"
+               "  --repeats N        timed runs per figure (default 20), after --warmup N (default 5)\n"
+               "  --top K            the simulator's K best configurations per mode join the sweep (default 4)\n"
+               "  --no-grid          sweep only the simulator's picks, not the coarse grid\n"
+               "  --json FILE        every figure (default bench-<arch>-w<W>.json)\n"
+               "  --svg FILE         makespans relative to the bound, vendor best vs duet best\n"
+               "  --hw PROFILE       profile for the simulator's picks (default: by architecture)\n"
+               "\n"
+               "example:\n"
+               "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet bench --repeats 20 --json bench/results/h200-w2.json \\\n"
+               "      --svg bench/results/h200-w2.svg\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_WARM, O_TOP, O_NOGRID, O_JSON, O_SVG, O_HW };
+    static const struct option longopts[] = {
+        {"shapes", required_argument, NULL, O_SHAPES}, {"collective", required_argument, NULL, O_COLL},
+        {"dtype", required_argument, NULL, O_DTYPE},   {"repeats", required_argument, NULL, O_REP},
+        {"warmup", required_argument, NULL, O_WARM},   {"top", required_argument, NULL, O_TOP},
+        {"no-grid", no_argument, NULL, O_NOGRID},      {"json", required_argument, NULL, O_JSON},
+        {"svg", required_argument, NULL, O_SVG},       {"hw", required_argument, NULL, O_HW},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
+    const char *shapes = NULL, *json = NULL, *svg = NULL, *hw = NULL;
+    uint32_t colls = 0;
+    int32_t dtype = DUET_DTYPE_FP16;
+    long long reps = 20, warm = 5, top = 4;
+    int grid = 1, opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            bench_usage(stdout);
+            return CLI_EXIT_OK;
+        case O_SHAPES:
+            shapes = optarg;
+            break;
+        case O_COLL: {
+            char buf[128];
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            for (char *s = NULL, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
+                int32_t c;
+                if (duet_collective_parse(t, &c) < 0 || c == DUET_COLL_NONE)
+                    return cli_usage_error("bench", "--collective: '%s' is not a collective", t);
+                colls |= 1u << c;
+            }
+            break;
+        }
+        case O_DTYPE:
+            if (duet_dtype_parse(optarg, &dtype) < 0)
+                return cli_usage_error("bench", "--dtype: %s", duet_last_error());
+            break;
+        case O_REP:
+            if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
+                return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", optarg);
+            break;
+        case O_WARM:
+            if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
+                return cli_usage_error("bench", "--warmup: '%s' is not a non-negative integer", optarg);
+            break;
+        case O_TOP:
+            if (cli_parse_i64(optarg, 0, 64, &top) != 0)
+                return cli_usage_error("bench", "--top: '%s' is not an integer in [0, 64]", optarg);
+            break;
+        case O_NOGRID:
+            grid = 0;
+            break;
+        case O_JSON:
+            json = optarg;
+            break;
+        case O_SVG:
+            svg = optarg;
+            break;
+        case O_HW:
+            hw = optarg;
+            break;
+        default:
+            return cli_getopt_error("bench", argv, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+
+    gpu_env_t e;
+    gpu_env_params_t ep = {0};
+    ep.heap_bytes = (size_t)2 << 30;
+    ep.hw = hw;
+    ep.vendor = 1;
+    ep.n_capped = 3;
+    memcpy(ep.capped_ctas, bench_carve, sizeof(bench_carve));
+    int rc = gpu_env_init(&e, "bench", &argc, &argv, &ep);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    duet_workloads_t wls = {NULL, 0};
+    duet_status_t st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls)
+                              : duet_workloads_seed(e.world, colls, dtype, &wls);
+    bench_row_t *rows = NULL;
+    duet_sim_ws_t *ws = NULL;
+    if (st < 0) {
+        rc = cli_fail("bench", st);
+        goto out;
+    }
+    rows = calloc(wls.n, sizeof(*rows));
+    if (rows == NULL || duet_sim_ws_create(&ws) < 0) {
+        rc = cli_fail("bench", DUET_ERR_NO_MEMORY);
+        goto out;
+    }
+    double t0 = gpu_now();
+    for (size_t i = 0; i < wls.n; i++) {
+        bench_row_t *r = &rows[i];
+        r->wl = wls.w[i];
+        char what[96];
+        snprintf(what, sizeof(what), "%lldx%lldx%lld %s", (long long)r->wl.m, (long long)r->wl.n, (long long)r->wl.k,
+                 duet_collective_name(r->wl.coll));
+        gpu_progress(&e, what, i, wls.n, t0);
+        gpu_bufs_t b;
+        if ((st = gpu_bufs_alloc(&e, &r->wl, 1000 + i, &b)) < 0) {
+            rc = cli_fail("bench", st);
+            goto out;
+        }
+        bench_workload(&e, ws, r, (int)warm, (int)reps, (int)top, grid, &b);
+        gpu_bufs_free(&e, &b);
+    }
+    gpu_progress(&e, "done", wls.n, wls.n, t0);
+
+    if (e.rank == 0) {
+        /* The table, then the summary lines of docs/performance.md. */
+        printf("%-22s %-14s %8s %8s %8s %8s %-12s %8s %-18s %6s %6s %6s %6s\n", "GEMM", "collective", "vGEMM", "vColl",
+               "bound", "vBest", "(which)", "duet", "(which)", "d/bnd", "v/d", "G tf", "C sp");
+        double *over_bound = calloc(wls.n, sizeof(double)), *speedup = calloc(wls.n, sizeof(double));
+        double *g_big = calloc(wls.n, sizeof(double)), *g_small = calloc(wls.n, sizeof(double));
+        int nb = 0, ns = 0, ngb = 0, ngs = 0, comm_short = 0, comm_n = 0;
+        double g_min_big = INFINITY;
+        for (size_t i = 0; i < wls.n; i++) {
+            bench_derived_t d;
+            bench_derive(&rows[i], &d);
+            const duet_workload_t *w = &rows[i].wl;
+            char g[32];
+            snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
+            double gr = stat_or_inf(&rows[i].v_gemm) / d.duet_gemm, cr = stat_or_inf(&rows[i].v_coll) / d.duet_comm;
+            printf("%-22s %-14s %8.4f %8.4f %8.4f %8.4f %-12s %8.4f %-18s %6.3f %6.3f %6.3f %6.3f\n", g,
+                   duet_collective_name(w->coll), stat_or_inf(&rows[i].v_gemm), stat_or_inf(&rows[i].v_coll), d.bound,
+                   d.best_vendor, d.best_vendor_name, d.best_duet, d.best_duet_name, d.best_duet / d.bound,
+                   d.best_vendor / d.best_duet, gr, cr);
+            if (isfinite(d.best_duet / d.bound))
+                over_bound[nb++] = d.best_duet / d.bound;
+            if (isfinite(d.best_vendor / d.best_duet))
+                speedup[ns++] = d.best_vendor / d.best_duet;
+            if (isfinite(gr) && w->coll == DUET_COLL_ALL_GATHER) { /* each GEMM once */
+                if (w->m >= 512) {
+                    g_big[ngb++] = gr;
+                    g_min_big = fmin(g_min_big, gr);
+                } else {
+                    g_small[ngs++] = gr;
+                }
+            }
+            if (isfinite(cr) && duet_op_src_bytes(w) >= (1u << 20)) {
+                comm_n++;
+                comm_short += cr < 1.0;
+            }
+        }
+        printf("\nsummary (%zu workloads, %s, %s x%d, median of %lld after %lld warm-up):\n", wls.n,
+               duet_dtype_name(dtype), e.device, e.world, reps, warm);
+        printf("  duet GEMM / %s TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
+               "vendor", median_of(g_big, ngb), g_min_big, median_of(g_small, ngs));
+        printf("  duet collective faster than the vendor's: %d of %d workloads with >= 1 MB per rank\n",
+               comm_n - comm_short, comm_n);
+        printf("  best duet makespan / bound: median %.3f\n", median_of(over_bound, nb));
+        printf("  best vendor practice / best duet: median %.3f\n", median_of(speedup, ns));
+        free(over_bound);
+        free(speedup);
+        free(g_big);
+        free(g_small);
+
+        char defpath[128];
+        if (json == NULL) {
+            snprintf(defpath, sizeof(defpath), "bench-%s-w%d.json", e.arch, e.world);
+            json = defpath;
+        }
+        cJSON *o = cJSON_CreateObject();
+        time_t now = time(NULL);
+        char date[32];
+        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        cJSON_AddStringToObject(o, "schema", "duet-bench/1");
+        cJSON_AddStringToObject(o, "device", e.device);
+        cJSON_AddStringToObject(o, "arch", e.arch);
+        cJSON_AddNumberToObject(o, "sms", e.sms);
+        cJSON_AddNumberToObject(o, "world", e.world);
+        cJSON_AddStringToObject(o, "driver", e.driver);
+        cJSON_AddStringToObject(o, "runtime", e.runtime);
+        cJSON_AddStringToObject(o, "vendor", duet_vendor_describe(e.vendor));
+        cJSON_AddStringToObject(o, "date", date);
+        cJSON_AddStringToObject(o, "duet", DUET_VERSION);
+        cJSON_AddNumberToObject(o, "repeats", (double)reps);
+        cJSON_AddNumberToObject(o, "warmup", (double)warm);
+        cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
+        for (size_t i = 0; i < wls.n; i++)
+            cJSON_AddItemToArray(arr, row_json(&rows[i]));
+        char *text = cJSON_Print(o);
+        cJSON_Delete(o);
+        if (text == NULL || (st = duet__write_file_atomic(json, text, strlen(text))) < 0)
+            rc = cli_fail("bench", text ? st : DUET_ERR_NO_MEMORY);
+        cJSON_free(text);
+        if (rc == CLI_EXIT_OK && svg && (st = bench_svg(rows, (int)wls.n, &e, svg)) < 0)
+            rc = cli_fail("bench", st);
+        if (rc == CLI_EXIT_OK)
+            printf("wrote %s%s%s\n", json, svg ? " and " : "", svg ? svg : "");
+    }
+out:
+    duet_sim_ws_destroy(ws);
+    free(rows);
+    duet_workloads_free(&wls);
+    gpu_env_fini(&e);
+    return rc;
+}

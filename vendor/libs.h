@@ -1,0 +1,68 @@
+/*
+ * The vendor libraries' names, spelled once. The source uses hipBLASLt and RCCL names (RCCL
+ * keeps NCCL's); under nvcc they map to cuBLASLt and NCCL here, the same way backend/gpu.h maps
+ * the runtime. Also the few runtime names the timing code needs that the backend does not use.
+ */
+#ifndef DUET_VENDOR_LIBS_H
+#define DUET_VENDOR_LIBS_H
+
+#include "backend/gpu.h"
+
+#if defined(DUET_GPU_AMD)
+#include <hipblaslt/hipblaslt.h>
+#include <rccl/rccl.h>
+#define DUET_BLASLT_NAME "hipBLASLt"
+#define DUET_CCL_NAME "RCCL"
+/* hipBLASLt has no SM-count target (anchors.md: pytorch #149280). */
+#define DUET_BLASLT_HAS_SM_TARGET 0
+#else
+#include <cublasLt.h>
+#include <nccl.h>
+#define DUET_BLASLT_NAME "cuBLASLt"
+#define DUET_CCL_NAME "NCCL"
+#define DUET_BLASLT_HAS_SM_TARGET 1
+#define HIPBLASLT_MATMUL_DESC_SM_COUNT_TARGET CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET
+
+#define hipblasLtHandle_t cublasLtHandle_t
+#define hipblasLtCreate cublasLtCreate
+#define hipblasLtDestroy cublasLtDestroy
+#define hipblasLtMatmulDesc_t cublasLtMatmulDesc_t
+#define hipblasLtMatmulDescCreate cublasLtMatmulDescCreate
+#define hipblasLtMatmulDescDestroy cublasLtMatmulDescDestroy
+#define hipblasLtMatmulDescSetAttribute cublasLtMatmulDescSetAttribute
+#define hipblasLtMatrixLayout_t cublasLtMatrixLayout_t
+#define hipblasLtMatrixLayoutCreate cublasLtMatrixLayoutCreate
+#define hipblasLtMatrixLayoutDestroy cublasLtMatrixLayoutDestroy
+#define hipblasLtMatmulPreference_t cublasLtMatmulPreference_t
+#define hipblasLtMatmulPreferenceCreate cublasLtMatmulPreferenceCreate
+#define hipblasLtMatmulPreferenceDestroy cublasLtMatmulPreferenceDestroy
+#define hipblasLtMatmulPreferenceSetAttribute cublasLtMatmulPreferenceSetAttribute
+#define hipblasLtMatmulHeuristicResult_t cublasLtMatmulHeuristicResult_t
+#define hipblasLtMatmulAlgoGetHeuristic cublasLtMatmulAlgoGetHeuristic
+#define hipblasLtMatmulAlgo_t cublasLtMatmulAlgo_t
+#define hipblasLtMatmul cublasLtMatmul
+#define hipblasLtGetVersion cublasLtGetVersion
+#define HIPBLASLT_MATMUL_DESC_TRANSA CUBLASLT_MATMUL_DESC_TRANSA
+#define HIPBLASLT_MATMUL_DESC_TRANSB CUBLASLT_MATMUL_DESC_TRANSB
+#define HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+#define hipblasStatus_t cublasStatus_t
+#define HIPBLAS_STATUS_SUCCESS CUBLAS_STATUS_SUCCESS
+#define hipblasOperation_t cublasOperation_t
+#define HIPBLAS_OP_T CUBLAS_OP_T
+#define HIPBLAS_OP_N CUBLAS_OP_N
+#define hipblasComputeType_t cublasComputeType_t
+#define HIPBLAS_COMPUTE_32F CUBLAS_COMPUTE_32F
+#define hipDataType cudaDataType_t
+#define HIP_R_16F CUDA_R_16F
+#define HIP_R_16BF CUDA_R_16BF
+#define HIP_R_32F CUDA_R_32F
+
+#define hipEventCreate cudaEventCreate
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipEventSynchronize cudaEventSynchronize
+#define hipDriverGetVersion cudaDriverGetVersion
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipStreamCreate cudaStreamCreate
+#endif
+
+#endif /* DUET_VENDOR_LIBS_H */
