@@ -98,5 +98,9 @@ int cmd_plan(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_bench_sim(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_derive_candidates(int argc, char **argv);
 
 #endif /* DUET_CLI_H */

@@ -5,6 +5,27 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#ifdef DUET_GPU_BUILD
+#include "cli/gpu/gpu.h"
+#endif
+
+/* Commands that need the GPU build: in the CPU build they say so and exit 2. */
+#ifdef DUET_GPU_BUILD
+#define cmd_bench_gpu cmd_bench
+#else
+static int cmd_needs_gpu(const char *cmd)
+{
+    fprintf(stderr, "duet: %s: needs a GPU build of duet (make gpu; then mpirun -np W build-gpu/duet %s ...)\n", cmd,
+            cmd);
+    return CLI_EXIT_USAGE;
+}
+static int cmd_bench_gpu(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return cmd_needs_gpu("bench");
+}
+#endif
 
 typedef struct cli_command {
     const char *name;
@@ -18,6 +39,11 @@ static const cli_command_t cli_commands[] = {
     {"predict", cmd_predict, "rank GEMM/comm splits and tiles by simulated makespan (no GPU)"},
     {"simulate", cmd_simulate, "simulate one configuration; write its timeline (JSON, SVG)"},
     {"bench-sim", cmd_bench_sim, "time the simulator on the reference sweeps (events per second)"},
+    {"calibrate", cmd_calibrate, "fit a profile to measured corpora (collect: GPU build) and report its accuracy"},
+    {"validate", cmd_validate, "accuracy of a profile on measured corpora, beside the reference design's rules"},
+    {"tune", cmd_tune, "tuning database (--list, --clear) and the tuner replayed on corpora (--evaluate)"},
+    {"derive-candidates", cmd_derive_candidates, "greedy candidate set and coverage curves from corpora"},
+    {"bench", cmd_bench_gpu, "duet vs cuBLASLt + NCCL side by side on the GPUs (mpirun; GPU build)"},
 };
 #define CLI_NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
 
@@ -30,7 +56,7 @@ static void cli_main_usage(FILE *f)
                "\n"
                "commands:\n");
     for (size_t i = 0; i < CLI_NCOMMANDS; i++)
-        fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+        fprintf(f, "  %-18s %s\n", cli_commands[i].name, cli_commands[i].summary);
     fprintf(f, "\n"
                "  duet <command> --help   shows a command's options and examples\n"
                "  duet --version          prints the version\n"

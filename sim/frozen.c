@@ -195,10 +195,14 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
         p.lc_unit = comm_full / (double)p.n_comm;
     }
     /* GEMM: the whole-chip time on num_wgs CTAs spread over the tiles ("CU-seconds" per tile),
-     * slowed by comm-home CTAs in proportion to the comm intensity. */
+     * slowed by comm-home CTAs in proportion to the comm intensity. Origami priced a GEMM of
+     * fewer tiles than CUs as if one tile had the whole chip, which the reference's spreading
+     * compensated; duet's stand-in already prices one wave per SM, so fewer tiles than CTAs
+     * spread over the tiles, not over the CTAs. */
     if (p.n_gemm > 0) {
         double t_full = duet_cost_gemm_static_s(hw, plan, nw) - hw->launch_us * us;
-        double l_tile = t_full * nw / (double)p.n_gemm;
+        double spread = p.n_gemm < nw ? (double)p.n_gemm : (double)nw;
+        double l_tile = t_full * spread / (double)p.n_gemm;
         double f_comm = (double)(nw - plan->cfg.gemm_wgs) / nw;
         double intensity = t_full > 0 ? comm_full / t_full : 0.0;
         p.lg = l_tile * (1.0 + hw->seed_alpha * f_comm * fmax(0.0, intensity));

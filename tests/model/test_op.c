@@ -7,6 +7,7 @@
 
 #include "duet/model.h"
 #include "duet/op.h"
+#include "../test_util.h"
 
 /* A fake heap of 64 MiB at a fixed address; the checks never dereference it. */
 #define HEAP_BASE ((uintptr_t)0x7f0000000000ull)
@@ -41,14 +42,14 @@ static duet_status_t check(int world, int rank)
     return duet_op_validate(&op, &hw, HEAP_BASE, HEAP_SIZE, world, rank);
 }
 
-TestSuite(op_validate, .init = setup, .timeout = 10);
+TestSuite(op_validate, .init = setup, T_TIMEOUT);
 
-Test(op_validate, accepts_a_valid_op, .timeout = 10)
+Test(op_validate, accepts_a_valid_op, T_TIMEOUT)
 {
     cr_assert_eq(check(2, 0), DUET_OK, "%s", duet_last_error());
 }
 
-Test(op_validate, output_sizes, .timeout = 10)
+Test(op_validate, output_sizes, T_TIMEOUT)
 {
     cr_assert_eq(duet_op_dst_rows(&op.wl), 1200);
     cr_assert_eq(duet_op_src_bytes(&op.wl), 600 * 136 * 2);
@@ -61,13 +62,13 @@ Test(op_validate, output_sizes, .timeout = 10)
     cr_assert_eq(duet_op_dst_bytes(&op.wl), 0);
 }
 
-Test(op_validate, null_op_or_profile, .timeout = 10)
+Test(op_validate, null_op_or_profile, T_TIMEOUT)
 {
     cr_assert_eq(duet_op_validate(NULL, &hw, HEAP_BASE, HEAP_SIZE, 2, 0), DUET_ERR_INVALID_ARG);
     cr_assert_eq(duet_op_validate(&op, NULL, HEAP_BASE, HEAP_SIZE, 2, 0), DUET_ERR_INVALID_ARG);
 }
 
-Test(op_validate, world_and_rank, .timeout = 10)
+Test(op_validate, world_and_rank, T_TIMEOUT)
 {
     cr_assert_eq(check(3, 0), DUET_ERR_INVALID_ARG, "op.wl.world 2 on a 3-rank context");
     cr_assert_eq(check(2, 2), DUET_ERR_INVALID_ARG, "rank out of range");
@@ -76,7 +77,7 @@ Test(op_validate, world_and_rank, .timeout = 10)
     cr_assert_eq(check(DUET_OP_MAX_WORLD + 1, 0), DUET_ERR_UNSUPPORTED);
 }
 
-Test(op_validate, world_shape_mismatch, .timeout = 10)
+Test(op_validate, world_shape_mismatch, T_TIMEOUT)
 {
     op.wl.coll = DUET_COLL_REDUCE_SCATTER;
     op.wl.mc = 601;
@@ -89,7 +90,7 @@ Test(op_validate, world_shape_mismatch, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_OK, "%s", duet_last_error());
 }
 
-Test(op_validate, bad_enums_and_shapes, .timeout = 10)
+Test(op_validate, bad_enums_and_shapes, T_TIMEOUT)
 {
     op.wl.dtype = 7;
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG);
@@ -105,7 +106,7 @@ Test(op_validate, bad_enums_and_shapes, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG, "root outside the world");
 }
 
-Test(op_validate, null_pointers, .timeout = 10)
+Test(op_validate, null_pointers, T_TIMEOUT)
 {
     op.a = NULL;
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG);
@@ -118,7 +119,7 @@ Test(op_validate, null_pointers, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG, "C not element-aligned");
 }
 
-Test(op_validate, gemm_only_needs_no_comm_buffers, .timeout = 10)
+Test(op_validate, gemm_only_needs_no_comm_buffers, T_TIMEOUT)
 {
     op.wl.coll = DUET_COLL_NONE;
     op.wl.mc = op.wl.nc = 0;
@@ -127,7 +128,7 @@ Test(op_validate, gemm_only_needs_no_comm_buffers, .timeout = 10)
     cr_assert_eq(check(2, 1), DUET_OK, "%s", duet_last_error());
 }
 
-Test(op_validate, comm_only_needs_no_gemm_operands, .timeout = 10)
+Test(op_validate, comm_only_needs_no_gemm_operands, T_TIMEOUT)
 {
     op.wl.m = op.wl.n = op.wl.k = 0;
     op.a = op.b = NULL;
@@ -135,7 +136,7 @@ Test(op_validate, comm_only_needs_no_gemm_operands, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_OK, "%s", duet_last_error());
 }
 
-Test(op_validate, buffers_outside_the_heap, .timeout = 10)
+Test(op_validate, buffers_outside_the_heap, T_TIMEOUT)
 {
     op.src = (const void *)(uintptr_t)0x400000;
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG);
@@ -153,7 +154,7 @@ Test(op_validate, buffers_outside_the_heap, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_OK, "%s", duet_last_error());
 }
 
-Test(op_validate, overlapping_buffers, .timeout = 10)
+Test(op_validate, overlapping_buffers, T_TIMEOUT)
 {
     op.dst = (void *)(HEAP_BASE + 4096 + 100);
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG, "src and dst overlap");
@@ -162,7 +163,7 @@ Test(op_validate, overlapping_buffers, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG, "C overlaps src");
 }
 
-Test(op_validate, configurations_the_kernel_cannot_run, .timeout = 10)
+Test(op_validate, configurations_the_kernel_cannot_run, T_TIMEOUT)
 {
     op.cfg.num_wgs = hw.n_sms + 1;
     op.cfg.comm_wgs = op.cfg.num_wgs - op.cfg.gemm_wgs;
@@ -183,7 +184,7 @@ Test(op_validate, configurations_the_kernel_cannot_run, .timeout = 10)
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG, "concurrent GEMM kernel with no CTA");
 }
 
-Test(op_validate, negative_timeout, .timeout = 10)
+Test(op_validate, negative_timeout, T_TIMEOUT)
 {
     op.timeout_ms = -1;
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG);

@@ -1,0 +1,103 @@
+/*
+ * Internal helpers of the calibration layer (not installed). Names start with duet__cal_.
+ *
+ * GSL stays behind this layer: GSL_CHECK translates a GSL status into a duet status at the
+ * boundary, recording the explanation once (convention 2).
+ */
+#ifndef DUET_CALIBRATE_INTERNAL_H
+#define DUET_CALIBRATE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "duet/calibrate.h"
+#include "model/internal.h"
+
+/** Translate a GSL status into a duet status and record "<what>: GSL: <gsl_strerror>". */
+duet_status_t duet__cal_gsl_error(int gsl_status, const char *what);
+
+/** A GSL call at the foreign boundary: on failure, record once and go to the cleanup label. */
+#define GSL_CHECK_GOTO(_call, _what, _status, _label)                                                                  \
+    do {                                                                                                               \
+        int _gs = (_call);                                                                                             \
+        if (_gs != 0) {                                                                                                \
+            (_status) = duet__cal_gsl_error(_gs, (_what));                                                             \
+            goto _label;                                                                                               \
+        }                                                                                                              \
+    } while (0)
+
+/** A GSL call at the foreign boundary: on failure, record once and return. */
+#define GSL_CHECK(_call, _what)                                                                                        \
+    do {                                                                                                               \
+        int _gs = (_call);                                                                                             \
+        if (_gs != 0)                                                                                                  \
+            return duet__cal_gsl_error(_gs, (_what));                                                                  \
+    } while (0)
+
+/*
+ * The rows of one or more corpora, flattened, grouped by shape, with their plans built once
+ * (a plan does not depend on the profile, so every simulation of a fit reuses it).
+ */
+typedef struct duet__cal_set {
+    size_t n;
+    const duet_corpus_row_t **row; /* into the caller's corpora (or array) */
+    int32_t *file;                 /* corpus the row comes from */
+    int64_t *line;                 /* index of the row in that corpus */
+    int32_t *shape;                /* shape id of the row */
+    duet_plan_t *plan;             /* plan of the row's predicted workload (measured rows only) */
+    int32_t n_shapes;
+    int32_t *fold;        /* per shape; -1 before duet__cal_set_folds() */
+    int32_t *shape_order; /* shape ids in sort order (the fold assignment order) */
+    int64_t rows_failed;
+    const duet_corpus_t *corpora; /* NULL for a set built from an array */
+    const char *const *names;     /* names of the corpora for messages; may be NULL */
+    int n_corpora;
+} duet__cal_set_t;
+
+/** Flatten the rows of n corpora (or of one array) into a set. */
+duet_status_t duet__cal_set_from_corpora(const duet_corpus_t *corpora, const char *const *names, int n,
+                                         duet__cal_set_t *s);
+duet_status_t duet__cal_set_from_array(const duet_corpus_row_t *rows, size_t n, duet__cal_set_t *s);
+void duet__cal_set_free(duet__cal_set_t *s);
+/** Assign shapes to k folds (sorted shape order, round robin). */
+duet_status_t duet__cal_set_folds(duet__cal_set_t *s, int32_t k);
+/** 1 if the set's row i can be predicted by `policy` (measured; frozen: fused only). */
+int duet__cal_row_usable(const duet__cal_set_t *s, size_t i, const duet_sim_policy_ops_t *policy);
+/**
+ * Check that the profile can run every usable row (same SM count as the corpora, tiles that fit),
+ * naming the first offending corpus and row.
+ */
+duet_status_t duet__cal_set_check(const duet__cal_set_t *s, const duet_hw_t *hw, const duet_sim_policy_ops_t *policy);
+/** "a.json" or "corpus #2": how messages name corpus f of the set. */
+const char *duet__cal_set_name(const duet__cal_set_t *s, int32_t f, char *buf, size_t n);
+/** Predict row i (ms) with the prebuilt plan. */
+duet_status_t duet__cal_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                                const duet__cal_set_t *s, size_t i, double *ms_p);
+/** Predict every usable row; others get NaN. */
+duet_status_t duet__cal_predict_all(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                                    const duet__cal_set_t *s, double *pred);
+
+/** Metrics of predictions over a set (pred[i] NaN: not predicted). `mask` (may be NULL) limits rows. */
+duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,
+                                duet_cal_metrics_t *m_p);
+
+/**
+ * Fit over the rows of the set for which `use[i]` is 1 (NULL: every usable row). `stage` and
+ * the stage indices feed the progress callback; `t0` is the run's start (CLOCK_MONOTONIC s).
+ */
+typedef struct duet__cal_stage {
+    const char *name;
+    int32_t index, count;
+    double t0;
+} duet__cal_stage_t;
+
+duet_status_t duet__cal_fit_set(const duet__cal_set_t *s, const uint8_t *use, const duet_hw_t *base,
+                                const duet_cal_params_t *p, const duet__cal_stage_t *stage, duet_cal_fit_t *fit_p);
+
+/** Monotonic wall clock, seconds. */
+double duet__cal_now(void);
+
+/** Quantile q in [0, 1] of v[0..n) (sorts v in place; linear interpolation, as numpy's default). */
+double duet__cal_quantile(double *v, size_t n, double q);
+
+#endif /* DUET_CALIBRATE_INTERNAL_H */

@@ -1,0 +1,175 @@
+/*
+ * Accuracy metrics: makespan error, and how well the predicted ranking picks configurations.
+ * These are the reference design's metrics (iris-concurrent.md 3.1, 5.3 and 9), so that its
+ * numbers and duet's compare: exact-pick rate, picks within 8 CTAs, regret of the predicted best,
+ * top-k coverage within 3 %, and the median absolute percentage error of the makespan.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/internal.h"
+
+const int duet_cal_topk[DUET_CAL_TOPK_N] = {1, 4, 8};
+
+static int duet__pred_ok(double p)
+{
+    return isfinite(p) && p > 0;
+}
+
+/* Candidates of one shape, ordered by predicted time (ties: row order, so picks are stable). */
+typedef struct duet__cand {
+    double pred;
+    size_t row;
+} duet__cand_t;
+
+static int duet__cand_cmp(const void *x, const void *y)
+{
+    const duet__cand_t *a = x, *b = y;
+    if (a->pred != b->pred)
+        return a->pred < b->pred ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static int duet__same_tile(const duet_config_t *a, const duet_config_t *b)
+{
+    return a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk;
+}
+
+duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,
+                                duet_cal_metrics_t *m_p)
+{
+    duet_status_t st = DUET_OK;
+    duet_cal_metrics_t m;
+    memset(&m, 0, sizeof(m));
+    size_t n = s->n ? s->n : 1;
+    double *ape = malloc(n * sizeof(*ape));
+    double *alone = malloc(n * sizeof(*alone));
+    size_t *by_shape = malloc(n * sizeof(*by_shape)); /* row indices grouped by shape */
+    size_t *start = calloc((size_t)s->n_shapes + 1, sizeof(*start));
+    size_t *pos = malloc(((size_t)s->n_shapes + 1) * sizeof(*pos)); /* fill cursor per shape */
+    duet__cand_t *cand = malloc(n * sizeof(*cand));
+    int32_t ns = s->n_shapes ? s->n_shapes : 1;
+    double *regret = malloc((size_t)ns * sizeof(*regret));
+    if (ape == NULL || alone == NULL || by_shape == NULL || start == NULL || pos == NULL || cand == NULL ||
+        regret == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "metrics: cannot allocate for %zu rows", s->n);
+        goto cleanup;
+    }
+
+    /* Makespan error. */
+    size_t n_ape = 0, n_alone = 0;
+    double sum_ape = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const duet_corpus_row_t *r = s->row[i];
+        if ((mask != NULL && !mask[i]) || !r->ok || !duet__pred_ok(pred[i]))
+            continue;
+        double e = fabs(pred[i] / r->ms - 1.0);
+        if (r->kind == DUET_ROW_OP) {
+            ape[n_ape++] = e;
+            sum_ape += e;
+        } else {
+            alone[n_alone++] = e;
+        }
+    }
+    if (n_ape + n_alone == 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "metrics: no measured row was predicted");
+        goto cleanup;
+    }
+    m.op_rows = (int64_t)n_ape;
+    m.ape_mean = n_ape ? sum_ape / (double)n_ape : NAN;
+    m.ape_median = duet__cal_quantile(ape, n_ape, 0.5);
+    m.ape_p95 = duet__cal_quantile(ape, n_ape, 0.95);
+    m.alone_rows = (int64_t)n_alone;
+    m.alone_ape_median = duet__cal_quantile(alone, n_alone, 0.5);
+    m.alone_ape_p95 = duet__cal_quantile(alone, n_alone, 0.95);
+
+    /* Group the op rows by shape (counting sort keeps row order inside a shape). */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->row[i]->kind == DUET_ROW_OP && s->row[i]->ok && (mask == NULL || mask[i]))
+            start[s->shape[i] + 1]++;
+    for (int32_t k = 0; k < s->n_shapes; k++)
+        start[k + 1] += start[k];
+    memcpy(pos, start, ((size_t)s->n_shapes + 1) * sizeof(*pos));
+    for (size_t i = 0; i < s->n; i++)
+        if (s->row[i]->kind == DUET_ROW_OP && s->row[i]->ok && (mask == NULL || mask[i]))
+            by_shape[pos[s->shape[i]]++] = i;
+
+    /* Picks, per shape. */
+    int32_t shapes = 0, exact = 0, within = 0, loose = 0;
+    int32_t cover[DUET_CAL_TOPK_N] = {0};
+    double sum_regret = 0;
+    for (int32_t k = 0; k < s->n_shapes; k++) {
+        size_t nc = 0, best = SIZE_MAX;
+        for (size_t j = start[k]; j < start[k + 1]; j++) {
+            size_t i = by_shape[j];
+            /* The measured best is over every measured op row, predicted or not. */
+            if (best == SIZE_MAX || s->row[i]->ms < s->row[best]->ms)
+                best = i;
+            if (duet__pred_ok(pred[i])) {
+                cand[nc].pred = pred[i];
+                cand[nc].row = i;
+                nc++;
+            }
+        }
+        if (nc < 2)
+            continue;
+        qsort(cand, nc, sizeof(*cand), duet__cand_cmp);
+        const duet_corpus_row_t *b = s->row[best], *pk = s->row[cand[0].row];
+        shapes++;
+        exact += duet_corpus_row_same_point(pk, b);
+        int near_g = abs(pk->cfg.gemm_wgs - b->cfg.gemm_wgs) <= DUET_CAL_WITHIN_CTAS;
+        int near_c = abs(pk->cfg.comm_wgs - b->cfg.comm_wgs) <= DUET_CAL_WITHIN_CTAS;
+        int same_mode = pk->cfg.mode == b->cfg.mode;
+        within += same_mode && duet__same_tile(&pk->cfg, &b->cfg) && near_g && near_c;
+        loose += same_mode && near_g;
+        double rg = pk->ms / b->ms - 1.0;
+        regret[shapes - 1] = rg;
+        sum_regret += rg;
+        for (int t = 0; t < DUET_CAL_TOPK_N; t++) {
+            double top = INFINITY;
+            for (size_t j = 0; j < nc && j < (size_t)duet_cal_topk[t]; j++)
+                top = fmin(top, s->row[cand[j].row]->ms);
+            cover[t] += top <= b->ms * (1.0 + DUET_CAL_COVER_TOL);
+        }
+    }
+    m.shapes = shapes;
+    if (shapes > 0) {
+        m.exact_pick = (double)exact / shapes;
+        m.pick_within8 = (double)within / shapes;
+        m.pick_within8_loose = (double)loose / shapes;
+        m.regret_mean = sum_regret / shapes;
+        m.regret_median = duet__cal_quantile(regret, (size_t)shapes, 0.5);
+        m.regret_p95 = duet__cal_quantile(regret, (size_t)shapes, 0.95);
+        for (int t = 0; t < DUET_CAL_TOPK_N; t++)
+            m.topk_cover[t] = (double)cover[t] / shapes;
+    } else {
+        m.exact_pick = m.pick_within8 = m.pick_within8_loose = NAN;
+        m.regret_mean = m.regret_median = m.regret_p95 = NAN;
+        for (int t = 0; t < DUET_CAL_TOPK_N; t++)
+            m.topk_cover[t] = NAN;
+    }
+    *m_p = m;
+cleanup:
+    free(regret);
+    free(cand);
+    free(pos);
+    free(start);
+    free(by_shape);
+    free(alone);
+    free(ape);
+    return st;
+}
+
+duet_status_t duet_cal_metrics_compute(const duet_corpus_row_t *rows, const double *pred_ms, size_t n,
+                                       duet_cal_metrics_t *m_p)
+{
+    DUET_CHECK(duet_cal_init());
+    if (rows == NULL || pred_ms == NULL || n == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "metrics: no rows");
+    duet__cal_set_t s;
+    DUET_CHECK(duet__cal_set_from_array(rows, n, &s));
+    duet_status_t st = duet__cal_metrics(&s, pred_ms, NULL, m_p);
+    duet__cal_set_free(&s);
+    return st;
+}

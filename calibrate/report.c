@@ -1,0 +1,579 @@
+/*
+ * Reports: the fit on every row, k-fold cross-validation grouped by shape, the same for the
+ * reference design's rules, and the JSON report ("duet-calibration/1"). Also `validate`: a
+ * profile's accuracy on corpora beside the reference rules'.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calibrate/internal.h"
+
+/* The reference design's rules as a fit: policy frozen on fused op rows, with its one effective
+ * link bandwidth (XGMI_BW_GBPS, iris-concurrent.md 3.1) as the only constant, as its author
+ * tuned it by regret sweeps over the corpus. */
+static duet_cal_params_t duet__seed_params(const duet_cal_params_t *p)
+{
+    duet_cal_params_t q = duet_cal_default_params();
+    q.policy = &duet_sim_policy_frozen;
+    q.n_fit = 1;
+    q.fit[0] = DUET_HW_F_seed_link_gbs;
+    q.kinds = 1u << DUET_ROW_OP;
+    q.modes = 1u << DUET_MODE_FUSED;
+    q.folds = p->folds;
+    q.max_iter = p->max_iter;
+    q.xtol = p->xtol;
+    q.gtol = p->gtol;
+    q.fd_step = p->fd_step;
+    q.central = p->central;
+    q.presearch = p->presearch;
+    q.threads = p->threads;
+    q.progress = p->progress;
+    q.progress_arg = p->progress_arg;
+    return q;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fits in parallel                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A report is 2 (k + 1) independent fits: duet's model and the reference rules, each on every
+ * row and on the k training sets of the cross-validation. They run as tasks on a few threads.
+ * Every task has its own simulator workspace and GSL workspace (inside duet__cal_fit_set) and
+ * writes only its own result and the held-out predictions of its own fold's rows, so the
+ * result does not depend on the number of threads or on the order the tasks finish.
+ */
+typedef struct duet__pool duet__pool_t;
+
+typedef struct duet__task {
+    duet__pool_t *pool;
+    const duet__cal_set_t *s;
+    const duet_hw_t *base;
+    const duet_cal_params_t *p;
+    int32_t fold;  /* -1: the fit on every row */
+    uint8_t *mask; /* fold >= 0: the training rows */
+    double *held;  /* fold >= 0: held-out predictions, written for this fold's rows only */
+    char name[64];
+    duet__cal_stage_t stage;
+    duet_cal_fit_t fit;
+    duet_cal_fold_t out;
+    duet_status_t st;
+    char err[DUET__ERRBUF_LEN]; /* the error text, carried from the worker thread */
+} duet__task_t;
+
+struct duet__pool {
+    duet__task_t *tasks;
+    int32_t n, next, done;
+    pthread_mutex_t mu;
+    duet_cal_progress_fn fn;
+    void *arg;
+};
+
+/* Progress from any worker: one call at a time, with the count of finished stages. */
+static void duet__pool_progress(void *arg, const duet_cal_progress_t *pr)
+{
+    duet__task_t *t = arg;
+    duet__pool_t *pool = t->pool;
+    pthread_mutex_lock(&pool->mu);
+    duet_cal_progress_t q = *pr;
+    q.stages_done = pool->done;
+    if (pool->fn != NULL)
+        pool->fn(pool->arg, &q);
+    pthread_mutex_unlock(&pool->mu);
+}
+
+static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t fold, const duet_cal_params_t *p)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const duet_corpus_row_t *r = s->row[i];
+        if (s->fold[s->shape[i]] != fold || !r->ok || !isfinite(pred[i]) || !(pred[i] > 0))
+            continue;
+        if (!(p->kinds & (1u << r->kind)) || !(p->modes & (1u << r->cfg.mode)))
+            continue;
+        double e = log(pred[i] / r->ms);
+        sum += e * e;
+        n++;
+    }
+    return n ? sqrt(sum / (double)n) : NAN;
+}
+
+static void duet__task_run(duet__task_t *t)
+{
+    duet_cal_params_t p = *t->p;
+    p.progress = duet__pool_progress;
+    p.progress_arg = t;
+    duet_sim_ws_t *ws = NULL;
+    duet_status_t st = duet__cal_fit_set(t->s, t->mask, t->base, &p, &t->stage, &t->fit);
+    if (st >= 0 && t->fold >= 0) {
+        /* Predict the shapes this fit did not see. */
+        const duet__cal_set_t *s = t->s;
+        const duet_sim_policy_ops_t *policy = p.policy ? p.policy : &duet_sim_policy_fluid;
+        st = duet_sim_ws_create(&ws);
+        for (size_t i = 0; st >= 0 && i < s->n; i++) {
+            if (s->fold[s->shape[i]] != t->fold)
+                continue;
+            t->held[i] = NAN;
+            if (duet__cal_row_usable(s, i, policy))
+                st = duet__cal_predict(ws, policy, &t->fit.hw, s, i, &t->held[i]);
+        }
+        if (st >= 0) {
+            t->out.rows_train = t->fit.rows;
+            t->out.iterations = t->fit.iterations;
+            t->out.converged = t->fit.converged;
+            t->out.rms_log_train = t->fit.rms_log_end;
+            t->out.rms_log_held_out = duet__rms_of(s, t->held, t->fold, &p);
+            for (int32_t sh = 0; sh < s->n_shapes; sh++)
+                t->out.shapes += s->fold[sh] == t->fold;
+        }
+    }
+    duet_sim_ws_destroy(ws);
+    t->st = st;
+    if (st < 0)
+        snprintf(t->err, sizeof(t->err), "%s", duet_last_error());
+}
+
+static void *duet__pool_worker(void *arg)
+{
+    duet__pool_t *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->mu);
+        int32_t i = pool->next < pool->n ? pool->next++ : -1;
+        pthread_mutex_unlock(&pool->mu);
+        if (i < 0)
+            return NULL;
+        duet__task_run(&pool->tasks[i]);
+        pthread_mutex_lock(&pool->mu);
+        pool->done++;
+        pthread_mutex_unlock(&pool->mu);
+    }
+}
+
+/* Run every task on up to `threads` threads (0: one per CPU); the caller's thread works too. */
+static duet_status_t duet__pool_run(duet__pool_t *pool, int32_t threads)
+{
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (int32_t)(cpus < 256 ? cpus : 256) : 1;
+    }
+    if (threads > pool->n)
+        threads = pool->n;
+    pthread_t tid[256];
+    int32_t started = 0;
+    for (int32_t i = 1; i < threads && i < 256; i++) {
+        /* A thread that cannot start only costs parallelism: the others take its tasks. */
+        if (pthread_create(&tid[started], NULL, duet__pool_worker, pool) == 0)
+            started++;
+    }
+    duet__pool_worker(pool);
+    for (int32_t i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    /* The first failing task, in task order, reports (on this thread's error text). */
+    for (int32_t i = 0; i < pool->n; i++)
+        if (pool->tasks[i].st < 0)
+            return duet__error(pool->tasks[i].st, "%s", pool->tasks[i].err);
+    return DUET_OK;
+}
+
+/* The tasks of one model: the fit on every row, then one per fold. */
+static duet_status_t duet__model_tasks(duet__pool_t *pool, const duet__cal_set_t *s, const duet_hw_t *base,
+                                       const duet_cal_params_t *p, const char *label, int32_t k, double t0,
+                                       double *held)
+{
+    for (int32_t f = -1; f < k; f++) {
+        duet__task_t *t = &pool->tasks[pool->n];
+        memset(t, 0, sizeof(*t));
+        t->pool = pool;
+        t->s = s;
+        t->base = base;
+        t->p = p;
+        t->fold = f;
+        t->held = held;
+        if (f < 0) {
+            snprintf(t->name, sizeof(t->name), "%s: fit on every row", label);
+        } else {
+            snprintf(t->name, sizeof(t->name), "%s: fold %d/%d", label, (int)f + 1, (int)k);
+            t->mask = malloc(s->n ? s->n : 1);
+            if (t->mask == NULL)
+                return duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate for %zu rows", s->n);
+            for (size_t i = 0; i < s->n; i++)
+                t->mask[i] = s->fold[s->shape[i]] != f; /* train on the other folds */
+        }
+        t->stage.name = t->name;
+        t->stage.index = pool->n;
+        t->stage.t0 = t0;
+        pool->n++;
+    }
+    return DUET_OK;
+}
+
+/* Metrics of one model from its finished tasks (first = the fit on every row). */
+static duet_status_t duet__model_assemble(const duet__cal_set_t *s, duet_sim_ws_t *ws, const duet_hw_t *base,
+                                          const duet_cal_params_t *p, const duet__task_t *tasks, int32_t k,
+                                          const double *held, double *pred, duet_cal_model_report_t *mr)
+{
+    const duet_sim_policy_ops_t *policy = p->policy ? p->policy : &duet_sim_policy_fluid;
+    memset(mr, 0, sizeof(*mr));
+    DUET_CHECK(duet__cal_predict_all(ws, policy, base, s, pred));
+    DUET_CHECK(duet__cal_metrics(s, pred, NULL, &mr->start));
+    mr->fit = tasks[0].fit;
+    DUET_CHECK(duet__cal_predict_all(ws, policy, &mr->fit.hw, s, pred));
+    DUET_CHECK(duet__cal_metrics(s, pred, NULL, &mr->in_sample));
+    mr->folds = k;
+    for (int32_t f = 0; f < k; f++)
+        mr->fold[f] = tasks[1 + f].out;
+    if (k > 0)
+        DUET_CHECK(duet__cal_metrics(s, held, NULL, &mr->held_out));
+    return DUET_OK;
+}
+
+duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *base,
+                               const duet_cal_params_t *p, duet_cal_fit_t *fit_p)
+{
+    DUET_CHECK(duet_cal_init());
+    duet__cal_set_t s;
+    DUET_CHECK(duet__cal_set_from_corpora(corpora, names, n, &s));
+    duet_status_t st = duet__cal_set_check(&s, base, p->policy ? p->policy : &duet_sim_policy_fluid);
+    if (st >= 0) {
+        duet__cal_stage_t stage = {"fit", 0, 1, duet__cal_now()};
+        st = duet__cal_fit_set(&s, NULL, base, p, &stage, fit_p);
+    }
+    duet__cal_set_free(&s);
+    return st;
+}
+
+/* Refuse corpora with nothing measured, naming the file and, for all-failed ones, why. */
+static duet_status_t duet__check_measured(const duet__cal_set_t *s)
+{
+    char name[256];
+    for (int f = 0; s->corpora != NULL && f < s->n_corpora; f++) {
+        const duet_corpus_t *c = &s->corpora[f];
+        size_t ok = 0;
+        for (size_t j = 0; j < c->n; j++)
+            ok += c->rows[j].ok != 0;
+        if (c->n == 0)
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: the corpus has no rows (nothing was measured)",
+                               duet__cal_set_name(s, f, name, sizeof(name)));
+        if (ok == 0)
+            return duet__error(DUET_ERR_INVALID_ARG,
+                               "%s: all %zu rows are failed measurements (the first says: %s); nothing to fit",
+                               duet__cal_set_name(s, f, name, sizeof(name)), c->n, c->rows[0].error);
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *base,
+                                  const duet_cal_params_t *p, duet_cal_report_t *rep_p)
+{
+    DUET_CHECK(duet_cal_init());
+    const double t0 = duet__cal_now();
+    duet__cal_set_t s;
+    duet_sim_ws_t *ws = NULL;
+    duet__pool_t pool;
+    memset(&pool, 0, sizeof(pool));
+    DUET_CHECK(duet__cal_set_from_corpora(corpora, names, n, &s));
+    duet_status_t st = DUET_OK;
+    int mu_ok = 0;
+    duet_cal_report_t *rep = calloc(1, sizeof(*rep));
+    double *pred = malloc((s.n ? s.n : 1) * sizeof(*pred));
+    double *held = malloc((s.n ? s.n : 1) * sizeof(*held));
+    double *held_seed = malloc((s.n ? s.n : 1) * sizeof(*held_seed));
+    if (rep == NULL || pred == NULL || held == NULL || held_seed == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate for %zu rows", s.n);
+        goto cleanup;
+    }
+    DUET_CHECK_GOTO(duet__check_measured(&s), st, cleanup);
+    if (p->folds > DUET_CAL_MAX_FOLDS || p->folds < 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "cross-validation: between 0 and %d folds (got %d)", DUET_CAL_MAX_FOLDS,
+                         (int)p->folds);
+        goto cleanup;
+    }
+    DUET_CHECK_GOTO(duet__cal_set_folds(&s, p->folds), st, cleanup);
+    duet_cal_params_t sp = duet__seed_params(p);
+    DUET_CHECK_GOTO(duet__cal_set_check(&s, base, p->policy ? p->policy : &duet_sim_policy_fluid), st, cleanup);
+    DUET_CHECK_GOTO(duet_sim_ws_create(&ws), st, cleanup);
+    for (size_t i = 0; i < s.n; i++)
+        held[i] = held_seed[i] = NAN;
+
+    /* The reference rules need fused op rows; a corpus of concurrent rows only has none. */
+    int have_fused = 0;
+    for (size_t i = 0; i < s.n && !have_fused; i++)
+        have_fused = s.row[i]->ok && s.row[i]->kind == DUET_ROW_OP && s.row[i]->cfg.mode == DUET_MODE_FUSED;
+    int32_t k = p->folds >= 2 ? p->folds : 0;
+    pool.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*pool.tasks));
+    if (pool.tasks == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate %d fits", (int)(2 * (k + 1)));
+        goto cleanup;
+    }
+    if (pthread_mutex_init(&pool.mu, NULL) != 0) {
+        st = duet__error(DUET_ERR_INTERNAL, "report: cannot create a mutex");
+        goto cleanup;
+    }
+    mu_ok = 1;
+    pool.fn = p->progress;
+    pool.arg = p->progress_arg;
+    DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, p, "duet", k, t0, held), st, cleanup);
+    if (have_fused)
+        DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
+    for (int32_t i = 0; i < pool.n; i++)
+        pool.tasks[i].stage.count = pool.n;
+    DUET_CHECK_GOTO(duet__pool_run(&pool, p->threads), st, cleanup);
+
+    DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &pool.tasks[0], k, held, pred, &rep->model), st, cleanup);
+    if (have_fused)
+        DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &pool.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
+                        cleanup);
+    else
+        rep->seed.fit.n_params = 0; /* marks "not available" */
+    rep->rows_total = (int64_t)s.n;
+    rep->rows_failed = s.rows_failed;
+    rep->shapes = s.n_shapes;
+    rep->wall_s = duet__cal_now() - t0;
+    *rep_p = *rep;
+cleanup:
+    if (mu_ok)
+        pthread_mutex_destroy(&pool.mu);
+    for (int32_t i = 0; pool.tasks != NULL && i < pool.n; i++)
+        free(pool.tasks[i].mask);
+    free(pool.tasks);
+    duet_sim_ws_destroy(ws);
+    free(held_seed);
+    free(held);
+    free(pred);
+    free(rep);
+    duet__cal_set_free(&s);
+    return st;
+}
+
+duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
+                                duet_cal_progress_fn progress, void *progress_arg, duet_cal_validation_t *v_p)
+{
+    DUET_CHECK(duet_cal_init());
+    duet__cal_set_t s;
+    duet_sim_ws_t *ws = NULL;
+    DUET_CHECK(duet__cal_set_from_corpora(corpora, names, n, &s));
+    duet_status_t st = DUET_OK;
+    duet_cal_validation_t v;
+    memset(&v, 0, sizeof(v));
+    double *pred = malloc((s.n ? s.n : 1) * sizeof(*pred));
+    if (pred == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "validate: cannot allocate for %zu rows", s.n);
+        goto cleanup;
+    }
+    DUET_CHECK_GOTO(duet__check_measured(&s), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_set_check(&s, hw, &duet_sim_policy_fluid), st, cleanup);
+    DUET_CHECK_GOTO(duet_sim_ws_create(&ws), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_fluid, hw, &s, pred), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_metrics(&s, pred, NULL, &v.model), st, cleanup);
+
+    duet_cal_params_t base = duet_cal_default_params();
+    base.progress = progress;
+    base.progress_arg = progress_arg;
+    duet_cal_params_t sp = duet__seed_params(&base);
+    int have_fused = 0;
+    for (size_t i = 0; i < s.n && !have_fused; i++)
+        have_fused = s.row[i]->ok && s.row[i]->kind == DUET_ROW_OP && s.row[i]->cfg.mode == DUET_MODE_FUSED;
+    if (have_fused) {
+        duet__cal_stage_t stage = {"reference rules: fit seed_link_gbs", 0, 1, duet__cal_now()};
+        DUET_CHECK_GOTO(duet__cal_fit_set(&s, NULL, hw, &sp, &stage, &v.seed_fit), st, cleanup);
+        DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_frozen, &v.seed_fit.hw, &s, pred), st, cleanup);
+        DUET_CHECK_GOTO(duet__cal_metrics(&s, pred, NULL, &v.seed), st, cleanup);
+    }
+    v.rows_total = (int64_t)s.n;
+    v.rows_failed = s.rows_failed;
+    v.shapes = s.n_shapes;
+    *v_p = v;
+cleanup:
+    duet_sim_ws_destroy(ws);
+    free(pred);
+    duet__cal_set_free(&s);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sources and JSON                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
+{
+    char list[96] = "";
+    for (int f = 0; f < n; f++) {
+        const char *name = files && files[f] ? files[f] : "corpus";
+        size_t used = strlen(list);
+        /* Keep the source within its field: name the first files, count the rest. */
+        if (used + strlen(name) + 2 >= sizeof(list) - 24) {
+            snprintf(list + used, sizeof(list) - used, " and %d more", n - f);
+            break;
+        }
+        snprintf(list + used, sizeof(list) - used, "%s%s", f ? " " : "", name);
+    }
+    for (int32_t j = 0; j < fit->n_params; j++) {
+        const duet_cal_param_result_t *r = &fit->params[j];
+        if (!r->fitted)
+            continue;
+        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
+        char err[48];
+        if (isfinite(r->stderr_abs))
+            snprintf(err, sizeof(err), "+-%.3g%s%s", r->stderr_abs, strcmp(fi->unit, "1") ? " " : "",
+                     strcmp(fi->unit, "1") ? fi->unit : "");
+        else
+            snprintf(err, sizeof(err), "+-undetermined");
+        snprintf(fit->hw.source[r->field], DUET_HW_SOURCE_LEN, "fit: %s, %s, %s", list, date, err);
+    }
+}
+
+/* NaN and infinities are not JSON: write them as null. */
+static void duet__num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *duet__metrics_json(const duet_cal_metrics_t *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "op_rows", (double)m->op_rows);
+    duet__num(o, "ape_median", m->ape_median);
+    duet__num(o, "ape_p95", m->ape_p95);
+    duet__num(o, "ape_mean", m->ape_mean);
+    cJSON_AddNumberToObject(o, "alone_rows", (double)m->alone_rows);
+    duet__num(o, "alone_ape_median", m->alone_ape_median);
+    duet__num(o, "alone_ape_p95", m->alone_ape_p95);
+    cJSON_AddNumberToObject(o, "shapes", m->shapes);
+    duet__num(o, "exact_pick", m->exact_pick);
+    duet__num(o, "pick_within8", m->pick_within8);
+    duet__num(o, "pick_within8_loose", m->pick_within8_loose);
+    duet__num(o, "regret_median", m->regret_median);
+    duet__num(o, "regret_mean", m->regret_mean);
+    duet__num(o, "regret_p95", m->regret_p95);
+    cJSON *cov = cJSON_AddObjectToObject(o, "topk_cover");
+    for (int t = 0; t < DUET_CAL_TOPK_N; t++) {
+        char k[16];
+        snprintf(k, sizeof(k), "%d", duet_cal_topk[t]);
+        duet__num(cov, k, m->topk_cover[t]);
+    }
+    return o;
+}
+
+static cJSON *duet__fit_json(const duet_cal_fit_t *fit)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "policy", fit->policy ? fit->policy : "fluid");
+    cJSON_AddNumberToObject(o, "rows", (double)fit->rows);
+    cJSON_AddNumberToObject(o, "shapes", fit->shapes);
+    cJSON_AddNumberToObject(o, "iterations", fit->iterations);
+    cJSON_AddBoolToObject(o, "converged", fit->converged != 0);
+    cJSON_AddStringToObject(o, "stop_reason", fit->stop_reason);
+    duet__num(o, "rms_log_start", fit->rms_log_start);
+    duet__num(o, "rms_log_end", fit->rms_log_end);
+    cJSON_AddNumberToObject(o, "evaluations", (double)fit->evaluations);
+    cJSON_AddNumberToObject(o, "wall_s", fit->wall_s);
+    cJSON *arr = cJSON_AddArrayToObject(o, "params");
+    for (int32_t j = 0; j < fit->n_params; j++) {
+        const duet_cal_param_result_t *r = &fit->params[j];
+        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", fi->key);
+        cJSON_AddStringToObject(e, "unit", fi->unit);
+        cJSON_AddBoolToObject(e, "fitted", r->fitted != 0);
+        duet__num(e, "start", r->start);
+        duet__num(e, "value", r->value);
+        duet__num(e, "stderr", r->stderr_abs);
+        duet__num(e, "rel_stderr", r->stderr_rel);
+        cJSON_AddStringToObject(e, "at_bound", r->at_bound < 0 ? "lower" : r->at_bound > 0 ? "upper" : "no");
+        if (r->corr_field >= 0) {
+            cJSON_AddStringToObject(e, "most_correlated_with", duet_hw_field_info(r->corr_field)->key);
+            duet__num(e, "correlation", r->corr);
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+    return o;
+}
+
+static cJSON *duet__model_json(const duet_cal_model_report_t *mr)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "fit", duet__fit_json(&mr->fit));
+    cJSON_AddItemToObject(o, "start", duet__metrics_json(&mr->start));
+    cJSON_AddItemToObject(o, "in_sample", duet__metrics_json(&mr->in_sample));
+    cJSON_AddNumberToObject(o, "folds", mr->folds);
+    if (mr->folds > 0) {
+        cJSON_AddItemToObject(o, "held_out", duet__metrics_json(&mr->held_out));
+        cJSON *arr = cJSON_AddArrayToObject(o, "fold_fits");
+        for (int32_t f = 0; f < mr->folds; f++) {
+            const duet_cal_fold_t *fo = &mr->fold[f];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "fold", f);
+            cJSON_AddNumberToObject(e, "shapes_held_out", fo->shapes);
+            cJSON_AddNumberToObject(e, "rows_train", (double)fo->rows_train);
+            cJSON_AddNumberToObject(e, "iterations", fo->iterations);
+            cJSON_AddBoolToObject(e, "converged", fo->converged != 0);
+            duet__num(e, "rms_log_train", fo->rms_log_train);
+            duet__num(e, "rms_log_held_out", fo->rms_log_held_out);
+            cJSON_AddItemToArray(arr, e);
+        }
+    }
+    return o;
+}
+
+duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
+                                         const char *base_name, const char *path)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot build JSON");
+    cJSON_AddStringToObject(o, "schema", "duet-calibration/1");
+    cJSON_AddStringToObject(o, "duet", DUET_VERSION);
+    cJSON *arr = cJSON_AddArrayToObject(o, "corpora");
+    for (int f = 0; f < n; f++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(files && files[f] ? files[f] : "corpus"));
+    cJSON_AddStringToObject(o, "base_profile", base_name ? base_name : "");
+    cJSON_AddStringToObject(o, "fitted_profile", rep->model.fit.hw.name);
+    cJSON_AddNumberToObject(o, "rows", (double)rep->rows_total);
+    cJSON_AddNumberToObject(o, "rows_failed", (double)rep->rows_failed);
+    cJSON_AddNumberToObject(o, "shapes", rep->shapes);
+    cJSON_AddNumberToObject(o, "wall_s", rep->wall_s);
+    cJSON *d = cJSON_AddObjectToObject(o, "definitions");
+    cJSON_AddStringToObject(d, "ape", "|pred/meas - 1| over measured op rows (fractions: 0.05 = 5 %)");
+    cJSON_AddStringToObject(d, "exact_pick", "share of shapes whose predicted best configuration is the measured best");
+    cJSON_AddStringToObject(d, "pick_within8",
+                            "same mode and GEMM tile, |gemm_wgs - best| <= 8 and |comm_wgs - best| <= 8");
+    cJSON_AddStringToObject(d, "pick_within8_loose", "same mode, |gemm_wgs - best| <= 8, any GEMM tile");
+    cJSON_AddStringToObject(d, "regret", "meas(predicted best) / meas(best) - 1, over shapes");
+    cJSON_AddStringToObject(d, "topk_cover",
+                            "share of shapes where one of the model's top k is within 3 % of the best");
+    cJSON_AddStringToObject(d, "reference_rules",
+                            "policy frozen (the reference predictor) on fused rows, seed_link_gbs fitted on fused op "
+                            "rows; concurrent rows are not predicted and count as missed picks");
+    cJSON_AddItemToObject(o, "model", duet__model_json(&rep->model));
+    if (rep->seed.fit.n_params > 0)
+        cJSON_AddItemToObject(o, "reference_rules", duet__model_json(&rep->seed));
+    else
+        cJSON_AddNullToObject(o, "reference_rules");
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (text == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot print JSON");
+    size_t len = strlen(text);
+    char *with_nl = malloc(len + 2);
+    duet_status_t st;
+    if (with_nl == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot print JSON");
+    } else {
+        memcpy(with_nl, text, len);
+        with_nl[len] = '\n';
+        with_nl[len + 1] = '\0';
+        st = duet__write_file_atomic(path, with_nl, len + 1);
+    }
+    free(with_nl);
+    cJSON_free(text);
+    return st;
+}

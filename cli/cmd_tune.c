@@ -1,0 +1,462 @@
+/*
+ * duet tune: the tuning database (--list, --clear) and the tuner replayed on measurement corpora
+ * (--evaluate). Tuning a workload for real benchmarks it on the GPUs, which needs the GPU build.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "duet/tune.h"
+#ifdef DUET_GPU_BUILD
+#include "cli/gpu/gpu.h"
+#endif
+
+enum {
+    OPT_LIST = OPT_FIRST_PRIVATE,
+    OPT_CLEAR,
+    OPT_EVALUATE,
+    OPT_CORPUS,
+    OPT_DB,
+    OPT_TOP,
+    OPT_CANDIDATES,
+    OPT_LEAD,
+    OPT_FORCE,
+};
+
+#define CMD_TUNE_MAX_CORPORA 64
+
+static void cmd_tune_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: duet tune [workload] [--mode fused|concurrent|both] [--top K] [--force]   (GPU build, mpirun)\n"
+            "       duet tune --list [--json] [--db FILE]\n"
+            "       duet tune --clear [--db FILE]\n"
+            "       duet tune --evaluate --corpus FILE [FILE...] [--hw PROFILE] [--top K] [--candidates FILE]\n"
+            "                 [--lead model|candidates] [--mode M] [--json]\n"
+            "\n"
+            "Tuning a workload predicts the best configurations with the simulator, benchmarks the top K plus the\n"
+            "static default on the GPUs (every rank, the winner chosen on rank 0 and broadcast), and stores the\n"
+            "winner in the tuning database; a later run with the same key reuses it without benchmarking. That needs\n"
+            "the GPU build (make gpu) and mpirun. This command also manages the database and replays the tuner on\n"
+            "measurement corpora without a GPU. docs/tuning.md documents the files and the environment.\n"
+            "\n"
+            "%s\n"
+            "database (JSON at $DUET_CACHE, else $XDG_CACHE_HOME/duet/tuning.json, else ~/.cache/duet/tuning.json):\n"
+            "  --list                print the stored winners, one line per key\n"
+            "  --clear               delete the database\n"
+            "  --db FILE             use this database file instead\n"
+            "evaluate (what the tuner would have picked on a corpus, read from its measurements):\n"
+            "  --evaluate            replay the tuner on every shape of the corpora\n"
+            "  --corpus FILE         a duet-corpus/1 file (repeat the flag or list more files after it)\n"
+            "  --hw NAME|FILE        the profile the model ranks with (default: the built-in of the corpus's arch)\n"
+            "  --candidates FILE     a candidate set (duet derive-candidates), used as the tuner would use it\n"
+            "  --lead model|candidates  which list leads (default model: a calibrated profile's ranking leads)\n"
+            "tuning:\n"
+            "  --top K               configurations taken from the leading list (default $DUET_TUNE_TOPK or 8)\n"
+            "  --mode M              fused, concurrent or both (default both)\n"
+            "  --force               benchmark even when the database has the key\n"
+            "output:\n"
+            "  --json                machine-readable output\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "examples:\n"
+            "  duet tune --list\n"
+            "  DUET_CACHE=/tmp/t.json duet tune --clear\n"
+            "  duet tune --evaluate --corpus tuning_data/h200_world2.json --hw h200\n"
+            "  mpirun -np 2 duet tune --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192   (GPU build)\n",
+            cli_workload_help);
+}
+
+static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
+{
+    if (c->mode == DUET_MODE_FUSED)
+        snprintf(buf, n, "fused %d/%d %dx%dx%d", (int)c->gemm_wgs, (int)c->num_wgs, (int)c->tile.bm, (int)c->tile.bn,
+                 (int)c->tile.bk);
+    else
+        snprintf(buf, n, "concurrent %d+%d %dx%dx%d", (int)c->gemm_wgs, (int)c->comm_wgs, (int)c->tile.bm,
+                 (int)c->tile.bn, (int)c->tile.bk);
+}
+
+static int cmd_tune_list(const char *db_path, int json)
+{
+    duet_tune_db_t db;
+    duet_status_t st = duet_tune_db_open(db_path, &db);
+    if (st < 0)
+        return cli_fail("tune", st);
+    duet_tune_entry_t *e = NULL;
+    size_t n = 0;
+    st = duet_tune_db_list(&db, &e, &n);
+    if (st < 0)
+        return cli_fail("tune", st);
+    int rc = CLI_EXIT_OK;
+    if (json) {
+        char *text = NULL;
+        st = duet_tune_entries_to_json(e, n, &text);
+        if (st < 0) {
+            rc = cli_fail("tune", st);
+        } else {
+            puts(text);
+            free(text);
+        }
+    } else {
+        printf("%s: %zu entr%s\n", db.path, n, n == 1 ? "y" : "ies");
+        if (n > 0)
+            printf("\n%-8s %5s %3s %-16s %-14s %5s %-18s %-12s %-30s %9s %9s  %s\n", "arch", "SMs", "W", "modes",
+                   "collective", "dtype", "gemm", "comm", "winner", "meas ms", "pred ms", "date");
+        for (size_t i = 0; i < n; i++) {
+            char gemm[64], comm[48], cfg[64];
+            snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)e[i].wl.m, (long long)e[i].wl.n,
+                     (long long)e[i].wl.k);
+            snprintf(comm, sizeof(comm), "%lldx%lld", (long long)e[i].wl.mc, (long long)e[i].wl.nc);
+            cmd_tune_cfg_text(&e[i].cfg, cfg, sizeof(cfg));
+            const char *modes = e[i].modes == 3 ? "fused+concurrent" : e[i].modes == 1 ? "fused" : "concurrent";
+            printf("%-8s %5d %3d %-16s %-14s %5s %-18s %-12s %-30s %9.4f %9.4f  %s\n", e[i].arch, (int)e[i].sms,
+                   (int)e[i].wl.world, modes, duet_collective_name(e[i].wl.coll), duet_dtype_name(e[i].wl.dtype), gemm,
+                   comm, cfg, e[i].measured_ms, e[i].pred_ms, e[i].date);
+        }
+    }
+    free(e);
+    return rc;
+}
+
+static int cmd_tune_clear(const char *db_path)
+{
+    duet_tune_db_t db;
+    duet_status_t st = duet_tune_db_open(db_path, &db);
+    if (st == DUET_OK)
+        st = duet_tune_db_clear(&db);
+    if (st < 0)
+        return cli_fail("tune", st);
+    printf("cleared %s\n", db.path);
+    return CLI_EXIT_OK;
+}
+
+static cJSON *cmd_tune_cfg_json(const duet_config_t *c, double ms)
+{
+    cJSON *o = cJSON_CreateObject();
+    char t[48];
+    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
+    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
+    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
+    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
+    snprintf(t, sizeof(t), "%dx%dx%d", (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
+    cJSON_AddStringToObject(o, "tile", t);
+    if (isfinite(ms))
+        cJSON_AddNumberToObject(o, "ms", ms);
+    else
+        cJSON_AddNullToObject(o, "ms");
+    return o;
+}
+
+static void cmd_tune_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
+                               size_t n_corpora, int json)
+{
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "hw", hw->name);
+        cJSON_AddNumberToObject(o, "top_k", p->top_k);
+        cJSON_AddNumberToObject(o, "corpora", (double)n_corpora);
+        cJSON *arr = cJSON_AddArrayToObject(o, "shapes");
+        for (size_t i = 0; i < ev->n; i++) {
+            const duet_tune_eval_shape_t *s = &ev->shapes[i];
+            cJSON *so = cJSON_CreateObject();
+            cJSON_AddNumberToObject(so, "corpus", (double)s->corpus);
+            cJSON_AddStringToObject(so, "collective", duet_collective_name(s->wl.coll));
+            cJSON_AddStringToObject(so, "dtype", duet_dtype_name(s->wl.dtype));
+            cJSON_AddNumberToObject(so, "m", (double)s->wl.m);
+            cJSON_AddNumberToObject(so, "n", (double)s->wl.n);
+            cJSON_AddNumberToObject(so, "k", (double)s->wl.k);
+            cJSON_AddNumberToObject(so, "mc", (double)s->wl.mc);
+            cJSON_AddNumberToObject(so, "nc", (double)s->wl.nc);
+            cJSON_AddNumberToObject(so, "world", s->wl.world);
+            cJSON_AddNumberToObject(so, "n_configs", s->n_configs);
+            cJSON_AddNumberToObject(so, "n_cands", s->n_cands);
+            cJSON_AddNumberToObject(so, "n_cands_measured", s->n_cands_measured);
+            cJSON_AddItemToObject(so, "oracle", cmd_tune_cfg_json(&s->oracle_cfg, s->oracle_ms));
+            cJSON_AddItemToObject(so, "default", cmd_tune_cfg_json(&s->default_cfg, s->default_ms));
+            cJSON *t = cmd_tune_cfg_json(&s->tuned_cfg, s->tuned_ms);
+            cJSON_AddStringToObject(t, "source", duet_tune_source_name(s->tuned_source));
+            cJSON_AddItemToObject(so, "tuned", t);
+            cJSON_AddItemToArray(arr, so);
+        }
+        cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+        cJSON_AddNumberToObject(sum, "n_shapes", (double)ev->n);
+        cJSON_AddNumberToObject(sum, "n_tuned", (double)ev->n_tuned);
+        cJSON_AddNumberToObject(sum, "n_with_default", (double)ev->n_with_default);
+        cmd_tune_num(sum, "median_tuned_over_oracle", ev->median_tuned_over_oracle);
+        cmd_tune_num(sum, "max_tuned_over_oracle", ev->max_tuned_over_oracle);
+        cmd_tune_num(sum, "mean_tuned_over_oracle", ev->mean_tuned_over_oracle);
+        cmd_tune_num(sum, "median_default_over_oracle", ev->median_default_over_oracle);
+        cmd_tune_num(sum, "max_default_over_oracle", ev->max_default_over_oracle);
+        cJSON_AddNumberToObject(sum, "n_within_2pct", (double)ev->n_within_2pct);
+        cJSON_AddNumberToObject(sum, "n_exact", (double)ev->n_exact);
+        cJSON_AddNumberToObject(sum, "n_tuned_slower_than_default", (double)ev->n_tuned_slower_than_default);
+        char *text = cJSON_Print(o);
+        cJSON_Delete(o);
+        if (text == NULL) {
+            cli_error("tune", "out of memory while writing JSON");
+            return CLI_EXIT_FAILED;
+        }
+        puts(text);
+        cJSON_free(text);
+        return CLI_EXIT_OK;
+    }
+    printf("tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
+           "measured grid, plus the static default; times are the corpus's medians\n\n",
+           ev->n, ev->n == 1 ? "" : "s", n_corpora, n_corpora == 1 ? "" : "es", hw->name, (int)p->top_k);
+    printf("%4s  %-14s %-18s %-12s %3s %4s %5s %9s %9s %9s %7s %7s  %s\n", "#", "collective", "gemm", "comm", "W",
+           "cfgs", "meas", "oracle", "default", "tuned", "t/o", "d/o", "tuned pick");
+    for (size_t i = 0; i < ev->n; i++) {
+        const duet_tune_eval_shape_t *s = &ev->shapes[i];
+        char gemm[64], comm[48], cfg[64];
+        snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)s->wl.m, (long long)s->wl.n, (long long)s->wl.k);
+        snprintf(comm, sizeof(comm), "%lldx%lld", (long long)s->wl.mc, (long long)s->wl.nc);
+        cmd_tune_cfg_text(&s->tuned_cfg, cfg, sizeof(cfg));
+        printf("%4zu  %-14s %-18s %-12s %3d %4d %2d/%-2d %9.4f %9.4f %9.4f %7.3f %7.3f  %s (%s)\n", i + 1,
+               duet_collective_name(s->wl.coll), gemm, comm, (int)s->wl.world, (int)s->n_configs,
+               (int)s->n_cands_measured, (int)s->n_cands, s->oracle_ms, s->default_ms, s->tuned_ms,
+               s->tuned_ms / s->oracle_ms, s->default_ms / s->oracle_ms, cfg, duet_tune_source_name(s->tuned_source));
+    }
+    printf("\nsummary over %zu shapes (%zu with a measured pick, %zu with the static default measured):\n", ev->n,
+           ev->n_tuned, ev->n_with_default);
+    printf("  tuned / oracle:    median %.4f, max %.4f, mean %.4f; within 2 %%: %zu; the oracle's time: %zu\n",
+           ev->median_tuned_over_oracle, ev->max_tuned_over_oracle, ev->mean_tuned_over_oracle, ev->n_within_2pct,
+           ev->n_exact);
+    printf("  default / oracle:  median %.4f, max %.4f\n", ev->median_default_over_oracle, ev->max_default_over_oracle);
+    printf("  tuned slower than the static default: %zu\n", ev->n_tuned_slower_than_default);
+    return CLI_EXIT_OK;
+}
+
+/* The built-in profile of a corpus's arch, for --evaluate without --hw. */
+static const char *cmd_tune_builtin_for(const char *arch)
+{
+    char a[32];
+    duet_tune_arch_strip(arch, a, sizeof(a));
+    for (int i = 0; i < duet_hw_builtin_count(); i++) {
+        duet_hw_t hw;
+        char b[32];
+        if (duet_hw_builtin(duet_hw_builtin_name(i), &hw) != DUET_OK)
+            continue;
+        duet_tune_arch_strip(hw.arch, b, sizeof(b));
+        if (strcmp(a, b) == 0)
+            return duet_hw_builtin_name(i);
+    }
+    return NULL;
+}
+
+static int cmd_tune_evaluate(const char *const *files, size_t n_files, const char *hw_arg, const char *cands_path,
+                             duet_tune_params_t *p, int json)
+{
+    if (n_files == 0)
+        return cli_usage_error("tune", "--evaluate needs at least one --corpus FILE");
+    duet_corpus_t *corpora = calloc(n_files, sizeof(*corpora));
+    duet_tune_candset_t set;
+    int have_set = 0, rc = CLI_EXIT_OK;
+    size_t loaded = 0;
+    duet_hw_t hw;
+    duet_status_t st;
+    if (corpora == NULL) {
+        cli_error("tune", "out of memory");
+        return CLI_EXIT_FAILED;
+    }
+    for (; loaded < n_files; loaded++) {
+        st = duet_corpus_load(files[loaded], &corpora[loaded]);
+        if (st < 0) {
+            rc = cli_fail("tune", st);
+            goto out;
+        }
+    }
+    if (hw_arg == NULL) {
+        hw_arg = cmd_tune_builtin_for(corpora[0].arch);
+        if (hw_arg == NULL) {
+            rc = cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", corpora[0].arch,
+                                 files[0]);
+            goto out;
+        }
+    }
+    st = duet_hw_load(hw_arg, &hw);
+    if (st < 0) {
+        cli_error("tune", "--hw: %s", duet_last_error()[0] ? duet_last_error() : "not a profile name or file");
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (cands_path != NULL) {
+        st = duet_tune_candset_load(cands_path, &set);
+        if (st < 0) {
+            rc = cli_fail("tune", st);
+            goto out;
+        }
+        have_set = 1;
+        p->candset = &set;
+    }
+    duet_tune_params_t rp;
+    duet_tune_eval_t ev;
+    st = duet_tune_params_resolve(p, &rp);
+    if (st == DUET_OK)
+        st = duet_tune_evaluate(corpora, n_files, &hw, &rp, &ev);
+    if (st < 0) {
+        rc = cli_fail("tune", st);
+        goto out;
+    }
+    rc = cmd_tune_eval_print(&ev, &rp, &hw, n_files, json);
+    duet_tune_eval_free(&ev);
+out:
+    if (have_set)
+        duet_tune_candset_free(&set);
+    for (size_t i = 0; i < loaded; i++)
+        duet_corpus_free(&corpora[i]);
+    free(corpora);
+    return rc;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
+                                             {"mode", required_argument, NULL, OPT_MODE},
+                                             {"list", no_argument, NULL, OPT_LIST},
+                                             {"clear", no_argument, NULL, OPT_CLEAR},
+                                             {"evaluate", no_argument, NULL, OPT_EVALUATE},
+                                             {"corpus", required_argument, NULL, OPT_CORPUS},
+                                             {"db", required_argument, NULL, OPT_DB},
+                                             {"top", required_argument, NULL, OPT_TOP},
+                                             {"candidates", required_argument, NULL, OPT_CANDIDATES},
+                                             {"lead", required_argument, NULL, OPT_LEAD},
+                                             {"force", no_argument, NULL, OPT_FORCE},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    cli_common_t c;
+    cli_common_init(&c);
+    duet_tune_params_t p = duet_tune_default_params();
+    p.calibrated = 1; /* --lead model */
+    const char *db_path = NULL, *cands_path = NULL, *hw_arg = NULL;
+    const char *files[CMD_TUNE_MAX_CORPORA];
+    size_t n_files = 0;
+    int list = 0, clear = 0, evaluate = 0, workload = 0, opt;
+    long long v;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            cmd_tune_usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_LIST:
+            list = 1;
+            continue;
+        case OPT_CLEAR:
+            clear = 1;
+            continue;
+        case OPT_EVALUATE:
+            evaluate = 1;
+            continue;
+        case OPT_CORPUS:
+            if (n_files >= CMD_TUNE_MAX_CORPORA)
+                return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
+            files[n_files++] = optarg;
+            continue;
+        case OPT_DB:
+            db_path = optarg;
+            continue;
+        case OPT_TOP:
+            if (cli_parse_i64(optarg, 1, DUET_TUNE_MAX_TOPK, &v) != 0)
+                return cli_usage_error("tune", "--top: '%s' is not an integer in [1, %d]", optarg, DUET_TUNE_MAX_TOPK);
+            p.top_k = (int32_t)v;
+            continue;
+        case OPT_CANDIDATES:
+            cands_path = optarg;
+            continue;
+        case OPT_LEAD:
+            if (strcmp(optarg, "model") == 0)
+                p.calibrated = 1;
+            else if (strcmp(optarg, "candidates") == 0)
+                p.calibrated = 0;
+            else
+                return cli_usage_error("tune", "--lead: '%s' is not model or candidates", optarg);
+            continue;
+        case OPT_FORCE:
+            p.force = 1;
+            continue;
+        case OPT_MODE: {
+            int32_t m;
+            if (strcmp(optarg, "both") == 0)
+                p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+            else if (duet_mode_parse(optarg, &m) == DUET_OK)
+                p.modes = 1u << m;
+            else
+                return cli_usage_error("tune", "--mode: '%s' is not fused, concurrent or both", optarg);
+            continue;
+        }
+        case OPT_HW:
+            hw_arg = optarg;
+            continue;
+        default:
+            break;
+        }
+        int h = cli_common_option(&c, "tune", opt, optarg);
+        if (h < 0)
+            return CLI_EXIT_USAGE;
+        if (h == 0)
+            return cli_getopt_error("tune", argv, opt);
+        workload |= opt != OPT_JSON;
+    }
+    /* Files after the options are more corpora (--corpus a.json b.json). */
+    for (; optind < argc; optind++) {
+        if (!evaluate)
+            return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+        if (n_files >= CMD_TUNE_MAX_CORPORA)
+            return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
+        files[n_files++] = argv[optind];
+    }
+    if (list + clear + evaluate > 1)
+        return cli_usage_error("tune", "give only one of --list, --clear and --evaluate");
+    if ((list || clear) && (workload || n_files || cands_path))
+        return cli_usage_error("tune", "--list and --clear take no workload, corpus or candidate set");
+    if (evaluate && workload)
+        return cli_usage_error("tune", "--evaluate takes the shapes of its corpora, not a workload");
+    if (list)
+        return cmd_tune_list(db_path, c.json);
+    if (clear)
+        return cmd_tune_clear(db_path);
+    if (evaluate)
+        return cmd_tune_evaluate(files, n_files, hw_arg, cands_path, &p, c.json);
+    if (!workload && hw_arg == NULL)
+        return cli_usage_error("tune", "nothing to do: give a workload (GPU build), --list, --clear or --evaluate");
+#ifdef DUET_GPU_BUILD
+    {
+        int rc = cli_common_workload(&c, "tune");
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        p.db_path = db_path;
+        duet_tune_candset_t set;
+        int have_set = 0;
+        if (cands_path != NULL) {
+            duet_status_t st = duet_tune_candset_load(cands_path, &set);
+            if (st < 0)
+                return cli_fail("tune", st);
+            have_set = 1;
+            p.candset = &set;
+        }
+        rc = cmd_tune_gpu(&c, &p, hw_arg, c.json, &argc, &argv);
+        if (have_set)
+            duet_tune_candset_free(&set);
+        return rc;
+    }
+#else
+    /* No fake tuning: without the backend nothing can be benchmarked. */
+    cli_error("tune", "tuning a workload benchmarks it on the GPUs and needs a GPU build: make gpu (then run it under "
+                      "mpirun); this duet was built without the GPU backend");
+    return CLI_EXIT_USAGE;
+#endif
+}

@@ -1,0 +1,287 @@
+/*
+ * duet calibration layer: predict measured corpora with the simulator, fit a hardware profile's
+ * constants to them, and report how well the model predicts runs it has not seen.
+ *
+ * The fit minimises sum_i log(pred_i / meas_i)^2 over the measured rows of one or more corpora
+ * (include/duet/corpus.h) with GSL's nonlinear least-squares trust-region solver. GSL is an
+ * implementation detail: nothing of it appears in this header, and its errors come back as
+ * duet_status_t codes with an explanation in duet_last_error(). docs/calibration.md documents
+ * the procedure, the objective and the report.
+ *
+ * Every public function returns a duet_status_t; outputs are written only on success.
+ */
+#ifndef DUET_CALIBRATE_H
+#define DUET_CALIBRATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "duet/corpus.h"
+#include "duet/model.h"
+#include "duet/sim.h"
+#include "duet/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Prepare the calibration layer: switch GSL's default error handler (which aborts the process)
+ * off, once per process, so that GSL errors return to duet as status codes. Every duet_cal_
+ * entry point calls it; calling it again is harmless. Note that the handler is process-wide:
+ * an application that uses GSL itself and relies on the aborting handler must reinstall it.
+ */
+duet_status_t duet_cal_init(void);
+
+/* ========================================================================================== */
+/* Predicting a corpus row                                                                     */
+/* ========================================================================================== */
+
+/**
+ * The workload a row actually ran: the row's workload for an op row, the same workload with the
+ * collective removed for gemm_alone, and with the GEMM removed for comm_alone.
+ */
+duet_workload_t duet_cal_row_workload(const duet_corpus_row_t *row);
+
+/**
+ * Predict one row's time in milliseconds: build the plan of (duet_cal_row_workload(row),
+ * row->cfg) for the critical rank and simulate it on `hw` with `policy` (NULL = fluid), reusing
+ * the workspace `ws`. @return DUET_ERR_INFEASIBLE when the profile cannot run the row's
+ * configuration, DUET_ERR_UNSUPPORTED when the policy does not model its mode (frozen:
+ * concurrent rows).
+ */
+duet_status_t duet_cal_row_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                                   const duet_corpus_row_t *row, double *ms_p);
+
+/* ========================================================================================== */
+/* Accuracy metrics (the reference design's, so that numbers compare)                         */
+/* ========================================================================================== */
+
+/** Coverage is reported for the model's top k configurations, k = 1, 4 and 8. */
+#define DUET_CAL_TOPK_N 3
+extern const int duet_cal_topk[DUET_CAL_TOPK_N];
+
+/** A pick "within 8 CTAs" of the measured best: see duet_cal_metrics_t.pick_within8. */
+#define DUET_CAL_WITHIN_CTAS 8
+/** A configuration "covers" a shape when its measured time is within 3 % of the shape's best. */
+#define DUET_CAL_COVER_TOL 0.03
+
+/**
+ * Accuracy of predictions against a corpus. Shares and errors are fractions (0.05 = 5 %).
+ * A "shape" is one workload (every field of duet_workload_t); its candidates are its measured
+ * op rows that the model predicted. Shapes with fewer than two candidates are not counted in
+ * the pick metrics (a pick among one is not a pick).
+ */
+typedef struct duet_cal_metrics {
+    /* Makespan error |pred / meas - 1| over predicted, measured op rows. */
+    int64_t op_rows;
+    double ape_median, ape_p95, ape_mean;
+    /* The same over the gemm_alone and comm_alone rows (0 rows: NaN). */
+    int64_t alone_rows;
+    double alone_ape_median, alone_ape_p95;
+    /* Ranking, per shape. */
+    int32_t shapes;
+    double exact_pick;         /* the predicted best is the measured best (same configuration) */
+    double pick_within8;       /* same mode and GEMM tile, |gemm_wgs - best| <= 8 and |comm_wgs - best| <= 8 */
+    double pick_within8_loose; /* the reference's reading: same mode, |gemm_wgs - best| <= 8, any tile */
+    /* Regret of the predicted best: meas(predicted best) / meas(best) - 1. */
+    double regret_median, regret_mean, regret_p95;
+    /* Share of shapes where one of the model's top k is within 3 % of the measured best. */
+    double topk_cover[DUET_CAL_TOPK_N];
+} duet_cal_metrics_t;
+
+/**
+ * Metrics of predictions `pred_ms[i]` for rows `rows[i]` (a contiguous array, e.g. a corpus's
+ * rows). A row takes part when it is measured (ok) and pred_ms[i] is a positive finite number;
+ * NaN marks a row the model did not predict. The measured best of a shape is taken over every
+ * measured op row of the shape, predicted or not, so a model that cannot predict some
+ * configurations (the reference rules and concurrent mode) is charged for missing them.
+ * @return DUET_ERR_INVALID_ARG when no row takes part.
+ */
+duet_status_t duet_cal_metrics_compute(const duet_corpus_row_t *rows, const double *pred_ms, size_t n,
+                                       duet_cal_metrics_t *m_p);
+
+/* ========================================================================================== */
+/* The fit                                                                                     */
+/* ========================================================================================== */
+
+#define DUET_CAL_MAX_PARAMS 24
+
+/** Where a fit is; passed to the progress callback after every iteration. */
+typedef struct duet_cal_progress {
+    const char *stage;   /* "fit", "fold 2/5", "reference rules", ... */
+    int32_t stage_index; /* 0-based index of this stage among n_stages */
+    int32_t n_stages;    /* stages of the whole run (1 for a single fit) */
+    int32_t stages_done; /* stages finished so far (stages run in parallel, in any order) */
+    int32_t iteration;   /* iterations done in this stage */
+    int32_t max_iter;
+    double rms_log;   /* current root-mean-square log error */
+    double elapsed_s; /* wall time since the run started */
+} duet_cal_progress_t;
+
+typedef void (*duet_cal_progress_fn)(void *arg, const duet_cal_progress_t *p);
+
+/** How to fit. Start from duet_cal_default_params(). */
+typedef struct duet_cal_params {
+    const duet_sim_policy_ops_t *policy; /* default fluid */
+    int32_t n_fit;                       /* profile constants to fit (duet_hw_field_t) */
+    int32_t fit[DUET_CAL_MAX_PARAMS];
+    uint32_t kinds;                /* row kinds in the objective: bits (1 << duet_row_kind_t); default all three */
+    uint32_t modes;                /* configuration modes in the objective: bits (1 << duet_mode_t); default both */
+    int32_t folds;                 /* k-fold cross-validation by shape; 0 or 1 = none; default 5 */
+    int32_t max_iter;              /* trust-region iterations per fit; default 100 */
+    double xtol;                   /* stop when every log-parameter step is below xtol (relative); default 1e-8 */
+    double gtol;                   /* stop when the scaled gradient is below gtol; default 1e-10 */
+    double fd_step;                /* finite-difference step of the Jacobian in log-parameter space; default 1e-4 */
+    int32_t central;               /* 1: central differences (2 simulations per parameter), 0: forward (default) */
+    int32_t presearch;             /* rounds of coarse coordinate search before the trust region; default 2, 0 = off */
+    int32_t threads;               /* reports: fits run in parallel on this many threads; 0 = one per CPU (default) */
+    duet_cal_progress_fn progress; /* may be NULL */
+    void *progress_arg;
+} duet_cal_params_t;
+
+/**
+ * Defaults: policy fluid, fit the constants of duet_cal_default_fit_names, every row kind and
+ * mode, 5 folds, 100 iterations, xtol 1e-8, gtol 1e-10, forward differences of step 1e-4, two
+ * rounds of coarse search.
+ */
+duet_cal_params_t duet_cal_default_params(void);
+
+/** The default parameter list, comma-separated (docs/calibration.md says why each is in it). */
+extern const char duet_cal_default_fit_names[];
+
+/**
+ * Set the parameters to fit from a comma-separated list of profile field names, e.g.
+ * "gemm_eff_bf16,link_gbs". @return DUET_ERR_INVALID_ARG for an unknown name, a duplicate, an
+ * integer field (counts are not fitted) or more than DUET_CAL_MAX_PARAMS names.
+ */
+duet_status_t duet_cal_params_set_fit(duet_cal_params_t *p, const char *list);
+
+/** One fitted constant. */
+typedef struct duet_cal_param_result {
+    int32_t field;      /* duet_hw_field_t */
+    double start;       /* value in the base profile, in the field's unit */
+    double value;       /* fitted value */
+    double stderr_abs;  /* standard error, in the field's unit (NaN: not determined by the data) */
+    double stderr_rel;  /* standard error of log(value): the relative standard error */
+    int32_t fitted;     /* 0: left at its start because no row in the objective depends on it */
+    int32_t at_bound;   /* -1 / +1: the value sits at the field's lower / upper bound; 0 otherwise */
+    int32_t corr_field; /* the parameter it correlates with most (-1: none) */
+    double corr;        /* that correlation, in [-1, 1] */
+} duet_cal_param_result_t;
+
+/** What one fit did. */
+typedef struct duet_cal_fit {
+    duet_hw_t hw;       /* the base profile with the fitted values (sources unchanged) */
+    const char *policy; /* policy name */
+    int32_t n_params;
+    duet_cal_param_result_t params[DUET_CAL_MAX_PARAMS];
+    int64_t rows;   /* rows in the objective */
+    int32_t shapes; /* shapes those rows belong to */
+    int32_t iterations;
+    int32_t converged;     /* 1: stopped on the step, gradient or an exact fit */
+    char stop_reason[128]; /* e.g. "small step (xtol 1e-08)" */
+    double rms_log_start;  /* root-mean-square log error at the base profile */
+    double rms_log_end;    /* ... at the fitted profile */
+    int64_t evaluations;   /* simulations of the whole row set (residual evaluations) */
+    double wall_s;
+} duet_cal_fit_t;
+
+/**
+ * Fit the parameters `p->fit` of `base` to the measured rows of `corpora` (n of them; `names`,
+ * which may be NULL, names them in error messages, e.g. their file names). Rows
+ * whose kind or mode is not selected, failed rows and, for policy frozen, concurrent rows are
+ * left out. Every row used must be runnable on `base` (corpus SM count = profile SM count, tiles
+ * that fit). Each parameter is fitted as log(value), clamped to the profile field's bounds.
+ * A fit that stops on the iteration limit or for lack of progress is not an error: see
+ * converged and stop_reason.
+ * @return DUET_ERR_INVALID_ARG for an unusable corpus or profile (no measured rows, fewer rows
+ * than parameters, another device), DUET_ERR_NO_MEMORY, DUET_ERR_NOT_CONVERGED when GSL fails
+ * numerically.
+ */
+duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *base,
+                               const duet_cal_params_t *p, duet_cal_fit_t *fit_p);
+
+/**
+ * Rewrite the sources of the fitted constants of fit->hw to "fit: <files>, <date>, +-<stderr>
+ * <unit>". `files` names the corpora (n of them); `date` is e.g. "2026-12-01".
+ */
+void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date);
+
+/* ========================================================================================== */
+/* Reports                                                                                     */
+/* ========================================================================================== */
+
+/** One fold of a cross-validation. */
+typedef struct duet_cal_fold {
+    int32_t shapes;     /* shapes held out */
+    int64_t rows_train; /* rows the fold's fit used */
+    int32_t iterations;
+    int32_t converged;
+    double rms_log_train;    /* on the training rows */
+    double rms_log_held_out; /* on the held-out rows */
+} duet_cal_fold_t;
+
+#define DUET_CAL_MAX_FOLDS 32
+
+/** A model's fit and its accuracy: at the start, in sample, and on held-out folds. */
+typedef struct duet_cal_model_report {
+    duet_cal_fit_t fit;           /* on every row */
+    duet_cal_metrics_t start;     /* the base profile */
+    duet_cal_metrics_t in_sample; /* the fitted profile on the rows it was fitted to */
+    duet_cal_metrics_t held_out;  /* each shape predicted by the fit of the folds without it */
+    int32_t folds;                /* 0: no cross-validation (held_out is not set) */
+    duet_cal_fold_t fold[DUET_CAL_MAX_FOLDS];
+} duet_cal_model_report_t;
+
+/**
+ * What `duet calibrate fit` reports: duet's model (the fit of p) and the reference design's rules
+ * (policy frozen, fused op rows, seed_link_gbs fitted as its single constant), each with k-fold
+ * cross-validation grouped by shape.
+ */
+typedef struct duet_cal_report {
+    duet_cal_model_report_t model;
+    duet_cal_model_report_t seed;
+    int64_t rows_total;  /* rows in the corpora */
+    int64_t rows_failed; /* of which failed measurements */
+    int32_t shapes;      /* shapes in the corpora */
+    double wall_s;
+} duet_cal_report_t;
+
+/**
+ * Fit and cross-validate duet's model and the reference rules on the corpora. Shapes are
+ * assigned to folds deterministically: sorted by (collective, world, dtype, m, n, k, mc, nc,
+ * root), the i-th goes to fold i mod k. Each fold's fit starts from `base`, as the full fit does.
+ * The fits are independent and run on p->threads threads; the result does not depend on the
+ * number of threads. The progress callback is called from those threads, one call at a time.
+ */
+duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *base,
+                                  const duet_cal_params_t *p, duet_cal_report_t *rep_p);
+
+/**
+ * Write a report as JSON ("duet-calibration/1", docs/calibration.md), atomically. `files` names
+ * the corpora; `base_name` the base profile argument.
+ */
+duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
+                                         const char *base_name, const char *path);
+
+/** What `duet validate` reports: a profile's accuracy and the reference rules' on one corpus set. */
+typedef struct duet_cal_validation {
+    duet_cal_metrics_t model; /* policy fluid on the profile as given */
+    duet_cal_metrics_t seed;  /* policy frozen with seed_link_gbs fitted on these corpora */
+    duet_cal_fit_t seed_fit;  /* that one-constant fit */
+    int64_t rows_total, rows_failed;
+    int32_t shapes;
+} duet_cal_validation_t;
+
+/**
+ * Predict every measured row of the corpora with `hw` and compute the metrics; then the same for
+ * the reference rules after fitting seed_link_gbs (in sample; progress may be NULL).
+ */
+duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
+                                duet_cal_progress_fn progress, void *progress_arg, duet_cal_validation_t *v_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_CALIBRATE_H */

@@ -1,0 +1,160 @@
+/*
+ * Corpora for the calibration tests: synthetic ones measured by the simulator itself (so the
+ * constants that produced them are known), and small hand-built ones.
+ */
+#ifndef DUET_TEST_CAL_SYNTH_H
+#define DUET_TEST_CAL_SYNTH_H
+
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "duet/calibrate.h"
+#include "duet/corpus.h"
+
+/* An empty corpus with the header a collector writes (132 SMs: an H200). */
+static inline duet_corpus_t t_corpus_header(int32_t sms, int32_t world)
+{
+    duet_corpus_t c;
+    duet_corpus_init(&c);
+    snprintf(c.device, sizeof(c.device), "synthetic");
+    snprintf(c.arch, sizeof(c.arch), "sm_90");
+    snprintf(c.driver, sizeof(c.driver), "none");
+    snprintf(c.runtime, sizeof(c.runtime), "duet simulator");
+    snprintf(c.date, sizeof(c.date), "2026-12-01T00:00:00Z");
+    snprintf(c.duet_version, sizeof(c.duet_version), "%s", DUET_VERSION);
+    c.sms = sms;
+    c.world = world;
+    c.repeats = 8;
+    c.warmup = 2;
+    c.n_fracs = 1;
+    c.fracs[0] = 0.75;
+    c.n_tiles = 1;
+    c.tiles[0] = (duet_gemm_tile_t){256, 128, 64};
+    c.n_comm_wgs = 1;
+    c.comm_wgs[0] = 16;
+    return c;
+}
+
+/* Append a row "measured" by the simulator on `truth` with `policy`, times exp(noise). */
+static inline void t_add_sim(duet_corpus_t *c, duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy,
+                             const duet_hw_t *truth, int32_t kind, duet_workload_t wl, duet_config_t cfg, double noise)
+{
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = kind;
+    r.wl = wl;
+    r.cfg = cfg;
+    r.ok = 1;
+    r.repeats = 8;
+    double ms = 0;
+    duet_status_t st = duet_cal_row_predict(ws, policy, truth, &r, &ms);
+    if (st != DUET_OK) {
+        fprintf(stderr, "synthetic row: %s\n", duet_last_error());
+        abort();
+    }
+    r.ms = ms * exp(noise);
+    r.min_ms = r.ms * 0.99;
+    r.max_ms = r.ms * 1.01;
+    if (duet_corpus_add(c, &r) != DUET_OK)
+        abort();
+}
+
+static inline duet_config_t t_fused(const duet_hw_t *hw, int32_t num_wgs, int32_t gemm_wgs, duet_gemm_tile_t tile)
+{
+    duet_config_t cfg = duet_config_default(hw, DUET_MODE_FUSED);
+    cfg.num_wgs = num_wgs;
+    cfg.gemm_wgs = gemm_wgs;
+    cfg.comm_wgs = num_wgs - gemm_wgs;
+    cfg.tile = tile;
+    return cfg;
+}
+
+static inline duet_config_t t_concurrent(const duet_hw_t *hw, int32_t gemm_wgs, int32_t comm_wgs, duet_gemm_tile_t tile)
+{
+    duet_config_t cfg = duet_config_default(hw, DUET_MODE_CONCURRENT);
+    cfg.gemm_wgs = gemm_wgs;
+    cfg.comm_wgs = comm_wgs;
+    cfg.num_wgs = gemm_wgs + comm_wgs;
+    cfg.tile = tile;
+    return cfg;
+}
+
+/*
+ * A synthetic world-2 corpus on `truth` (132 SMs): five shapes (every collective but broadcast,
+ * both dtypes, GEMMs bound by the matrix units, by HBM and by per-tile costs), and per shape
+ * - op rows: fused at 55 %, 80 % and 100 % of the SMs on GEMM and concurrent with 8 or 64 comm
+ *   CTAs beside 124 GEMM CTAs, each with two GEMM tiles;
+ * - gemm_alone on 16, 66 and 132 CTAs (the intercept and slope of the tile count per CTA
+ *   separate per-tile from per-CTA costs);
+ * - comm_alone on 1, 4, 16, 64 and 128 CTAs (the link's saturation curve).
+ * 90 rows. Row i is multiplied by exp(noise * u_i), u_i uniform in [-1, 1] from a fixed seed.
+ */
+static inline duet_corpus_t t_synthetic_corpus(const duet_hw_t *truth, const duet_sim_policy_ops_t *policy,
+                                               double noise)
+{
+    static const struct {
+        int64_t m, n, k;
+        int32_t coll;
+        int64_t mc, nc;
+        int32_t dtype;
+    } shapes[] = {
+        {4096, 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, DUET_DTYPE_BF16},
+        {8192, 8192, 2048, DUET_COLL_ALL_REDUCE, 512, 4096, DUET_DTYPE_FP16},
+        {2048, 2048, 16384, DUET_COLL_REDUCE_SCATTER, 512, 2048, DUET_DTYPE_BF16},
+        {128, 8192, 8192, DUET_COLL_ALL_GATHER, 1024, 4096, DUET_DTYPE_BF16},
+        {4096, 8192, 512, DUET_COLL_ALL_TO_ALL, 512, 2048, DUET_DTYPE_FP16},
+    };
+    static const double fracs[] = {0.55, 0.8, 1.0};
+    static const int32_t comm_concurrent[] = {8, 64}, gemm_alone[] = {16, 66, 132}, comm_alone[] = {1, 4, 16, 64, 128};
+    const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {128, 128, 64}};
+    duet_corpus_t c = t_corpus_header(truth->n_sms, 2);
+    duet_sim_ws_t *ws = NULL;
+    if (duet_sim_ws_create(&ws) != DUET_OK)
+        abort();
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        duet_workload_t wl = t_wl(shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].coll, shapes[s].mc, shapes[s].nc, 2);
+        wl.dtype = shapes[s].dtype;
+        duet_config_t cfg[32];
+        int32_t kind[32], n = 0;
+        for (int t = 0; t < 2; t++) {
+            for (int f = 0; f < 3; f++) {
+                int32_t g = (int32_t)lround(fracs[f] * truth->n_sms);
+                kind[n] = DUET_ROW_OP;
+                cfg[n++] = t_fused(truth, truth->n_sms, g, tiles[t]);
+            }
+            for (int k = 0; k < 2; k++) {
+                kind[n] = DUET_ROW_OP;
+                cfg[n++] = t_concurrent(truth, truth->n_sms - 8, comm_concurrent[k], tiles[t]);
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            kind[n] = DUET_ROW_GEMM_ALONE;
+            cfg[n++] = t_fused(truth, gemm_alone[k], gemm_alone[k], tiles[0]);
+        }
+        for (int k = 0; k < 5; k++) {
+            kind[n] = DUET_ROW_COMM_ALONE;
+            cfg[n++] = t_fused(truth, comm_alone[k], 0, tiles[0]);
+        }
+        for (int32_t i = 0; i < n; i++) {
+            /* xorshift64: a fixed, portable sequence. */
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            double u = (double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+            if (policy == &duet_sim_policy_frozen && cfg[i].mode != DUET_MODE_FUSED)
+                continue; /* the reference rules model fused mode only */
+            t_add_sim(&c, ws, policy, truth, kind[i], wl, cfg[i], noise * u);
+        }
+    }
+    duet_sim_ws_destroy(ws);
+    return c;
+}
+
+/* A path under /tmp unique to this process and tag. */
+static inline void t_tmp(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "/tmp/duet-cal-%d-%s", (int)getpid(), tag);
+}
+
+#endif /* DUET_TEST_CAL_SYNTH_H */

@@ -1,0 +1,344 @@
+/*
+ * `duet calibrate` and `duet validate` as a user meets them: exit codes (0 ok, 1 failed, 2 bad
+ * usage or input), one-line "duet: <what>: <why>" messages for corrupt and partial corpora, and
+ * outputs that appear together or not at all.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "synth.h"
+
+typedef struct cal_run {
+    int code;
+    char out[1 << 17];
+    char err[1 << 14];
+} cal_run_t;
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[got] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Run build/duet (or $DUET_BIN) with the NULL-terminated arguments, stdin empty. */
+static void run(cal_run_t *r, ...)
+{
+    const char *bin = getenv("DUET_BIN") ? getenv("DUET_BIN") : "build/duet";
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    va_list ap;
+    va_start(ap, r);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL && argc < 63;)
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    char out[96], err[96];
+    t_tmp(out, sizeof(out), "stdout");
+    t_tmp(err, sizeof(err), "stderr");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fi = open("/dev/null", O_RDONLY), fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+            fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fi, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(bin, argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    slurp(out, r->out, sizeof(r->out));
+    slurp(err, r->err, sizeof(r->err));
+    unlink(out);
+    unlink(err);
+}
+
+/* One line on stderr, "duet: <cmd>: ...", mentioning `what`. */
+static void expect_error(const cal_run_t *r, int code, const char *cmd, const char *what)
+{
+    cr_assert_eq(r->code, code, "exit %d (want %d); stderr: %s", r->code, code, r->err);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "duet: %s: ", cmd);
+    cr_assert(strncmp(r->err, prefix, strlen(prefix)) == 0, "stderr '%s' lacks '%s'", r->err, prefix);
+    cr_assert(strstr(r->err, what) != NULL, "stderr '%s' lacks '%s'", r->err, what);
+    const char *nl = strchr(r->err, '\n');
+    cr_assert(nl != NULL && nl[1] == '\0', "one line: '%s'", r->err);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The synthetic corpus saved to a file (measured by the simulator on the h200 profile). */
+static void save_synthetic(const char *path, double noise)
+{
+    duet_hw_t truth = t_hw("h200");
+    duet_corpus_t c = t_synthetic_corpus(&truth, &duet_sim_policy_fluid, noise);
+    cr_assert_eq(duet_corpus_save(&c, path), DUET_OK, "%s", duet_last_error());
+    duet_corpus_free(&c);
+}
+
+/* Write `text` to a file. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(cli_calibrate, subcommands_and_help, T_TIMEOUT)
+{
+    cal_run_t *r = malloc(sizeof(*r));
+    run(r, "calibrate", NULL);
+    cr_assert_eq(r->code, 2);
+    cr_assert(strstr(r->err, "collect") != NULL && strstr(r->err, "needs a GPU build (make gpu)") != NULL, "%s",
+              r->err);
+    cr_assert(strstr(r->err, "fit") != NULL);
+    run(r, "calibrate", "--help", NULL);
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "needs a GPU build (make gpu)") != NULL, "%s", r->out);
+    run(r, "calibrate", "frobnicate", NULL);
+    cr_assert_eq(r->code, 2);
+    cr_assert(strncmp(r->err, "duet: calibrate: unknown subcommand 'frobnicate'", 48) == 0, "%s", r->err);
+    cr_assert(strstr(r->err, "needs a GPU build (make gpu)") != NULL, "the help follows: %s", r->err);
+    run(r, "calibrate", "collect", "--hw", "mi300x", "-o", "x.json", NULL);
+    expect_error(r, 2, "calibrate collect", "needs a GPU build (make gpu)");
+    run(r, "calibrate", "fit", "--help", NULL);
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "--corpus FILE...") != NULL && strstr(r->out, "examples:") != NULL);
+    run(r, "validate", "--help", NULL);
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "reference design's rules") != NULL);
+    run(r, "--help", NULL);
+    cr_assert(strstr(r->out, "calibrate") != NULL && strstr(r->out, "validate") != NULL);
+    free(r);
+}
+
+Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TIMEOUT)
+{
+    cal_run_t *r = malloc(sizeof(*r));
+    char corpus[96], prof[96], rep[96];
+    t_tmp(corpus, sizeof(corpus), "corpus.json");
+    t_tmp(prof, sizeof(prof), "fitted.json");
+    t_tmp(rep, sizeof(rep), "report.json");
+    save_synthetic(corpus, 0.01);
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+        "gemm_eff_fp16,gemm_eff_bf16,link_gbs,cta_push_gbs", "--folds", "5", "--date", "2026-12-01", "--name",
+        "h200-test", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    cr_assert(strstr(r->out, "exact pick") != NULL && strstr(r->out, "held out (5-f)") != NULL, "%s", r->out);
+    cr_assert(strstr(r->out, "seed_link_gbs fitted to") != NULL, "%s", r->out);
+    cr_assert(strstr(r->err, "/12 done] ") != NULL && strstr(r->err, "s left") != NULL, "progress on stderr: %s",
+              r->err);
+
+    /* The profile loads, carries the fit's sources and the new name. */
+    duet_hw_t hw;
+    cr_assert_eq(duet_hw_load(prof, &hw), DUET_OK, "%s", duet_last_error());
+    cr_assert_str_eq(hw.name, "h200-test");
+    char want[160];
+    snprintf(want, sizeof(want), "fit: %s, 2026-12-01, +-", corpus);
+    cr_assert(strncmp(hw.source[DUET_HW_F_link_gbs], want, strlen(want)) == 0, "%s", hw.source[DUET_HW_F_link_gbs]);
+    duet_hw_t h200 = t_hw("h200");
+    cr_assert_str_eq(hw.source[DUET_HW_F_hbm_gbs], h200.source[DUET_HW_F_hbm_gbs]);
+
+    /* validate: the table, then JSON. */
+    run(r, "validate", "--corpus", corpus, "--hw", prof, "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    cr_assert(strstr(r->out, "duet (fluid)") != NULL && strstr(r->out, "reference rules") != NULL, "%s", r->out);
+    cr_assert(strstr(r->out, "top-8 within 3 % of the best") != NULL, "%s", r->out);
+    cr_assert_str_eq(r->err, "", "--quiet");
+    run(r, "validate", "--corpus", corpus, "--hw", prof, "--json", "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    cJSON *o = cJSON_Parse(r->out);
+    cr_assert_not_null(o, "%s", r->out);
+    cJSON *model = cJSON_GetObjectItem(o, "model");
+    cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(model, "ape_median")));
+    /* 1 % noise and the true model: the fitted profile predicts within the noise. */
+    cr_assert_lt(cJSON_GetObjectItem(model, "ape_median")->valuedouble, 0.02);
+    cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "reference_rules"), "seed_link_gbs")));
+    cr_assert_eq(cJSON_GetObjectItem(o, "shapes")->valueint, 5);
+    cJSON_Delete(o);
+    unlink(corpus);
+    unlink(prof);
+    unlink(rep);
+    free(r);
+}
+
+Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
+{
+    cal_run_t *r = malloc(sizeof(*r));
+    char good[96], bad[96], prof[96], rep[96];
+    t_tmp(good, sizeof(good), "good.json");
+    t_tmp(bad, sizeof(bad), "bad.json");
+    t_tmp(prof, sizeof(prof), "p.json");
+    t_tmp(rep, sizeof(rep), "r.json");
+    save_synthetic(good, 0.0);
+    char *text = NULL;
+    {
+        FILE *f = fopen(good, "rb");
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        text = malloc((size_t)n + 1);
+        size_t got = fread(text, 1, (size_t)n, f);
+        text[got] = '\0';
+        fclose(f);
+    }
+#define FIT(...) run(r, "calibrate", "fit", "--corpus", __VA_ARGS__, "-o", prof, "--report", rep, "--quiet", NULL)
+
+    /* Truncated mid-file (a copy cut short). */
+    char *cut = strdup(text);
+    cut[strlen(cut) / 2] = '\0';
+    write_text(bad, cut);
+    FIT(bad, "--hw", "h200");
+    expect_error(r, 2, "calibrate fit", "not valid JSON");
+    run(r, "validate", "--corpus", bad, "--hw", "h200", NULL);
+    expect_error(r, 2, "validate", "not valid JSON");
+
+    /* No rows at all. */
+    duet_corpus_t c = t_corpus_header(132, 2);
+    duet_corpus_save(&c, bad);
+    FIT(bad, "--hw", "h200");
+    expect_error(r, 2, "calibrate fit", "the corpus has no rows");
+    run(r, "validate", "--corpus", bad, "--hw", "h200", NULL);
+    expect_error(r, 2, "validate", "the corpus has no rows");
+
+    /* Every row failed. */
+    duet_hw_t h200 = t_hw("h200");
+    duet_corpus_t s = t_synthetic_corpus(&h200, &duet_sim_policy_fluid, 0.0);
+    for (size_t i = 0; i < s.n; i++) {
+        s.rows[i].ok = 0;
+        s.rows[i].ms = s.rows[i].min_ms = s.rows[i].max_ms = 0;
+        snprintf(s.rows[i].error, sizeof(s.rows[i].error), "hipErrorPeerAccessNotEnabled");
+    }
+    duet_corpus_save(&s, bad);
+    FIT(bad, "--hw", "h200");
+    expect_error(r, 2, "calibrate fit", "all 90 rows are failed measurements (the first says: hipErrorPeerAccess");
+
+    /* A corpus of another world: rows of world 2 in a file that says world 4. */
+    char *w4 = strdup(text);
+    char *at = strstr(w4, "\"world\": 2,");
+    cr_assert_not_null(at);
+    at[9] = '4';
+    write_text(bad, w4);
+    FIT(bad, "--hw", "h200");
+    expect_error(r, 2, "calibrate fit", "differs from the corpus's world 4");
+
+    /* Measured on another device. */
+    FIT(good, "--hw", "mi300x");
+    expect_error(r, 2, "calibrate fit", "measured on synthetic with 132 SMs, but profile mi300x has 304 SMs");
+    run(r, "validate", "--corpus", good, "--hw", "mi300x", NULL);
+    expect_error(r, 2, "validate", "but profile mi300x has 304 SMs");
+
+    /* A missing file; a second corpus that is bad names that file. */
+    FIT("/nonexistent/corpus.json", "--hw", "h200");
+    expect_error(r, 2, "calibrate fit", "/nonexistent/corpus.json");
+    write_text(bad, "{\"schema\": \"duet-corpus/0\"}");
+    run(r, "calibrate", "fit", "--corpus", good, bad, "--hw", "h200", "-o", prof, "--report", rep, NULL);
+    expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/1\"");
+
+    /* Nothing was written by any of these. */
+    cr_assert(!exists(prof) && !exists(rep));
+
+    /* Some failed rows are fine: they are left out and counted. */
+    duet_corpus_t part = t_synthetic_corpus(&h200, &duet_sim_policy_fluid, 0.0);
+    for (size_t i = 0; i < part.n; i += 7) {
+        part.rows[i].ok = 0;
+        snprintf(part.rows[i].error, sizeof(part.rows[i].error), "timed out");
+    }
+    duet_corpus_save(&part, bad);
+    run(r, "calibrate", "fit", "--corpus", bad, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+        "link_gbs,cta_push_gbs", "--folds", "0", "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "90 rows (13 failed)") != NULL, "%s", r->out);
+    cr_assert(exists(prof) && exists(rep));
+    unlink(prof);
+    unlink(rep);
+#undef FIT
+    duet_corpus_free(&part);
+    duet_corpus_free(&s);
+    duet_corpus_free(&c);
+    free(w4);
+    free(cut);
+    free(text);
+    unlink(good);
+    unlink(bad);
+    free(r);
+}
+
+Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
+{
+    cal_run_t *r = malloc(sizeof(*r));
+    char corpus[96], prof[96], rep[96];
+    t_tmp(corpus, sizeof(corpus), "c.json");
+    t_tmp(prof, sizeof(prof), "p.json");
+    t_tmp(rep, sizeof(rep), "r.json");
+    save_synthetic(corpus, 0.0);
+
+    run(r, "calibrate", "fit", "--hw", "h200", "-o", prof, "--report", rep, NULL);
+    expect_error(r, 2, "calibrate fit", "give at least one --corpus FILE");
+    run(r, "calibrate", "fit", "--corpus", corpus, "-o", prof, "--report", rep, NULL);
+    expect_error(r, 2, "calibrate fit", "--hw");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, NULL);
+    expect_error(r, 2, "calibrate fit", "--report REPORT.json");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+        "gemm_eff_fp16,warp_speed", NULL);
+    expect_error(r, 2, "calibrate fit", "'warp_speed' is not a profile constant");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "-1", NULL);
+    expect_error(r, 2, "calibrate fit", "--folds");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "9",
+        "--quiet", NULL);
+    expect_error(r, 2, "calibrate fit", "9 folds need at least 9 shapes, but the corpora have 5");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--bogus", NULL);
+    expect_error(r, 2, "calibrate fit", "--bogus");
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "nosuch-gpu", "-o", prof, "--report", rep, NULL);
+    expect_error(r, 2, "calibrate fit", "nosuch-gpu");
+    run(r, "validate", "--corpus", corpus, NULL);
+    expect_error(r, 2, "validate", "--hw");
+    run(r, "validate", "--hw", "h200", NULL);
+    expect_error(r, 2, "validate", "--corpus");
+
+    /* The iteration limit: not converged, nothing written, exit 1 ... */
+    duet_hw_t base = t_hw("h200");
+    base.link_gbs = 250;
+    base.cta_push_gbs = 30;
+    char basef[96];
+    t_tmp(basef, sizeof(basef), "base.json");
+    cr_assert_eq(duet_hw_save(&base, basef), DUET_OK);
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
+        "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet", NULL);
+    expect_error(r, 1, "calibrate fit", "without converging (iteration limit (1) after 1 iterations)");
+    cr_assert(!exists(prof) && !exists(rep));
+    /* ... unless asked to write it anyway (a warning then). */
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
+        "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet",
+        "--accept-unconverged", NULL);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->err, "warning: the fit did not converge") != NULL, "%s", r->err);
+    cr_assert(exists(prof) && exists(rep));
+    unlink(prof);
+    unlink(rep);
+
+    /* An output that cannot be written: exit 1, and neither file is left behind. */
+    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json", "--report", rep,
+        "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
+    cr_assert_eq(r->code, 1, "%s", r->err);
+    cr_assert(strncmp(r->err, "duet: calibrate fit: ", 21) == 0, "%s", r->err);
+    cr_assert(!exists(rep), "the report went with the failed profile");
+    unlink(basef);
+    unlink(corpus);
+    free(r);
+}

@@ -1,0 +1,155 @@
+/*
+ * The accuracy metrics on a small hand-built corpus whose answers are worked out by hand:
+ * makespan error, exact picks, picks within 8 CTAs, regret and top-k coverage.
+ */
+#include <criterion/criterion.h>
+
+#include "../test_util.h"
+#include "synth.h"
+
+typedef struct hand_row {
+    char shape; /* A..E */
+    int32_t kind;
+    int32_t mode;
+    int32_t gemm_wgs, comm_wgs;
+    int small_tile; /* 1: 128x128x64, else 256x128x64 */
+    int ok;
+    double ms, pred; /* pred NaN: the model did not predict the row */
+} hand_row_t;
+
+/*
+ * Shape A: the model picks a2 (1.02 ms) over the best a0 (1.00): regret 2 %, 5 CTAs away with
+ *          the same tile, covered by the top 1 (1.02 <= 1.03).
+ * Shape B: picks b1 (2.5 ms, another tile, 3 CTAs away) over the best b0 (2.0): regret 25 %;
+ *          b0 is the model's third, so the top 4 covers it.
+ * Shape C: exact pick; a failed row and a gemm_alone row (alone error 5 %) do not take part.
+ * Shape D: one op row: its error counts, but there is nothing to pick among.
+ * Shape E: the best e0 (concurrent) was not predicted: the pick e1 is charged 20 % regret.
+ */
+static const hand_row_t hand[] = {
+    {'A', DUET_ROW_OP, DUET_MODE_FUSED, 100, 32, 0, 1, 1.00, 1.3},
+    {'A', DUET_ROW_OP, DUET_MODE_FUSED, 110, 22, 0, 1, 1.10, 1.4},
+    {'A', DUET_ROW_OP, DUET_MODE_FUSED, 105, 27, 0, 1, 1.02, 1.0},
+    {'A', DUET_ROW_OP, DUET_MODE_FUSED, 60, 72, 1, 1, 1.50, 1.2},
+    {'B', DUET_ROW_OP, DUET_MODE_FUSED, 100, 32, 0, 1, 2.00, 2.2},
+    {'B', DUET_ROW_OP, DUET_MODE_FUSED, 97, 35, 1, 1, 2.50, 1.9},
+    {'B', DUET_ROW_OP, DUET_MODE_CONCURRENT, 116, 16, 0, 1, 2.10, 2.05},
+    {'B', DUET_ROW_OP, DUET_MODE_FUSED, 132, 0, 0, 1, 3.00, 2.3},
+    {'C', DUET_ROW_OP, DUET_MODE_FUSED, 80, 52, 0, 1, 0.50, 0.5},
+    {'C', DUET_ROW_OP, DUET_MODE_FUSED, 120, 12, 0, 1, 0.60, 0.7},
+    {'C', DUET_ROW_OP, DUET_MODE_FUSED, 90, 42, 0, 0, 0.0, 0.1},
+    {'C', DUET_ROW_GEMM_ALONE, DUET_MODE_FUSED, 132, 0, 0, 1, 0.40, 0.42},
+    {'D', DUET_ROW_OP, DUET_MODE_FUSED, 100, 32, 0, 1, 1.00, 1.1},
+    {'E', DUET_ROW_OP, DUET_MODE_CONCURRENT, 116, 16, 0, 1, 1.00, NAN},
+    {'E', DUET_ROW_OP, DUET_MODE_FUSED, 100, 32, 0, 1, 1.20, 1.0},
+    {'E', DUET_ROW_OP, DUET_MODE_FUSED, 120, 12, 0, 1, 1.25, 1.1},
+};
+#define NHAND (sizeof(hand) / sizeof(hand[0]))
+
+static duet_workload_t hand_shape(char s)
+{
+    switch (s) {
+    case 'A':
+        return t_wl(4096, 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    case 'B':
+        return t_wl(8192, 8192, 8192, DUET_COLL_ALL_REDUCE, 512, 4096, 2);
+    case 'C':
+        return t_wl(2048, 2048, 16384, DUET_COLL_REDUCE_SCATTER, 512, 2048, 2);
+    case 'D':
+        return t_wl(4096, 8192, 512, DUET_COLL_ALL_TO_ALL, 512, 2048, 2);
+    default:
+        return t_wl(4096, 4096, 4096, DUET_COLL_BROADCAST, 512, 2048, 2);
+    }
+}
+
+static void hand_build(duet_corpus_row_t *rows, double *pred)
+{
+    duet_hw_t hw = t_hw("h200");
+    for (size_t i = 0; i < NHAND; i++) {
+        const hand_row_t *h = &hand[i];
+        duet_gemm_tile_t tile = h->small_tile ? (duet_gemm_tile_t){128, 128, 64} : (duet_gemm_tile_t){256, 128, 64};
+        memset(&rows[i], 0, sizeof(rows[i]));
+        rows[i].kind = h->kind;
+        rows[i].wl = hand_shape(h->shape);
+        rows[i].cfg = h->mode == DUET_MODE_FUSED ? t_fused(&hw, 132, h->gemm_wgs, tile)
+                                                 : t_concurrent(&hw, h->gemm_wgs, h->comm_wgs, tile);
+        rows[i].ok = h->ok;
+        rows[i].ms = h->ms;
+        rows[i].min_ms = h->ms;
+        rows[i].max_ms = h->ms;
+        rows[i].repeats = 8;
+        if (!h->ok)
+            snprintf(rows[i].error, sizeof(rows[i].error), "launch failed");
+        pred[i] = h->pred;
+    }
+}
+
+Test(metrics, hand_built_corpus_gives_the_worked_answers, T_TIMEOUT)
+{
+    duet_corpus_row_t rows[NHAND];
+    double pred[NHAND];
+    hand_build(rows, pred);
+    duet_cal_metrics_t m;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, NHAND, &m), DUET_OK, "%s", duet_last_error());
+
+    /* Shapes A, B, C and E rank; D has one candidate. */
+    cr_assert_eq(m.shapes, 4);
+    cr_assert(t_rel_eq(m.exact_pick, 0.25, 1e-12), "exact %g", m.exact_pick);
+    cr_assert(t_rel_eq(m.pick_within8, 0.50, 1e-12), "within8 %g", m.pick_within8);
+    cr_assert(t_rel_eq(m.pick_within8_loose, 0.75, 1e-12), "loose %g", m.pick_within8_loose);
+    /* Regrets 0.02, 0.25, 0, 0.2: median (0.02 + 0.2) / 2, mean 0.47 / 4, p95 interpolated
+     * at 0.95 * 3 = 2.85 between 0.2 and 0.25. */
+    cr_assert(t_rel_eq(m.regret_median, 0.11, 1e-12), "median regret %g", m.regret_median);
+    cr_assert(t_rel_eq(m.regret_mean, 0.1175, 1e-12), "mean regret %g", m.regret_mean);
+    cr_assert(t_rel_eq(m.regret_p95, 0.2425, 1e-12), "p95 regret %g", m.regret_p95);
+    cr_assert(t_rel_eq(m.topk_cover[0], 0.50, 1e-12), "top1 %g", m.topk_cover[0]);
+    cr_assert(t_rel_eq(m.topk_cover[1], 0.75, 1e-12), "top4 %g", m.topk_cover[1]);
+    cr_assert(t_rel_eq(m.topk_cover[2], 0.75, 1e-12), "top8 %g", m.topk_cover[2]);
+
+    /* 13 predicted, measured op rows; the median error is the 7th smallest (c1 and e1 tie at
+     * 1/6); p95 interpolates at 0.95 * 12 = 11.4 between 0.2727 (a1) and 0.3 (a0). */
+    cr_assert_eq(m.op_rows, 13);
+    cr_assert(t_rel_eq(m.ape_median, 1.0 / 6.0, 1e-12), "ape median %g", m.ape_median);
+    cr_assert(t_rel_eq(m.ape_p95, 0.3 / 1.1 * 0.6 + 0.3 * 0.4, 1e-12), "ape p95 %g", m.ape_p95);
+    cr_assert_eq(m.alone_rows, 1);
+    cr_assert(t_rel_eq(m.alone_ape_median, 0.05, 1e-9), "alone %g", m.alone_ape_median);
+}
+
+Test(metrics, ties_pick_the_first_row_and_nothing_predicted_is_an_error, T_TIMEOUT)
+{
+    duet_corpus_row_t rows[NHAND];
+    double pred[NHAND];
+    hand_build(rows, pred);
+    /* Shape A predicted flat: the first row (a0, the measured best) is the pick. */
+    for (int i = 0; i < 4; i++)
+        pred[i] = 1.0;
+    duet_cal_metrics_t m;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(m.shapes, 1);
+    cr_assert_eq(m.exact_pick, 1.0);
+    cr_assert_eq(m.regret_median, 0.0);
+
+    for (size_t i = 0; i < NHAND; i++)
+        pred[i] = NAN;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, NHAND, &m), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "no measured row was predicted") != NULL, "%s", duet_last_error());
+}
+
+Test(metrics, perfect_predictions_score_perfectly, T_TIMEOUT)
+{
+    duet_corpus_row_t rows[NHAND];
+    double pred[NHAND];
+    hand_build(rows, pred);
+    for (size_t i = 0; i < NHAND; i++)
+        pred[i] = rows[i].ok ? rows[i].ms : NAN;
+    duet_cal_metrics_t m;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, NHAND, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(m.shapes, 4);
+    cr_assert_eq(m.ape_median, 0.0);
+    cr_assert_eq(m.ape_p95, 0.0);
+    cr_assert_eq(m.exact_pick, 1.0);
+    cr_assert_eq(m.pick_within8, 1.0);
+    cr_assert_eq(m.regret_p95, 0.0);
+    for (int t = 0; t < DUET_CAL_TOPK_N; t++)
+        cr_assert_eq(m.topk_cover[t], 1.0);
+}

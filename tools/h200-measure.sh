@@ -1,0 +1,70 @@
+#!/bin/bash
+# Build the GPU duet on an H200 machine and run measurement steps (docs/performance.md,
+# docs/calibration.md). Outputs and logs go to $OUT (at most 8 files come back from the device
+# tool); the last lines printed are one summary line per step.
+#
+#   tools/h200-measure.sh STEP...
+#   STEP: build | collect | resume | smoke | bench | tune
+# Environment: NP (ranks, default 2), PROFILE (profile for bench/tune, default h200),
+#              BENCH_ARGS, COLLECT_ARGS (extra arguments).
+#
+# cJSON and GSL are not installed there: their Debian packages travel in .deps/ (ignored by git):
+#   mkdir -p .deps && cd .deps && apt-get download libgsl27 libgslcblas0 libgsl-dev libcjson1 libcjson-dev
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/duet-measure}
+DEP=/tmp/dep
+NP=${NP:-2}
+PROFILE=${PROFILE:-h200}
+mkdir -p "$OUT" "$DEP"
+# NVLink multicast stays off on these shared machines.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# The binary's run path does not reach the libraries' own dependencies (libgsl -> libgslcblas).
+export LD_LIBRARY_PATH=$DEP/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
+DUET=build-gpu/duet
+SUMMARY=()
+note() { SUMMARY+=("$1"); echo "== $1"; }
+
+# run NAME LIMIT_S CMD...: a step with a time limit; output in $OUT/NAME.log.
+run() {
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+    local rc=$?
+    note "$name: rc=$rc, $((SECONDS - t0)) s. $(grep -v '^\[' "$OUT/$name.log" | tail -2 | tr '\n' ' ' | cut -c1-300)"
+    return $rc
+}
+
+for step in "$@"; do
+    case $step in
+    build)
+        for f in .deps/*.deb; do dpkg -x "$f" "$DEP"; done
+        { nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv
+          nvidia-smi topo -m; } > /tmp/gpus.log 2>&1
+        run build 300 make JOBS=32 -j32 "CFLAGS=-I$DEP/usr/include" \
+            "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu" gpu || break
+        cat /tmp/gpus.log >> "$OUT/build.log"
+        ;;
+    collect)
+        run collect 420 $MPIRUN $DUET calibrate collect -o "$OUT/h200_world$NP.json" ${COLLECT_ARGS:-}
+        ;;
+    resume)
+        # Re-running on a complete corpus must measure nothing.
+        run resume 120 $MPIRUN $DUET calibrate collect -o "$OUT/h200_world$NP.json" ${COLLECT_ARGS:-}
+        ;;
+    smoke)
+        printf '4096x4096x4096 512x2048 all_gather,all_reduce\n' > /tmp/smoke.shapes
+        run smoke 120 $MPIRUN $DUET bench --shapes /tmp/smoke.shapes --repeats 20 --warmup 3 --hw "$PROFILE" \
+            --json "$OUT/smoke.json"
+        ;;
+    bench)
+        run bench 560 $MPIRUN $DUET bench --repeats 20 --warmup 3 --hw "$PROFILE" \
+            --json "$OUT/bench-h200-w$NP.json" --svg "$OUT/bench-h200-w$NP.svg" ${BENCH_ARGS:-}
+        ;;
+    *) echo "unknown step $step"; exit 2 ;;
+    esac
+done
+echo "---- summary"
+for s in "${SUMMARY[@]}"; do echo "$s"; done

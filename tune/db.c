@@ -1,0 +1,624 @@
+/*
+ * The tuning database: one JSON file shared by every process of a user, written under an advisory
+ * lock with a re-read and merge, so that concurrent tuners lose nothing, and replaced by an atomic
+ * rename, so that readers never see a partial file and need no lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tune/internal.h"
+
+#define DUET__TUNE_LOCK_TIMEOUT_MS 60000
+
+/* ------------------------------------------------------------------------------------------ */
+/* Paths, folders, the lock                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+duet_status_t duet_tune_db_open(const char *path, duet_tune_db_t *db_p)
+{
+    duet_tune_db_t db;
+    memset(&db, 0, sizeof(db));
+    db.lock_timeout_ms = DUET__TUNE_LOCK_TIMEOUT_MS;
+    const char *env = getenv("DUET_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    int len;
+    if (path != NULL && path[0] != '\0') {
+        len = snprintf(db.path, sizeof(db.path), "%s", path);
+    } else if (env != NULL && env[0] != '\0') {
+        len = snprintf(db.path, sizeof(db.path), "%s", env);
+    } else if (xdg != NULL && xdg[0] == '/') {
+        /* The XDG spec: a relative XDG_CACHE_HOME is invalid and must be ignored. */
+        len = snprintf(db.path, sizeof(db.path), "%s/duet/tuning.json", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        if (home == NULL || home[0] == '\0') {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (home == NULL || home[0] == '\0')
+            return duet__error(DUET_ERR_NOT_FOUND,
+                               "tuning database: no DUET_CACHE, XDG_CACHE_HOME or home folder to put it in");
+        len = snprintf(db.path, sizeof(db.path), "%s/.cache/duet/tuning.json", home);
+    }
+    if (len < 0 || (size_t)len >= sizeof(db.path) - 32) /* room for ".lock", ".corrupt-...", ".tmp.<pid>" */
+        return duet__error(DUET_ERR_INVALID_ARG, "tuning database: path longer than %zu characters",
+                           sizeof(db.path) - 32);
+    *db_p = db;
+    return DUET_OK;
+}
+
+/* Create every missing folder of the database's parent directory (mkdir -p). */
+static duet_status_t duet__tune_mkdirs(const char *path)
+{
+    char dir[DUET_TUNE_PATH_LEN];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return DUET_OK; /* the current folder or the root: nothing to create */
+    *slash = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+                return duet__error(DUET_ERR_IO, "%s: cannot create the folder %s: %s", path, dir, strerror(errno));
+            *p = saved;
+            if (saved == '\0')
+                break;
+        }
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return duet__error(DUET_ERR_IO, "%s: %s is not a folder", path, dir);
+    return DUET_OK;
+}
+
+/* Make the rename durable: without this a crash right after it may bring the old file back. */
+static void duet__tune_fsync_dir(const char *path)
+{
+    char dir[DUET_TUNE_PATH_LEN];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd); /* some file systems refuse fsync on folders; the rename stands anyway */
+        close(fd);
+    }
+}
+
+/*
+ * Take the advisory lock: flock(LOCK_EX) on "<path>.lock", polled so that a stuck holder turns into
+ * DUET_ERR_BUSY after the timeout instead of a hang. The lock file is never removed: removing it
+ * would let two processes lock two different inodes of the same name.
+ */
+static duet_status_t duet__tune_lock(duet_tune_db_t *db, int *fd_p)
+{
+    char lock[DUET_TUNE_PATH_LEN + 8];
+    snprintf(lock, sizeof(lock), "%s.lock", db->path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return duet__error(errno == ENOENT ? DUET_ERR_NOT_FOUND : DUET_ERR_IO, "%s: cannot open the lock file: %s",
+                           lock, strerror(errno));
+    long waited_us = 0, step_us = 500;
+    long limit_us = (long)(db->lock_timeout_ms > 0 ? db->lock_timeout_ms : DUET__TUNE_LOCK_TIMEOUT_MS) * 1000;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK) {
+            int e = errno;
+            close(fd);
+            return duet__error(DUET_ERR_IO, "%s: flock: %s", lock, strerror(e));
+        }
+        if (waited_us >= limit_us) {
+            close(fd);
+            return duet__error(DUET_ERR_BUSY, "%s: still locked by another process after %ld ms", lock,
+                               waited_us / 1000);
+        }
+        struct timespec ts = {0, step_us * 1000};
+        nanosleep(&ts, NULL);
+        waited_us += step_us;
+        if (step_us < 16000)
+            step_us *= 2;
+    }
+    *fd_p = fd;
+    return DUET_OK;
+}
+
+static void duet__tune_unlock(int fd)
+{
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading the file                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Read the database. @return DUET_OK with *root_p (a cJSON object with "schema" and "entries"),
+ * DUET_ERR_NOT_FOUND when there is no file (or it is empty: a file only we write can be empty
+ * only if something else truncated it, and it holds nothing to lose), DUET_ERR_PARSE when the
+ * text is not a database (the reason is recorded), DUET_ERR_IO when it cannot be read.
+ */
+static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root_p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    DUET_CHECK(duet__read_file(db->path, &text, &len));
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+        i++;
+    if (i == len) {
+        free(text);
+        return duet__error(DUET_ERR_NOT_FOUND, "%s: empty", db->path);
+    }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (root == NULL)
+        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON", db->path);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA) != 0 ||
+        !cJSON_IsObject(entries)) {
+        cJSON_Delete(root);
+        return duet__error(DUET_ERR_PARSE, "%s: not a tuning database (schema \"%s\" with an \"entries\" object)",
+                           db->path, DUET_TUNE_DB_SCHEMA);
+    }
+    *root_p = root;
+    return DUET_OK;
+}
+
+/* Move a corrupt file aside, keeping it for inspection. Call with the lock held. */
+static duet_status_t duet__tune_move_aside(duet_tune_db_t *db, const char *why)
+{
+    char stamp[32], aside[DUET_TUNE_PATH_LEN + 64];
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
+        snprintf(stamp, sizeof(stamp), "%ld", (long)t);
+    snprintf(aside, sizeof(aside), "%s.corrupt-%s", db->path, stamp);
+    /* Two corrupt files within one second must not overwrite each other's evidence. */
+    for (int i = 1; access(aside, F_OK) == 0 && i < 1000; i++)
+        snprintf(aside, sizeof(aside), "%s.corrupt-%s-%ld-%d", db->path, stamp, (long)getpid(), i);
+    if (rename(db->path, aside) != 0) {
+        int e = errno;
+        duet__tune_db_warn(db, "%s; cannot move it aside: %s", why, strerror(e));
+        return duet__error(DUET_ERR_IO, "%s: cannot move it aside: %s", db->path, strerror(e));
+    }
+    duet__tune_db_warn(db, "%s; moved it to %s and started a new database", why, aside);
+    return DUET_OK;
+}
+
+/*
+ * Read for a lookup or a listing: a corrupt file is re-checked under the lock (a writer may have
+ * replaced it meanwhile) and moved aside. @return DUET_OK with a root, or DUET_ERR_NOT_FOUND
+ * (absent, or corrupt and dealt with), or DUET_ERR_IO.
+ */
+static duet_status_t duet__tune_read_or_heal(duet_tune_db_t *db, cJSON **root_p)
+{
+    duet_status_t st = duet__tune_read_root(db, root_p);
+    if (st != DUET_ERR_PARSE)
+        return st;
+    char why[600];
+    snprintf(why, sizeof(why), "%s", duet_last_error());
+    int fd = -1;
+    if (duet__tune_lock(db, &fd) < 0) {
+        duet__tune_db_warn(db, "%s; cannot lock it to move it aside (%s)", why, duet_last_error());
+        return duet__error(DUET_ERR_NOT_FOUND, "%s: corrupt", db->path);
+    }
+    st = duet__tune_read_root(db, root_p);
+    if (st == DUET_ERR_PARSE) {
+        snprintf(why, sizeof(why), "%s", duet_last_error());
+        duet__tune_move_aside(db, why);
+        st = duet__error(DUET_ERR_NOT_FOUND, "%s: corrupt", db->path);
+    }
+    duet__tune_unlock(fd);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Entries <-> JSON                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    if (with_key)
+        cJSON_AddStringToObject(o, "key", e->key);
+    cJSON_AddStringToObject(o, "arch", e->arch);
+    cJSON_AddNumberToObject(o, "sms", e->sms);
+    cJSON *modes = cJSON_AddArrayToObject(o, "modes");
+    for (int32_t m = 0; m < DUET_MODE_COUNT; m++)
+        if (e->modes & (1u << m))
+            cJSON_AddItemToArray(modes, cJSON_CreateString(duet_mode_name(m)));
+    cJSON_AddStringToObject(o, "collective", duet_collective_name(e->wl.coll));
+    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(e->wl.dtype));
+    cJSON_AddNumberToObject(o, "m", (double)e->wl.m);
+    cJSON_AddNumberToObject(o, "n", (double)e->wl.n);
+    cJSON_AddNumberToObject(o, "k", (double)e->wl.k);
+    cJSON_AddNumberToObject(o, "mc", (double)e->wl.mc);
+    cJSON_AddNumberToObject(o, "nc", (double)e->wl.nc);
+    cJSON_AddNumberToObject(o, "world", e->wl.world);
+    cJSON_AddNumberToObject(o, "root", e->wl.root);
+    cJSON_AddStringToObject(o, "tiles", e->tiles);
+    duet__tune_config_to_json(cJSON_AddObjectToObject(o, "config"), &e->cfg);
+    duet__tune_json_num(o, "measured_ms", e->measured_ms);
+    duet__tune_json_num(o, "pred_ms", e->pred_ms);
+    cJSON_AddNumberToObject(o, "n_warmup", e->n_warmup);
+    cJSON_AddNumberToObject(o, "n_repeat", e->n_repeat);
+    cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
+    for (int32_t i = 0; i < e->n_cands; i++) {
+        const duet_tune_outcome_t *c = &e->cands[i];
+        cJSON *co = cJSON_CreateObject();
+        duet__tune_config_to_json(co, &c->cfg);
+        cJSON_AddStringToObject(co, "source", duet_tune_source_name(c->source));
+        cJSON_AddNumberToObject(co, "model_rank", c->model_rank);
+        duet__tune_json_num(co, "pred_ms", c->pred_ms);
+        cJSON_AddBoolToObject(co, "ok", c->ok != 0);
+        if (c->ok) {
+            duet__tune_json_num(co, "ms", c->ms);
+            duet__tune_json_num(co, "min_ms", c->min_ms);
+            duet__tune_json_num(co, "max_ms", c->max_ms);
+        } else {
+            cJSON_AddStringToObject(co, "status", duet_status_name((duet_status_t)c->status));
+            cJSON_AddStringToObject(co, "error", c->error);
+        }
+        cJSON_AddItemToArray(arr, co);
+    }
+    cJSON_AddStringToObject(o, "date", e->date);
+    cJSON_AddStringToObject(o, "duet", e->duet_version);
+    return o;
+}
+
+static duet_status_t duet__tune_str_member(const cJSON *o, const char *key, const char *where, char *buf, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= n)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: missing, not a string, or longer than %zu", where, key, n - 1);
+    snprintf(buf, n, "%s", v->valuestring);
+    return DUET_OK;
+}
+
+static duet_status_t duet__tune_int_member(const cJSON *o, const char *key, const char *where, double lo, double hi,
+                                           int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: missing or not an integer in [%g, %g]", where, key, lo, hi);
+    *out = (int64_t)v->valuedouble;
+    return DUET_OK;
+}
+
+static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_workload_t *wl, const char *where,
+                                                  duet_tune_outcome_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    DUET_CHECK(duet__tune_config_from_json(co, wl, where, &c->cfg));
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(co, "source");
+    c->source = DUET_TUNE_SRC_MODEL;
+    for (int32_t s = 0; cJSON_IsString(src) && s < DUET_TUNE_SRC_COUNT; s++)
+        if (strcmp(src->valuestring, duet_tune_source_name(s)) == 0)
+            c->source = s;
+    int64_t v = 0;
+    if (duet__tune_int_member(co, "model_rank", where, 0, 1e9, &v) == DUET_OK)
+        c->model_rank = (int32_t)v;
+    c->pred_ms = duet__tune_json_get_num(co, "pred_ms");
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(co, "ok");
+    if (!cJSON_IsBool(ok))
+        return duet__error(DUET_ERR_PARSE, "%s.ok: missing or not true/false", where);
+    c->ok = cJSON_IsTrue(ok);
+    if (c->ok) {
+        c->ms = duet__tune_json_get_num(co, "ms");
+        c->min_ms = duet__tune_json_get_num(co, "min_ms");
+        c->max_ms = duet__tune_json_get_num(co, "max_ms");
+        if (!(c->ms > 0) || !isfinite(c->ms))
+            return duet__error(DUET_ERR_PARSE, "%s.ms: a measured candidate needs a positive time", where);
+    } else {
+        const cJSON *err = cJSON_GetObjectItemCaseSensitive(co, "error");
+        snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(err) ? err->valuestring : "unknown error");
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(co, "status");
+        c->status = DUET_ERR_INTERNAL;
+        for (int s = 0; s >= -64 && cJSON_IsString(status); s--)
+            if (strcmp(status->valuestring, duet_status_name((duet_status_t)s)) == 0) {
+                c->status = s;
+                break;
+            }
+    }
+    return DUET_OK;
+}
+
+static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key, duet_tune_entry_t *e)
+{
+    char where[DUET_TUNE_KEY_LEN + 32];
+    snprintf(where, sizeof(where), "entries[\"%.*s\"]", DUET_TUNE_KEY_LEN, key);
+    memset(e, 0, sizeof(*e));
+    if (!cJSON_IsObject(o))
+        return duet__error(DUET_ERR_PARSE, "%s: not an object", where);
+    if (strlen(key) >= sizeof(e->key))
+        return duet__error(DUET_ERR_PARSE, "%s: key longer than %zu", where, sizeof(e->key) - 1);
+    snprintf(e->key, sizeof(e->key), "%s", key);
+    DUET_CHECK(duet__tune_str_member(o, "arch", where, e->arch, sizeof(e->arch)));
+    DUET_CHECK(duet__tune_str_member(o, "tiles", where, e->tiles, sizeof(e->tiles)));
+    DUET_CHECK(duet__tune_str_member(o, "date", where, e->date, sizeof(e->date)));
+    DUET_CHECK(duet__tune_str_member(o, "duet", where, e->duet_version, sizeof(e->duet_version)));
+    int64_t v;
+    DUET_CHECK(duet__tune_int_member(o, "sms", where, 1, 4096, &v));
+    e->sms = (int32_t)v;
+    const cJSON *modes = cJSON_GetObjectItemCaseSensitive(o, "modes"), *it;
+    if (!cJSON_IsArray(modes))
+        return duet__error(DUET_ERR_PARSE, "%s.modes: missing or not an array", where);
+    cJSON_ArrayForEach(it, modes)
+    {
+        int32_t m;
+        if (!cJSON_IsString(it) || duet_mode_parse(it->valuestring, &m) < 0)
+            return duet__error(DUET_ERR_PARSE, "%s.modes: fused or concurrent", where);
+        e->modes |= 1u << m;
+    }
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "collective");
+    if (!cJSON_IsString(s) || duet_collective_parse(s->valuestring, &e->wl.coll) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s.collective: missing or unknown", where);
+    s = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+    if (!cJSON_IsString(s) || duet_dtype_parse(s->valuestring, &e->wl.dtype) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s.dtype: missing or unknown", where);
+    double big = (double)(INT64_C(1) << 40);
+    DUET_CHECK(duet__tune_int_member(o, "m", where, 0, big, &e->wl.m));
+    DUET_CHECK(duet__tune_int_member(o, "n", where, 0, big, &e->wl.n));
+    DUET_CHECK(duet__tune_int_member(o, "k", where, 0, big, &e->wl.k));
+    DUET_CHECK(duet__tune_int_member(o, "mc", where, 0, big, &e->wl.mc));
+    DUET_CHECK(duet__tune_int_member(o, "nc", where, 0, big, &e->wl.nc));
+    DUET_CHECK(duet__tune_int_member(o, "world", where, 1, 1024, &v));
+    e->wl.world = (int32_t)v;
+    DUET_CHECK(duet__tune_int_member(o, "root", where, 0, 1023, &v));
+    e->wl.root = (int32_t)v;
+    if (duet_workload_validate(&e->wl) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s: %s", where, duet_last_error());
+    char cw[DUET_TUNE_KEY_LEN + 48];
+    snprintf(cw, sizeof(cw), "%s.config", where);
+    DUET_CHECK(duet__tune_config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
+    e->measured_ms = duet__tune_json_get_num(o, "measured_ms");
+    e->pred_ms = duet__tune_json_get_num(o, "pred_ms");
+    if (!(e->measured_ms > 0) || !isfinite(e->measured_ms))
+        return duet__error(DUET_ERR_PARSE, "%s.measured_ms: missing or not a positive time", where);
+    DUET_CHECK(duet__tune_int_member(o, "n_warmup", where, 0, 1e6, &v));
+    e->n_warmup = (int32_t)v;
+    DUET_CHECK(duet__tune_int_member(o, "n_repeat", where, 0, 1e6, &v));
+    e->n_repeat = (int32_t)v;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "candidates");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > DUET_TUNE_MAX_CANDIDATES)
+        return duet__error(DUET_ERR_PARSE, "%s.candidates: missing or more than %d", where, DUET_TUNE_MAX_CANDIDATES);
+    cJSON_ArrayForEach(it, arr)
+    {
+        snprintf(cw, sizeof(cw), "%s.candidates[%d]", where, (int)e->n_cands);
+        DUET_CHECK(duet__tune_outcome_from_json(it, &e->wl, cw, &e->cands[e->n_cands]));
+        e->n_cands++;
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_tune_entries_to_json(const duet_tune_entry_t *entries, size_t n, char **text_p)
+{
+    cJSON *arr = cJSON_CreateArray();
+    if (arr == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, duet__tune_entry_to_json(&entries[i], 1));
+    char *text = cJSON_Print(arr);
+    cJSON_Delete(arr);
+    if (text == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot print JSON");
+    *text_p = text;
+    return DUET_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Lookup, store, list, clear                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune_entry_t *entry_p)
+{
+    cJSON *root = NULL;
+    DUET_CHECK(duet__tune_read_or_heal(db, &root));
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(entries, key);
+    duet_status_t st = DUET_OK;
+    if (o == NULL) {
+        st = duet__error(DUET_ERR_NOT_FOUND, "%s: no entry for %s", db->path, key);
+    } else {
+        duet_tune_entry_t *e = malloc(sizeof(*e));
+        if (e == NULL) {
+            st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot allocate an entry");
+        } else if (duet__tune_entry_from_json(o, key, e) < 0) {
+            /* Skipped, not fatal: the next store of this key replaces it. */
+            duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
+            st = duet__error(DUET_ERR_NOT_FOUND, "%s: malformed entry for %s", db->path, key);
+        } else {
+            *entry_p = *e;
+        }
+        free(e);
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+/*
+ * Turn every number of a parsed tree back into text that reads as the same double. cJSON prints
+ * numbers with 15 digits when they compare equal within a tolerance, so without this every merge
+ * would round the other processes' times by a bit.
+ */
+static duet_status_t duet__tune_json_exact(cJSON *item)
+{
+    for (; item != NULL; item = item->next) {
+        if (cJSON_IsNumber(item)) {
+            char buf[40];
+            for (int digits = 15; digits <= 17; digits++) {
+                snprintf(buf, sizeof(buf), "%.*g", digits, item->valuedouble);
+                if (strtod(buf, NULL) == item->valuedouble)
+                    break;
+            }
+            char *text = cJSON_malloc(strlen(buf) + 1);
+            if (text == NULL)
+                return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot format a number");
+            memcpy(text, buf, strlen(buf) + 1);
+            item->type = cJSON_Raw;
+            item->valuestring = text;
+        }
+        DUET_CHECK(duet__tune_json_exact(item->child));
+    }
+    return DUET_OK;
+}
+
+static int duet__tune_item_cmp(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string, y->string);
+}
+
+/* Sort an object's members by name, so the file is the same whatever order processes wrote in. */
+static duet_status_t duet__tune_sort_members(cJSON *obj)
+{
+    int n = cJSON_GetArraySize(obj);
+    if (n < 2)
+        return DUET_OK;
+    cJSON **items = malloc((size_t)n * sizeof(*items));
+    if (items == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot sort %d entries", n);
+    for (int i = 0; i < n; i++)
+        items[i] = cJSON_DetachItemFromArray(obj, 0);
+    qsort(items, (size_t)n, sizeof(*items), duet__tune_item_cmp);
+    for (int i = 0; i < n; i++) {
+        /* Re-link the detached item under its own name (cJSON copies the name before freeing it). */
+        cJSON_AddItemToObject(obj, items[i]->string, items[i]);
+    }
+    free(items);
+    return DUET_OK;
+}
+
+duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *entry)
+{
+    if (entry->key[0] == '\0')
+        return duet__error(DUET_ERR_INVALID_ARG, "tuning database: an entry needs a key");
+    DUET_CHECK(duet__tune_mkdirs(db->path));
+    int fd = -1;
+    DUET_CHECK(duet__tune_lock(db, &fd));
+
+    duet_status_t st;
+    cJSON *root = NULL, *item = NULL;
+    char *text = NULL;
+    /* Re-read under the lock: what other processes stored since we last looked is merged, not lost. */
+    st = duet__tune_read_root(db, &root);
+    if (st == DUET_ERR_PARSE) {
+        char why[600];
+        snprintf(why, sizeof(why), "%s", duet_last_error());
+        DUET_CHECK_GOTO(duet__tune_move_aside(db, why), st, out);
+        st = DUET_ERR_NOT_FOUND;
+    }
+    if (st == DUET_ERR_NOT_FOUND) {
+        root = cJSON_CreateObject();
+        if (root == NULL || cJSON_AddStringToObject(root, "schema", DUET_TUNE_DB_SCHEMA) == NULL ||
+            cJSON_AddObjectToObject(root, "entries") == NULL) {
+            st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
+            goto out;
+        }
+        st = DUET_OK;
+    }
+    if (st < 0)
+        goto out;
+    item = duet__tune_entry_to_json(entry, 0);
+    if (item == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
+        goto out;
+    }
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    cJSON_DeleteItemFromObjectCaseSensitive(entries, entry->key);
+    cJSON_AddItemToObject(entries, entry->key, item);
+    item = NULL;
+    DUET_CHECK_GOTO(duet__tune_sort_members(entries), st, out);
+    DUET_CHECK_GOTO(duet__tune_json_exact(root), st, out);
+    text = cJSON_Print(root);
+    if (text == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot print JSON");
+        goto out;
+    }
+    size_t len = strlen(text);
+    DUET_CHECK_GOTO(duet__write_file_atomic(db->path, text, len), st, out);
+    duet__tune_fsync_dir(db->path);
+out:
+    cJSON_free(text);
+    cJSON_Delete(item);
+    cJSON_Delete(root);
+    duet__tune_unlock(fd);
+    return st;
+}
+
+static int duet__tune_entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const duet_tune_entry_t *)a)->key, ((const duet_tune_entry_t *)b)->key);
+}
+
+duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_p, size_t *n_p)
+{
+    cJSON *root = NULL;
+    duet_status_t st = duet__tune_read_or_heal(db, &root);
+    if (st == DUET_ERR_NOT_FOUND) {
+        *entries_p = NULL;
+        *n_p = 0;
+        return DUET_OK;
+    }
+    DUET_CHECK(st);
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries"), *it;
+    size_t cap = (size_t)cJSON_GetArraySize(entries), n = 0;
+    duet_tune_entry_t *out = malloc((cap ? cap : 1) * sizeof(*out));
+    if (out == NULL) {
+        cJSON_Delete(root);
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot list %zu entries", cap);
+    }
+    cJSON_ArrayForEach(it, entries)
+    {
+        if (duet__tune_entry_from_json(it, it->string, &out[n]) < 0) {
+            duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
+            continue;
+        }
+        n++;
+    }
+    cJSON_Delete(root);
+    qsort(out, n, sizeof(*out), duet__tune_entry_cmp);
+    *entries_p = out;
+    *n_p = n;
+    return DUET_OK;
+}
+
+duet_status_t duet_tune_db_clear(duet_tune_db_t *db)
+{
+    struct stat sb;
+    if (stat(db->path, &sb) != 0 && errno == ENOENT)
+        return DUET_OK; /* nothing to clear; do not create folders or a lock file for it */
+    int fd = -1;
+    DUET_CHECK(duet__tune_lock(db, &fd));
+    duet_status_t st = DUET_OK;
+    if (unlink(db->path) != 0 && errno != ENOENT)
+        st = duet__error(DUET_ERR_IO, "%s: cannot delete: %s", db->path, strerror(errno));
+    else
+        duet__tune_fsync_dir(db->path);
+    duet__tune_unlock(fd);
+    return st;
+}

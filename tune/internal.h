@@ -1,0 +1,44 @@
+/*
+ * Internal helpers of the tune layer (not installed). Names start with duet__tune_.
+ */
+#ifndef DUET_TUNE_INTERNAL_H
+#define DUET_TUNE_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "duet/sim.h"
+#include "duet/tune.h"
+#include "model/internal.h"
+
+/** 1 if two configurations are the same in every field. */
+int duet__tune_config_same(const duet_config_t *a, const duet_config_t *b);
+
+/** Add the fields of a configuration to a JSON object ("mode", "num_wgs", ..., "group_m"). */
+void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg);
+/**
+ * Read the fields written by duet__tune_config_to_json() and check their shape against `wl`.
+ * `where` names the object in messages. Records the error and returns DUET_ERR_PARSE.
+ */
+duet_status_t duet__tune_config_from_json(const cJSON *o, const duet_workload_t *wl, const char *where,
+                                          duet_config_t *cfg_p);
+
+/** "fused", "concurrent" or "fused+concurrent" for a mode set. */
+const char *duet__tune_modes_name(uint32_t modes);
+
+/** The current UTC time as ISO 8601 ("2026-11-30T12:00:00Z"). */
+void duet__tune_utc_now(char *buf, size_t n);
+
+/** Add a number that reads back exactly, or null when it is not finite (JSON has no NaN). */
+void duet__tune_json_num(cJSON *o, const char *key, double v);
+/** A number member, or NaN when absent or null. */
+double duet__tune_json_get_num(const cJSON *o, const char *key);
+
+/** Deliver a warning: the callback (or stderr) and the handle's counter and last text. */
+void duet__tune_db_warn(duet_tune_db_t *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** Simulated makespan of one configuration on the profile (fluid policy), milliseconds. */
+duet_status_t duet__tune_predict(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                                 const duet_config_t *cfg, double *ms_p);
+
+#endif /* DUET_TUNE_INTERNAL_H */
