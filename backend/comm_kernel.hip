@@ -5,14 +5,18 @@
  */
 #include "backend/kernels.h"
 
+template <bool TRACE>
 __global__ void __launch_bounds__(DUET_THREADS) duet__comm_kernel(const __grid_constant__ duet__kparams_t p)
 {
-    duet__cta_run<false, 0, 0>(p, nullptr);
+    duet__cta_run<false, 0, 0, TRACE>(p, nullptr);
 }
 
 hipError_t duet__launch_comm(const duet__kparams_t *p, int grid, hipStream_t s)
 {
-    duet__comm_kernel<<<grid, DUET_THREADS, 0, s>>>(*p);
+    if (p->trace != NULL)
+        duet__comm_kernel<true><<<grid, DUET_THREADS, 0, s>>>(*p);
+    else
+        duet__comm_kernel<false><<<grid, DUET_THREADS, 0, s>>>(*p);
     return hipGetLastError();
 }
 

@@ -65,6 +65,8 @@ struct duet_ctx {
     int nallocs, cap_allocs;
 
     duet__ctl_t *ctl;           /* device memory */
+    duet__trace_rec_t *trace_dev; /* measured timeline buffer, or NULL (duet_ctx_trace_enable) */
+    size_t trace_cap;             /* its records */
     duet__dev_err_t *err_host;  /* pinned, mapped */
     duet__dev_err_t *err_dev;   /* its device address */
     hipStream_t s_gemm, s_comm; /* concurrent mode's two streams */

@@ -190,6 +190,8 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipHostFree(ctx->err_host);
     if (ctx->ctl != NULL)
         (void)hipFree(ctx->ctl);
+    if (ctx->trace_dev != NULL)
+        (void)hipFree(ctx->trace_dev);
     if (ctx->ev_last != NULL)
         (void)hipEventDestroy(ctx->ev_last);
     if (ctx->ev_comm != NULL)

@@ -117,6 +117,18 @@ __device__ static inline uint64_t duet_dev_time_ns(void)
 #endif
 }
 
+/** The SM (CU) the calling thread runs on, for measured timelines. */
+__device__ static inline int32_t duet_dev_smid(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    uint32_t id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return (int32_t)id;
+#else
+    return (int32_t)__smid();
+#endif
+}
+
 /** Pause a spinning thread so that polling does not flood the memory system. */
 __device__ static inline void duet_dev_pause(void)
 {

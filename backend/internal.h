@@ -38,7 +38,15 @@ typedef struct duet__ctl {
     uint32_t abort;                             /* 1: a wait expired; remaining remote work is skipped */
     uint32_t signaled;                          /* 1: this rank's arrival has been signalled */
     uint32_t err_claim;                         /* 1: a CTA owns the error record */
+    unsigned long long trace_n;                 /* tiles recorded in the trace buffer (duet_ctx_trace_enable) */
 } duet__ctl_t;
+
+/** One tile as it ran on the device, for measured timelines (device wall clock, ns). */
+typedef struct duet__trace_rec {
+    int32_t cta, sm, queue, stolen;
+    int64_t tile;
+    uint64_t t0_ns, t1_ns;
+} duet__trace_rec_t;
 
 /** Phases of a bounded wait, for the error message. */
 enum { DUET__PHASE_ENTRY = 1, DUET__PHASE_EXIT = 2 };
@@ -84,6 +92,10 @@ typedef struct duet__kparams {
     uint32_t *flags;      /* this rank's flag words (local address, start of the heap) */
     duet__ctl_t *ctl;     /* device-local */
     duet__dev_err_t *err; /* device address of the host-mapped error record */
+    /* Measured timeline: NULL, or a buffer of trace_cap records (duet_ctx_trace_enable). */
+    duet__trace_rec_t *trace;
+    uint32_t trace_cap;
+    int32_t cta_base; /* the first CTA number of this kernel in the timeline (concurrent comm: gemm_wgs) */
 } duet__kparams_t;
 
 /* Kernel launchers, one set per element type (backend/kernels_*.hip, backend/comm_kernel.hip). */

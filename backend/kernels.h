@@ -34,8 +34,49 @@ __device__ static __noinline__ int duet__comm_step(const duet__kparams_t &p, lon
     return entered;
 }
 
+/*
+ * Measured timelines. What a record needs (start time, queue, stolen, tile id) waits in shared
+ * memory, not in registers: a value live across the GEMM tile costs the tile registers and
+ * spills even with tracing off (seen: 256x128 spills grew from 192 to 488 bytes when the start
+ * time and the tile id stayed in registers).
+ */
+__shared__ uint64_t duet__trace_t0;
+__shared__ long long duet__trace_idx;
+__shared__ int duet__trace_q, duet__trace_stolen;
+
+__device__ static __forceinline__ void duet__trace_begin(int q, int home, long long idx)
+{
+    if (threadIdx.x == 0) {
+        duet__trace_idx = idx;
+        duet__trace_q = q;
+        duet__trace_stolen = q != home;
+        duet__trace_t0 = duet_dev_time_ns();
+    }
+}
+
+/*
+ * Record one tile: every thread has finished it (barrier), then thread 0 takes a slot. Tiles
+ * past the buffer's capacity are counted, not kept.
+ */
+__device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
+{
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    uint64_t t1 = duet_dev_time_ns();
+    unsigned long long slot = atomicAdd(&p.ctl->trace_n, 1ull);
+    if (slot < p.trace_cap) {
+        duet__trace_rec_t r = {p.cta_base + (int32_t)blockIdx.x, duet_dev_smid(), duet__trace_q,
+                               duet__trace_stolen, (int64_t)duet__trace_idx, duet__trace_t0, t1};
+        p.trace[slot] = r;
+    }
+}
+
 /* BM == 0: a kernel without the GEMM tile (the concurrent comm kernel). */
-template <bool BF16, int BM, int BN> __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
+/* TRACE: the instantiation that records a measured timeline. A separate kernel, because even
+ * guarded trace hooks change the GEMM tile's register allocation (more spills) when inlined. */
+template <bool BF16, int BM, int BN, bool TRACE>
+__device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
 {
     __shared__ long long s_idx;
     const bool comm_role = p.role != DUET__ROLE_GEMM && p.has_comm;
@@ -62,23 +103,27 @@ template <bool BF16, int BM, int BN> __device__ static void duet__cta_run(const 
             __syncthreads();
             if (idx >= len)
                 break;
+            if constexpr (TRACE)
+                duet__trace_begin(q, home, idx);
             if (q == DUET_QUEUE_GEMM) {
                 if constexpr (BM > 0)
                     duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
             } else {
                 entered = duet__comm_step(p, idx, entered);
             }
+            if constexpr (TRACE)
+                duet__trace_end(p);
         }
     }
     if (comm_role)
         duet__cta_finish(p);
 }
 
-template <bool BF16, int BM, int BN>
+template <bool BF16, int BM, int BN, bool TRACE>
 __global__ void __launch_bounds__(DUET_THREADS, 1) duet__persistent_kernel(const __grid_constant__ duet__kparams_t p)
 {
     extern __shared__ uint4 duet__smem_dyn[];
-    duet__cta_run<BF16, BM, BN>(p, (uint16_t *)duet__smem_dyn);
+    duet__cta_run<BF16, BM, BN, TRACE>(p, (uint16_t *)duet__smem_dyn);
 }
 
 /*
@@ -92,7 +137,12 @@ static hipError_t duet__launch_persistent(const duet__kparams_t *p, duet_gemm_ti
 {
 #define DUET__LAUNCH_CASE(_bm, _bn)                                                                                    \
     if (t.bm == _bm && t.bn == _bn && t.bk == 64) {                                                                    \
-        duet__persistent_kernel<BF16, _bm, _bn><<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);  \
+        if (p->trace != NULL)                                                                                          \
+            duet__persistent_kernel<BF16, _bm, _bn, true>                                                              \
+                <<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);                                 \
+        else                                                                                                           \
+            duet__persistent_kernel<BF16, _bm, _bn, false>                                                             \
+                <<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);                                 \
         return hipGetLastError();                                                                                      \
     }
     DUET__FOR_EACH_TILE(DUET__LAUNCH_CASE)
@@ -105,7 +155,10 @@ template <bool BF16> static hipError_t duet__kernels_init(void)
     hipError_t e = hipSuccess;
 #define DUET__INIT_CASE(_bm, _bn)                                                                                      \
     if (e == hipSuccess)                                                                                               \
-        e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn>,                                 \
+        e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, false>,                          \
+                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES);    \
+    if (e == hipSuccess)                                                                                               \
+        e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, true>,                           \
                                 hipFuncAttributeMaxDynamicSharedMemorySize, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES);
     DUET__FOR_EACH_TILE(DUET__INIT_CASE)
 #undef DUET__INIT_CASE

@@ -40,6 +40,8 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
         kp->bases[p] = ctx->bases[p];
     kp->flags = (uint32_t *)ctx->heap;
     kp->ctl = ctx->ctl;
+    kp->trace = ctx->trace_dev;
+    kp->trace_cap = (uint32_t)ctx->trace_cap;
     kp->err = ctx->err_dev;
 }
 
@@ -61,6 +63,7 @@ static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, duet__kp
     HIP_CHECK(hipMemsetAsync(ctx->ctl, 0, sizeof(duet__ctl_t), s), st, out);
     if (cfg->mode == DUET_MODE_FUSED) {
         kp->role = DUET__ROLE_FUSED;
+        kp->cta_base = 0;
         HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->num_wgs, s), st, out);
     } else {
         HIP_CHECK(hipEventRecord(ctx->ev_fork, s), st, out);
@@ -68,10 +71,13 @@ static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, duet__kp
         HIP_CHECK(hipStreamWaitEvent(ctx->s_comm, ctx->ev_fork, 0), st, out);
         if (kp->gemm.tiles > 0) {
             kp->role = DUET__ROLE_GEMM;
+            kp->cta_base = 0;
             HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->gemm_wgs, ctx->s_gemm), st, out);
         }
         if (kp->has_comm) {
             kp->role = DUET__ROLE_COMM;
+            /* The timeline numbers the comm kernel's CTAs after the GEMM kernel's, as the simulator. */
+            kp->cta_base = kp->gemm.tiles > 0 ? cfg->gemm_wgs : 0;
             HIP_CHECK(duet__launch_comm(kp, cfg->comm_wgs, ctx->s_comm), st, out);
         }
         HIP_CHECK(hipEventRecord(ctx->ev_gemm, ctx->s_gemm), st, out);

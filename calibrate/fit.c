@@ -139,12 +139,17 @@ static double duet__clamp(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Set the profile's fitted constants from log parameters, within their bounds. */
+/*
+ * Set the profile's fitted constants from log parameters, within their bounds. exp(log(max)) can
+ * round above max, so the value is clamped again in linear space against the field's bounds.
+ */
 static void duet__apply(duet__fit_ctx_t *c, const gsl_vector *x)
 {
-    for (int32_t j = 0; j < c->np; j++)
-        duet_hw_set(&c->hw, c->field[j],
-                    exp(duet__clamp(gsl_vector_get(x, (size_t)j) + c->off[j], c->lo[j], c->hi[j])));
+    for (int32_t j = 0; j < c->np; j++) {
+        const duet_hw_field_info_t *fi = duet_hw_field_info(c->field[j]);
+        double v = exp(duet__clamp(gsl_vector_get(x, (size_t)j) + c->off[j], c->lo[j], c->hi[j]));
+        duet_hw_set(&c->hw, c->field[j], duet__clamp(v, fi->min, fi->max));
+    }
 }
 
 static int duet__fit_f(const gsl_vector *x, void *arg, gsl_vector *f)

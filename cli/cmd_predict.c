@@ -22,7 +22,8 @@ static void cmd_predict_usage(FILE *f)
             "\n"
             "%s\n"
             "sweep:\n"
-            "  --mode M              fused, concurrent or both (default both)\n"
+            "  --mode M              fused, concurrent, vendor (the vendor GEMM on gemm_wgs SMs beside duet's comm\n"
+            "                        kernel), both (fused and concurrent, the default) or all\n"
             "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
             "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
             "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
@@ -146,6 +147,10 @@ int cmd_predict(int argc, char **argv)
         case OPT_MODE:
             if (strcmp(optarg, "both") == 0) {
                 sp.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+                continue;
+            }
+            if (strcmp(optarg, "all") == 0) {
+                sp.modes = (1u << DUET_MODE_COUNT) - 1;
                 continue;
             }
             if (cli_common_option(&c, "predict", opt, optarg) < 0)

@@ -24,7 +24,8 @@ const char cli_workload_help[] =
 
 const char cli_config_help[] =
     "configuration (defaults: the reference design's static split for the profile):\n"
-    "  --mode fused|concurrent  one persistent kernel with two queues, or two kernels (default fused)\n"
+    "  --mode M              fused (one persistent kernel, two queues; default), concurrent (two kernels) or\n"
+    "                        vendor (the vendor GEMM planned for gemm_wgs SMs beside duet's comm kernel)\n"
     "  --num-wgs N           fused grid size in CTAs (default: one per SM)\n"
     "  --gemm-wgs N          fused: CTAs that start on GEMM (default 3/4 of num-wgs); concurrent: GEMM grid\n"
     "  --comm-wgs N          concurrent: comm grid (default SMs/8); fused: num-wgs - gemm-wgs\n"

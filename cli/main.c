@@ -12,6 +12,7 @@
 /* Commands that need the GPU build: in the CPU build they say so and exit 2. */
 #ifdef DUET_GPU_BUILD
 #define cmd_bench_gpu cmd_bench
+#define cmd_run_gpu cmd_run
 #else
 static int cmd_needs_gpu(const char *cmd)
 {
@@ -24,6 +25,12 @@ static int cmd_bench_gpu(int argc, char **argv)
     (void)argc;
     (void)argv;
     return cmd_needs_gpu("bench");
+}
+static int cmd_run_gpu(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return cmd_needs_gpu("run");
 }
 #endif
 
@@ -44,6 +51,7 @@ static const cli_command_t cli_commands[] = {
     {"tune", cmd_tune, "tuning database (--list, --clear) and the tuner replayed on corpora (--evaluate)"},
     {"derive-candidates", cmd_derive_candidates, "greedy candidate set and coverage curves from corpora"},
     {"bench", cmd_bench_gpu, "duet vs cuBLASLt + NCCL side by side on the GPUs (mpirun; GPU build)"},
+    {"run", cmd_run_gpu, "run one operation on the GPUs, timed, with its measured timeline (mpirun; GPU build)"},
 };
 #define CLI_NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
 

@@ -59,7 +59,10 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     }
     double eb = duet_dtype_bytes(plan->wl.dtype);
     int32_t dt = plan->wl.dtype;
-    double eff = dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16;
+    /* Vendor mode prices the vendor library's GEMM with its own efficiency. */
+    int vendor = plan->cfg.mode == DUET_MODE_VENDOR;
+    double eff = vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
+                        : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16);
     double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
 
@@ -68,7 +71,9 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     c.k_iters = g->k_iters;
     c.t_step_mma = step_flops / sm_rate;
     c.t_step_l2 = step_bytes / l2_share;
-    c.t_step = fmax(c.t_step_mma, c.t_step_l2);
+    /* The vendor library's tile and L2 reuse are not duet's: its GEMM is priced by its matrix
+     * rate and efficiency alone. */
+    c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
     c.t_prologue = hw->tile_prologue_us * US;
     c.t_epilogue = (double)g->bm * g->bn * eb / l2_share; /* C tile stores issued into L2 */
     c.t_overhead = hw->tile_overhead_us * US;

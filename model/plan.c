@@ -129,7 +129,7 @@ duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t c
     duet_config_t cfg = plan->cfg;
     cfg.gemm_wgs = gemm_wgs;
     cfg.comm_wgs = comm_wgs;
-    if (cfg.mode == DUET_MODE_CONCURRENT)
+    if (cfg.mode != DUET_MODE_FUSED)
         cfg.num_wgs = gemm_wgs + comm_wgs;
     DUET_CHECK(duet__config_check_shape(&cfg, &plan->wl));
     plan->cfg = cfg;

@@ -13,7 +13,7 @@
 static const char *const duet__coll_names[DUET_COLL_COUNT] = {"none", "all_gather", "all_reduce", "reduce_scatter",
                                                               "all_to_all", "broadcast"};
 static const char *const duet__dtype_names[DUET_DTYPE_COUNT] = {"fp16", "bf16"};
-static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent"};
+static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent", "vendor"};
 
 const char *duet_collective_name(int32_t coll)
 {
@@ -184,7 +184,7 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
     memset(&c, 0, sizeof(c));
     c.mode = mode;
     int sms = hw->n_sms;
-    if (mode == DUET_MODE_CONCURRENT) {
+    if (mode == DUET_MODE_CONCURRENT || mode == DUET_MODE_VENDOR) {
         c.comm_wgs = sms / 8 > 1 ? sms / 8 : 1;
         c.gemm_wgs = sms - c.comm_wgs > 1 ? sms - c.comm_wgs : 1;
         c.num_wgs = c.gemm_wgs + c.comm_wgs;
@@ -219,7 +219,7 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
 duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_workload_t *wl)
 {
     if (cfg->mode < 0 || cfg->mode >= DUET_MODE_COUNT)
-        return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused or concurrent", (int)cfg->mode);
+        return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused, concurrent or vendor", (int)cfg->mode);
     if (!duet_tile_supported(cfg->tile)) {
         char s[48];
         snprintf(s, sizeof(s), "%dx%dx%d", cfg->tile.bm, cfg->tile.bn, cfg->tile.bk);
@@ -247,9 +247,11 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
         if (cfg->gemm_wgs < 0 || cfg->comm_wgs < 0)
             return duet__error(DUET_ERR_INVALID_ARG, "CTA counts must not be negative");
         if (has_gemm && cfg->gemm_wgs < 1)
-            return duet__error(DUET_ERR_INVALID_ARG, "concurrent mode: the GEMM kernel needs gemm_wgs >= 1");
+            return duet__error(DUET_ERR_INVALID_ARG, "%s mode: the GEMM kernel needs gemm_wgs >= 1",
+                               duet_mode_name(cfg->mode));
         if (has_comm && cfg->comm_wgs < 1)
-            return duet__error(DUET_ERR_INVALID_ARG, "concurrent mode: the comm kernel needs comm_wgs >= 1");
+            return duet__error(DUET_ERR_INVALID_ARG, "%s mode: the comm kernel needs comm_wgs >= 1",
+                               duet_mode_name(cfg->mode));
     }
     return DUET_OK;
 }
@@ -271,12 +273,11 @@ duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload
                                (int)cfg->num_wgs, hw->n_sms, hw->name);
     } else {
         if (cfg->gemm_wgs > hw->n_sms)
-            return duet__error(DUET_ERR_INFEASIBLE,
-                               "concurrent mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
-                               (int)cfg->gemm_wgs, hw->n_sms, hw->name);
+            return duet__error(DUET_ERR_INFEASIBLE, "%s mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
+                               duet_mode_name(cfg->mode), (int)cfg->gemm_wgs, hw->n_sms, hw->name);
         if (cfg->comm_wgs > hw->n_sms * hw->comm_ctas_per_sm)
-            return duet__error(DUET_ERR_INFEASIBLE, "concurrent mode: comm_wgs %d > %d SMs x %d comm CTAs per SM",
-                               (int)cfg->comm_wgs, hw->n_sms, hw->comm_ctas_per_sm);
+            return duet__error(DUET_ERR_INFEASIBLE, "%s mode: comm_wgs %d > %d SMs x %d comm CTAs per SM",
+                               duet_mode_name(cfg->mode), (int)cfg->comm_wgs, hw->n_sms, hw->comm_ctas_per_sm);
     }
     return DUET_OK;
 }

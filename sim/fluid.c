@@ -146,7 +146,7 @@ static duet_status_t duet__dequeue_done(duet__fluid_t *F, int32_t ci)
         return DUET_OK;
     }
     c->state = ST_DONE;
-    if (F->plan->cfg.mode == DUET_MODE_CONCURRENT && c->kernel == 0) {
+    if (F->plan->cfg.mode != DUET_MODE_FUSED && c->kernel == 0) {
         /* GEMM CTAs leave their SMs: room for comm CTAs still waiting for one. */
         int32_t per_sm = F->hw->comm_ctas_per_sm - (c->shared ? F->hw->comm_coresident : 0);
         F->freed_slots += c->k * per_sm;
@@ -354,7 +354,8 @@ static void duet__prices(duet__fluid_t *F)
         int peers = cc.traffic.push_peers > cc.traffic.pull_peers ? cc.traffic.push_peers : cc.traffic.pull_peers;
         F->peers_out = F->peers_in = peers > 0 ? peers : 1;
     }
-    F->dequeue[DUET_QUEUE_GEMM] = hw->dequeue_gemm_us * US;
+    /* The vendor GEMM schedules its tiles statically: no dequeue. */
+    F->dequeue[DUET_QUEUE_GEMM] = p->cfg.mode == DUET_MODE_VENDOR ? 0.0 : hw->dequeue_gemm_us * US;
     F->dequeue[DUET_QUEUE_COMM] = hw->dequeue_comm_us * US;
     F->len[DUET_QUEUE_GEMM] = p->gemm.tiles;
     F->len[DUET_QUEUE_COMM] = p->comm.queue_len;

@@ -234,16 +234,18 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                pts[j].cfg.tile.bn == pts[i].cfg.tile.bn)
             j++;
         const char *col = duet__palette[series % 8];
-        int dashed = pts[i].cfg.mode == DUET_MODE_CONCURRENT;
+        const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
+                           : pts[i].cfg.mode == DUET_MODE_VENDOR   ? " stroke-dasharray=\"2 2\""
+                                                                   : "";
         duet__sbuf_printf(&b, "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"", col,
-                          dashed ? " stroke-dasharray=\"6 3\"" : "");
+                          dash);
         for (size_t k = i; k < j; k++)
             duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
         duet__sbuf_printf(&b, "\"/>\n");
         duet__sbuf_printf(&b,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %dx%dx%d</text>\n",
-                          left + pw + 14, ly, left + pw + 44, ly, col, dashed ? " stroke-dasharray=\"6 3\"" : "",
+                          left + pw + 14, ly, left + pw + 44, ly, col, dash,
                           left + pw + 50, ly + 4, FONT, duet_mode_name(pts[i].cfg.mode), pts[i].cfg.tile.bm,
                           pts[i].cfg.tile.bn, pts[i].cfg.tile.bk);
         ly += 18;

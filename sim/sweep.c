@@ -58,7 +58,8 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
         c.gemm_wgs = split;
         c.comm_wgs = c.num_wgs - split;
     } else {
-        /* Concurrent: the two grids partition the SMs. */
+        /* Concurrent and vendor: the two grids (or the GEMM's SM target and the comm grid)
+         * partition the SMs. */
         c.gemm_wgs = split;
         c.comm_wgs = hw->n_sms - split;
         c.num_wgs = hw->n_sms;
@@ -90,7 +91,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         p.policy = &duet_sim_policy_fluid;
     if (p.modes == 0)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: no mode selected");
-    if (p.policy == &duet_sim_policy_frozen && (p.modes & (1u << DUET_MODE_CONCURRENT)))
+    if (p.policy == &duet_sim_policy_frozen && (p.modes & ~(1u << DUET_MODE_FUSED)))
         return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (use --mode fused)");
     /* Tiles: the given list, else every supported tile that fits the profile's shared memory. */
     if (p.n_tiles == 0) {

@@ -4,7 +4,7 @@
 # tool); the last lines printed are one summary line per step.
 #
 #   tools/h200-measure.sh STEP...
-#   STEP: build | collect | resume | smoke | bench | tune
+#   STEP: build | collect | resume | smoke | bench | tune | timeline
 # Environment: NP (ranks, default 2), PROFILE (profile for bench/tune, default h200),
 #              BENCH_ARGS, COLLECT_ARGS (extra arguments).
 #
@@ -60,8 +60,25 @@ for step in "$@"; do
             --json "$OUT/smoke.json"
         ;;
     bench)
-        run bench 560 $MPIRUN $DUET bench --repeats 20 --warmup 3 --hw "$PROFILE" \
+        run bench ${BENCH_LIMIT:-450} $MPIRUN $DUET bench --repeats 20 --warmup 3 --hw "$PROFILE" \
             --json "$OUT/bench-h200-w$NP.json" --svg "$OUT/bench-h200-w$NP.svg" ${BENCH_ARGS:-}
+        ;;
+    tune)
+        # One real tuning run per collective (a miss: benchmarks), then the first one again (a hit).
+        export DUET_CACHE="$OUT/tuning.json"
+        : > "$OUT/tune.log"
+        t0=$SECONDS
+        for coll in all_gather all_reduce reduce_scatter all_to_all broadcast all_gather; do
+            echo "== duet tune --collective $coll ${TUNE_SHAPE:---gemm 8192x8192x8192 --comm 4096x8192}" >> "$OUT/tune.log"
+            timeout 120 $MPIRUN -x DUET_CACHE $DUET tune --collective $coll \
+                ${TUNE_SHAPE:---gemm 8192x8192x8192 --comm 4096x8192} --hw "$PROFILE" --json >> "$OUT/tune.log" 2>&1
+            echo "rc=$?" >> "$OUT/tune.log"
+        done
+        note "tune: $((SECONDS - t0)) s, $(grep -c '"cached":	false' "$OUT/tune.log") tuned, $(grep -c '"cached":	true' "$OUT/tune.log") cache hits"
+        ;;
+    timeline)
+        run timeline 120 $MPIRUN $DUET run ${TIMELINE_ARGS:---collective all_gather --gemm 8192x8192x8192 --comm 4096x8192} \
+            --hw "$PROFILE" --trace "$OUT/timeline-measured.json" --svg "$OUT/timeline.svg"
         ;;
     *) echo "unknown step $step"; exit 2 ;;
     esac

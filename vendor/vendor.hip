@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duet/backend.h"
 #include "duet/op.h"
 #include "duet/vendor.h"
 #include "vendor/libs.h"
@@ -36,6 +37,8 @@ struct duet_vendor {
     int32_t cache_next;
     char describe[96];
     char err[256];
+    hipStream_t side;          /* vendor mode: duet's comm kernel runs here */
+    hipEvent_t ev_fork, ev_join;
 };
 
 /* Record an error on the context and in the thread's last-error text. */
@@ -101,6 +104,16 @@ extern "C" duet_status_t duet_vendor_create(MPI_Comm comm, int device, const due
         st = vendor_fail(v, DUET_ERR_BACKEND, "vendor: device %d: %s", device, hipGetErrorString(e));
         goto fail;
     }
+    if (e == hipSuccess)
+        e = hipStreamCreateWithFlags(&v->side, hipStreamNonBlocking);
+    if (e == hipSuccess)
+        e = hipEventCreateWithFlags(&v->ev_fork, hipEventDisableTiming);
+    if (e == hipSuccess)
+        e = hipEventCreateWithFlags(&v->ev_join, hipEventDisableTiming);
+    if (e != hipSuccess) {
+        st = vendor_fail(v, DUET_ERR_BACKEND, "vendor: streams and events: %s", hipGetErrorString(e));
+        goto fail;
+    }
     if (hipblasLtCreate(&v->lt) != HIPBLAS_STATUS_SUCCESS) {
         st = vendor_fail(v, DUET_ERR_BACKEND, "vendor: cannot create a " DUET_BLASLT_NAME " handle");
         goto fail;
@@ -149,6 +162,12 @@ extern "C" void duet_vendor_destroy(duet_vendor_h v)
         hipblasLtDestroy(v->lt);
     if (v->workspace)
         hipFree(v->workspace);
+    if (v->ev_join)
+        hipEventDestroy(v->ev_join);
+    if (v->ev_fork)
+        hipEventDestroy(v->ev_fork);
+    if (v->side)
+        hipStreamDestroy(v->side);
     free(v);
 }
 
@@ -284,6 +303,38 @@ extern "C" duet_status_t duet_vendor_coll(duet_vendor_h v, int32_t slot, const d
     default:
         return vendor_fail(v, DUET_ERR_INVALID_ARG, "vendor: unknown collective %d", (int)wl->coll);
     }
+}
+
+extern "C" duet_status_t duet_vendor_run(duet_vendor_h v, struct duet_ctx *ctx, const struct duet_op *op,
+                                         void *stream)
+{
+    if (op->cfg.mode != DUET_MODE_VENDOR)
+        return vendor_fail(v, DUET_ERR_INVALID_ARG, "duet_vendor_run: the operation's mode is %s, not vendor",
+                           duet_mode_name(op->cfg.mode));
+    DUET_CHECK(duet_config_validate(&op->cfg, &op->wl, duet_ctx_hw(ctx)));
+    hipStream_t s = (hipStream_t)stream;
+    /* The collective alone, as a fused duet operation whose CTAs all serve the comm queue. */
+    duet_op_t comm = *op;
+    comm.wl.m = comm.wl.n = comm.wl.k = 0;
+    comm.a = comm.b = NULL;
+    comm.c = NULL;
+    comm.cfg = duet_config_default(duet_ctx_hw(ctx), DUET_MODE_FUSED);
+    comm.cfg.num_wgs = comm.cfg.comm_wgs = op->cfg.comm_wgs;
+    comm.cfg.gemm_wgs = 0;
+    comm.cfg.cm = op->cfg.cm;
+    comm.cfg.cn = op->cfg.cn;
+    if (op->wl.coll != DUET_COLL_NONE) {
+        HIP_TRY(v, hipEventRecord(v->ev_fork, s));
+        HIP_TRY(v, hipStreamWaitEvent(v->side, v->ev_fork, 0));
+        DUET_CHECK(duet_run(ctx, &comm, v->side));
+    }
+    if (op->wl.m > 0)
+        DUET_CHECK(duet_vendor_gemm(v, &op->wl, op->a, op->b, op->c, op->cfg.gemm_wgs, stream));
+    if (op->wl.coll != DUET_COLL_NONE) {
+        HIP_TRY(v, hipEventRecord(v->ev_join, v->side));
+        HIP_TRY(v, hipStreamWaitEvent(s, v->ev_join, 0));
+    }
+    return DUET_OK;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -101,6 +101,7 @@ double gpu_now(void);
 
 int cmd_bench(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 struct duet_tune_params;
 /** duet tune WORKLOAD under mpirun (cli/gpu/cmd_tune_gpu.c); c holds the parsed workload flags. */
 int cmd_tune_gpu(cli_common_t *c, const struct duet_tune_params *params, const char *hw_arg, int json, int *argc,

@@ -34,6 +34,7 @@
 
 #include "duet/model.h"
 #include "duet/op.h"
+#include "duet/sim.h"
 #include "duet/status.h"
 #include "duet/types.h"
 
@@ -127,6 +128,19 @@ duet_status_t duet_ctx_sync(duet_ctx_h ctx, void *stream);
  * undefined.
  */
 duet_status_t duet_ctx_resync(duet_ctx_h ctx);
+
+/**
+ * Measured timelines: record every tile of the following operations (CTA, SM, queue, tile id,
+ * device wall-clock start and end) into a buffer of `max_tiles` records; 0 turns tracing off.
+ * Tracing adds one barrier and two clock reads per tile. Local (no other rank involved).
+ */
+duet_status_t duet_ctx_trace_enable(duet_ctx_h ctx, size_t max_tiles);
+
+/**
+ * Wait for `stream`, then append the tiles of the last operation to `trace` (duet_trace_init()
+ * first), times in seconds from its first tile's start, in the simulator's format (duet/sim.h).
+ */
+duet_status_t duet_ctx_trace_read(duet_ctx_h ctx, void *stream, duet_trace_t *trace);
 
 #ifdef __cplusplus
 }

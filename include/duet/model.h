@@ -54,6 +54,8 @@ typedef enum {
     X(mma_flops_bf16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense bf16 matrix-unit rate of one SM")                           \
     X(gemm_eff_fp16, DBL, "1", 0.01, 1.5, "fraction of the fp16 matrix rate duet's GEMM tile sustains in its K loop")   \
     X(gemm_eff_bf16, DBL, "1", 0.01, 1.5, "fraction of the bf16 matrix rate duet's GEMM tile sustains in its K loop")   \
+    X(vendor_gemm_eff_fp16, DBL, "1", 0.01, 1.5, "the vendor GEMM's (cuBLASLt/hipBLASLt) fp16 efficiency, as gemm_eff") \
+    X(vendor_gemm_eff_bf16, DBL, "1", 0.01, 1.5, "the vendor GEMM's bf16 efficiency, as gemm_eff")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
     X(gemm_stages, INT, "stages", 1, 16, "shared-memory pipeline depth of the GEMM tile")                              \
     X(l2_mib, DBL, "MiB", 0.5, 4096, "last-level on-chip cache that GEMM tiles share")                                 \

@@ -64,6 +64,16 @@ duet_status_t duet_vendor_gemm(duet_vendor_h v, const duet_workload_t *wl, const
 duet_status_t duet_vendor_coll(duet_vendor_h v, int32_t slot, const duet_workload_t *wl, const void *src, void *dst,
                                void *stream);
 
+/**
+ * Vendor mode (DUET_MODE_VENDOR): the GEMM of `op` in BLASLt planned for cfg.gemm_wgs SMs on
+ * `stream`, and the collective by duet's comm kernel on cfg.comm_wgs CTAs on a second stream
+ * that forks from and joins back into `stream` (collective, like duet_run()). Device-side errors
+ * of the comm part are reported by duet_ctx_sync().
+ */
+struct duet_ctx;
+struct duet_op;
+duet_status_t duet_vendor_run(duet_vendor_h v, struct duet_ctx *ctx, const struct duet_op *op, void *stream);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Device utilities for host C code                                                            */
 /* ------------------------------------------------------------------------------------------ */

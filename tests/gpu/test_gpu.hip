@@ -314,7 +314,7 @@ static void test_matrix(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *r
                 for (int root = 0; root < roots; root++, seed++) {
                     duet_workload_t wl = make_wl(&SHAPES[si], coll, dtype, t->world, root, 1);
                     result_t res[DUET_MODE_COUNT];
-                    for (int mode = 0; mode < DUET_MODE_COUNT; mode++) {
+                    for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
                         char label[160];
                         snprintf(label, sizeof(label), "W=%d %s %s %s%s shape %s (%lldx%lldx%lld, comm %lldx%lld)",
                                  t->world, duet_mode_name(mode), duet_dtype_name(dtype), duet_collective_name(coll),
@@ -348,7 +348,7 @@ static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc
                 duet_gemm_tile_t tile = duet_tile_get(ti);
                 duet_workload_t wl = make_wl(&SHAPES[si], DUET_COLL_ALL_REDUCE, dtype, t->world, 0, 1);
                 result_t res[DUET_MODE_COUNT];
-                for (int mode = 0; mode < DUET_MODE_COUNT; mode++) {
+                for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
                     duet_config_t cfg = make_cfg(hw, mode, &SHAPES[si]);
                     cfg.tile = tile;
                     char label[160];
@@ -371,7 +371,7 @@ static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache
 {
     const duet_hw_t *hw = duet_ctx_hw(ctx);
     upload_ab(&SHAPES[0], 0, DUET_DTYPE_BF16, bf);
-    for (int mode = 0; mode < DUET_MODE_COUNT; mode++) {
+    for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
         result_t r;
         duet_workload_t wl = make_wl(&SHAPES[0], DUET_COLL_NONE, DUET_DTYPE_BF16, t->world, 0, 1);
         duet_config_t cfg = make_cfg(hw, mode, &SHAPES[0]);
@@ -494,7 +494,7 @@ static void test_timeout(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *
     const duet_hw_t *hw = duet_ctx_hw(ctx);
     const int skipper = t->world - 1;
     upload_ab(&SHAPES[0], 0, DUET_DTYPE_BF16, bf);
-    for (int mode = 0; mode < DUET_MODE_COUNT; mode++) {
+    for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
         int ok = 1;
         double dt = 0;
         if (t->rank != skipper) {

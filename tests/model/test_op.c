@@ -189,3 +189,13 @@ Test(op_validate, negative_timeout, T_TIMEOUT)
     op.timeout_ms = -1;
     cr_assert_eq(check(2, 0), DUET_ERR_INVALID_ARG);
 }
+
+Test(op_validate, vendor_mode_is_not_duet_runs, T_TIMEOUT)
+{
+    op.cfg.mode = DUET_MODE_VENDOR;
+    op.cfg.gemm_wgs = 100;
+    op.cfg.comm_wgs = 32;
+    op.cfg.num_wgs = 132;
+    cr_assert_eq(check(2, 0), DUET_ERR_UNSUPPORTED);
+    cr_assert(strstr(duet_last_error(), "duet_vendor_run") != NULL, "%s", duet_last_error());
+}

@@ -324,3 +324,34 @@ Test(sim, trace_json_round_trips)
     duet_trace_free(&back);
     cr_assert_eq(duet_trace_read_json("/nonexistent.json", &back), DUET_ERR_NOT_FOUND);
 }
+
+Test(sim, vendor_mode_prices_the_vendor_gemm)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.gemm_eff_bf16 = 0.3;        /* duet's tile, as calibrated */
+    hw.vendor_gemm_eff_bf16 = 0.8; /* the vendor library's */
+    duet_workload_t wl = t_wl(8192, 8192, 4096, DUET_COLL_ALL_GATHER, 2048, 4096, 2);
+    duet_plan_t pc = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 116, 16);
+    duet_plan_t pv = make_plan(&hw, wl, DUET_MODE_VENDOR, 116, 16);
+    cr_assert_eq(pv.steal, 0);
+    cr_assert_eq(pv.cfg.num_wgs, 132);
+    duet_sim_result_t rc, rv;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pc, NULL, &rc), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pv, NULL, &rv), DUET_OK, "%s", duet_last_error());
+    /* Same waves, each tile 0.8 / 0.3 as fast in its K loop, and no GEMM dequeues. */
+    cr_assert(rv.gemm_finish_s < rc.gemm_finish_s * 0.5, "vendor %.4g ms vs duet %.4g ms", rv.gemm_finish_s * 1e3,
+              rc.gemm_finish_s * 1e3);
+    cr_assert(t_rel_eq(rv.comm_finish_s, rc.comm_finish_s, 0.05), "the comm kernel is the same");
+    cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_frozen, &hw, &pv, NULL, &rv), DUET_ERR_UNSUPPORTED);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    sp.modes = 1u << DUET_MODE_VENDOR;
+    sp.n_tiles = 1;
+    sp.tiles[0] = (duet_gemm_tile_t){256, 128, 64};
+    sp.split_step = 16;
+    duet_sweep_result_t res;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(res.n, 9, "gemm_wgs 1, 17, ..., 129");
+    for (size_t i = 0; i < res.n; i++)
+        cr_assert(res.points[i].cfg.mode == DUET_MODE_VENDOR && res.points[i].cfg.comm_wgs == 132 - res.points[i].cfg.gemm_wgs);
+    duet_sweep_result_free(&res);
+}

@@ -1,0 +1,177 @@
+/*
+ * duet run: one operation on the GPUs (mpirun), timed, with its measured timeline next to the
+ * simulator's prediction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/gpu/gpu.h"
+
+enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_TRACE, OPT_SVG, OPT_POLICY };
+
+static void cmd_run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -np W duet run [workload] [configuration] [--repeats N] [--warmup N] [--trace FILE]\n"
+            "                             [--svg FILE] [--policy fluid|frozen]\n"
+            "\n"
+            "Runs one operation on this node's GPUs, one rank per GPU: prints its median time (slowest rank) next\n"
+            "to the simulator's prediction on the device's profile. --trace records one more run tile by tile\n"
+            "(CTA, SM, queue, tile id, start, end from the device clock) in the simulator's timeline format;\n"
+            "--svg draws the measured timeline above the predicted one.\n"
+            "\n"
+            "%s\n%s\n"
+            "other:\n"
+            "  --repeats N           timed runs (default 20) after --warmup N (default 5)\n"
+            "  --trace FILE          the measured timeline of rank 0 (JSON)\n"
+            "  --svg FILE            measured and predicted timelines, one above the other\n"
+            "\n"
+            "example:\n"
+            "  mpirun -np 2 build-gpu/duet run --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 \\\n"
+            "      --gemm-wgs 112 --trace measured.json --svg timelines.svg\n",
+            cli_workload_help, cli_config_help);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
+                                             CLI_CONFIG_LONGOPTS,
+                                             {"repeats", required_argument, NULL, OPT_REPEAT},
+                                             {"warmup", required_argument, NULL, OPT_WARMUP},
+                                             {"trace", required_argument, NULL, OPT_TRACE},
+                                             {"svg", required_argument, NULL, OPT_SVG},
+                                             {"policy", required_argument, NULL, OPT_POLICY},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    cli_common_t c;
+    cli_common_init(&c);
+    const char *trace_path = NULL, *svg = NULL;
+    const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
+    long long reps = 20, warm = 5;
+    int opt, rc;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            cmd_run_usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_REPEAT:
+            if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
+                return cli_usage_error("run", "--repeats: '%s' is not a positive integer", optarg);
+            continue;
+        case OPT_WARMUP:
+            if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
+                return cli_usage_error("run", "--warmup: '%s' is not a non-negative integer", optarg);
+            continue;
+        case OPT_TRACE:
+            trace_path = optarg;
+            continue;
+        case OPT_SVG:
+            svg = optarg;
+            continue;
+        case OPT_POLICY:
+            if ((policy = duet_sim_policy_find(optarg)) == NULL)
+                return cli_usage_error("run", "--policy: '%s' is not fluid or frozen", optarg);
+            continue;
+        default:
+            break;
+        }
+        int h = cli_common_option(&c, "run", opt, optarg);
+        if (h < 0)
+            return CLI_EXIT_USAGE;
+        if (h == 0)
+            return cli_getopt_error("run", argv, opt);
+    }
+    if (optind < argc)
+        return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    const char *hw_arg = c.hw_arg;
+    gpu_env_t e;
+    gpu_env_params_t ep = {0};
+    ep.heap_bytes = (size_t)2 << 30;
+    ep.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
+    if ((rc = gpu_env_init(&e, "run", &argc, &argv, &ep)) != CLI_EXIT_OK)
+        return rc;
+    /* The workload at this world; the configuration against the device's profile. */
+    c.have_world = 1;
+    c.wl.world = e.world;
+    c.hw_arg = ep.hw ? ep.hw : "h200";
+    duet_trace_t measured, predicted;
+    duet_trace_init(&measured, "measured (rank 0)");
+    duet_trace_init(&predicted, "predicted");
+    gpu_bufs_t b;
+    memset(&b, 0, sizeof(b));
+    duet_sim_ws_t *ws = NULL;
+    int32_t mode = DUET_MODE_FUSED;
+    if ((rc = cli_common_workload(&c, "run")) != CLI_EXIT_OK)
+        goto out;
+    c.hw = e.hw; /* the device's SM count and shared memory */
+    if (c.mode_arg)
+        duet_mode_parse(c.mode_arg, &mode);
+    if ((rc = cli_common_config(&c, "run", mode)) != CLI_EXIT_OK)
+        goto out;
+    duet_status_t st = gpu_bufs_alloc(&e, &c.wl, 11, &b);
+    if (st < 0) {
+        rc = cli_fail("run", st);
+        goto out;
+    }
+    gpu_duet_job_t j;
+    gpu_duet_job_init(&j, &e, &c.wl, &c.cfg, &b);
+    gpu_stat_t s;
+    gpu_measure(&e, gpu_run_duet, &j, (int)warm, (int)reps, &s);
+    if (!s.ok) {
+        cli_error("run", "%s", s.error);
+        rc = CLI_EXIT_FAILED;
+        goto out;
+    }
+    duet_plan_t plan;
+    duet_sim_result_t r;
+    double pred = -1;
+    if (duet_plan_build(&c.wl, &c.cfg, duet_plan_critical_rank(&c.wl), &plan) >= 0 && duet_sim_ws_create(&ws) >= 0 &&
+        duet_sim_run(ws, policy, &e.hw, &plan, svg ? &predicted : NULL, &r) >= 0)
+        pred = r.makespan_s * 1e3;
+    if (e.rank == 0)
+        printf("%s gemm_wgs %d comm_wgs %d tile %dx%dx%d: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
+               "%.4f ms on %s (policy %s)\n",
+               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, c.cfg.tile.bm, c.cfg.tile.bn,
+               c.cfg.tile.bk, s.med, s.min, s.max, s.n, pred, e.hw.name, policy->name);
+    if (trace_path || svg) {
+        size_t cap = (size_t)(plan.gemm.tiles + plan.comm.queue_len) + 16;
+        st = duet_ctx_trace_enable(e.ctx, cap);
+        if (st >= 0) {
+            MPI_Barrier(e.comm);
+            st = duet_run(e.ctx, &j.op, e.streams.main);
+        }
+        if (st >= 0)
+            st = duet_ctx_trace_read(e.ctx, e.streams.main, &measured);
+        duet_ctx_trace_enable(e.ctx, 0);
+        if (st < 0) {
+            rc = cli_fail("run", st);
+            goto out;
+        }
+        if (e.rank == 0 && trace_path && (st = duet_trace_write_json(&measured, &plan, &e.hw, trace_path)) < 0)
+            rc = cli_fail("run", st);
+        if (e.rank == 0 && svg && rc == CLI_EXIT_OK) {
+            const duet_trace_t *two[2] = {&measured, &predicted};
+            char title[256];
+            snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s gemm_wgs %d, tile %dx%d",
+                     e.device, (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
+                     duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world,
+                     duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.tile.bm, c.cfg.tile.bn);
+            if ((st = duet_trace_write_svg(two, pred >= 0 ? 2 : 1, title, svg)) < 0)
+                rc = cli_fail("run", st);
+        }
+        if (e.rank == 0 && rc == CLI_EXIT_OK)
+            printf("timeline: %zu tiles over %.4f ms (the first tile's start to the last tile's end)\n", measured.n,
+                   measured.makespan_s * 1e3);
+    }
+out:
+    duet_sim_ws_destroy(ws);
+    duet_trace_free(&measured);
+    duet_trace_free(&predicted);
+    if (b.a || b.src)
+        gpu_bufs_free(&e, &b);
+    gpu_env_fini(&e);
+    return rc;
+}
