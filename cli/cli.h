@@ -89,6 +89,16 @@ int cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 int cli_parse_dims(const char *s, int n, long long *out); /* "AxBxC" with n parts, each >= 0 */
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 
+/** Parse "all_gather,all_reduce" into a bitmask of 1 << duet_collective_t. @return an exit code. */
+int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p);
+
+/* JSON output shared by the commands (cJSON objects). */
+struct cJSON;
+/** Add a configuration's fields: mode, num_wgs, gemm_wgs, comm_wgs, tile, comm_tile, group_m. */
+void cli_json_add_config(struct cJSON *o, const duet_config_t *c);
+/** Add a number, or null when it is not finite (JSON has no NaN). */
+void cli_json_add_num(struct cJSON *o, const char *key, double v);
+
 /** Format a byte count with a decimal unit ("16.8 MB"). */
 const char *cli_bytes(double b, char *buf, size_t n);
 

@@ -162,6 +162,24 @@ static int cli_corpora_add(cli_corpora_t *cs, const char *cmd, const char *path)
     return CLI_EXIT_OK;
 }
 
+/*
+ * "--corpus a.json b.json": the files after the first arrive as operands (after getopt). At least
+ * one corpus is required.
+ */
+static int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **argv)
+{
+    for (int i = optind; i < argc; i++) {
+        if (cs->n == 0)
+            return cli_usage_error(cmd, "unexpected argument '%s' (corpus files follow --corpus)", argv[i]);
+        int rc = cli_corpora_add(cs, cmd, argv[i]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    if (cs->n == 0)
+        return cli_usage_error(cmd, "give at least one --corpus FILE");
+    return CLI_EXIT_OK;
+}
+
 static int cli_corpora_load(cli_corpora_t *cs, const char *cmd)
 {
     for (int i = 0; i < cs->n; i++) {
@@ -434,19 +452,8 @@ static int cmd_calibrate_fit(int argc, char **argv)
             goto cleanup;
         }
     }
-    /* "--corpus a.json b.json": the files after the first one arrive as operands. */
-    for (int i = optind; i < argc; i++) {
-        if (cs->n == 0) {
-            rc = cli_usage_error(cmd, "unexpected argument '%s' (corpus files follow --corpus)", argv[i]);
-            goto cleanup;
-        }
-        if ((rc = cli_corpora_add(cs, cmd, argv[i])) != CLI_EXIT_OK)
-            goto cleanup;
-    }
-    if (cs->n == 0) {
-        rc = cli_usage_error(cmd, "give at least one --corpus FILE");
+    if ((rc = cli_corpora_operands(cs, cmd, argc, argv)) != CLI_EXIT_OK)
         goto cleanup;
-    }
     if (hw_arg == NULL) {
         rc = cli_usage_error(cmd, "give the base profile with --hw NAME|FILE (e.g. --hw mi300x)");
         goto cleanup;
@@ -647,18 +654,8 @@ int cmd_validate(int argc, char **argv)
             goto cleanup;
         }
     }
-    for (int i = optind; i < argc; i++) {
-        if (cs->n == 0) {
-            rc = cli_usage_error(cmd, "unexpected argument '%s' (corpus files follow --corpus)", argv[i]);
-            goto cleanup;
-        }
-        if ((rc = cli_corpora_add(cs, cmd, argv[i])) != CLI_EXIT_OK)
-            goto cleanup;
-    }
-    if (cs->n == 0) {
-        rc = cli_usage_error(cmd, "give at least one --corpus FILE");
+    if ((rc = cli_corpora_operands(cs, cmd, argc, argv)) != CLI_EXIT_OK)
         goto cleanup;
-    }
     if (hw_arg == NULL) {
         rc = cli_usage_error(cmd, "give the profile to validate with --hw NAME|FILE");
         goto cleanup;

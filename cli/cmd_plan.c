@@ -46,17 +46,7 @@ static cJSON *cmd_plan_json(const cli_common_t *c, const duet_plan_t *p, const d
     cJSON_AddNumberToObject(wl, "nc", (double)p->wl.nc);
     cJSON_AddNumberToObject(wl, "world", p->wl.world);
     cJSON_AddNumberToObject(wl, "root", p->wl.root);
-    cJSON *cf = cJSON_AddObjectToObject(o, "config");
-    cJSON_AddStringToObject(cf, "mode", duet_mode_name(p->cfg.mode));
-    cJSON_AddNumberToObject(cf, "num_wgs", p->cfg.num_wgs);
-    cJSON_AddNumberToObject(cf, "gemm_wgs", p->cfg.gemm_wgs);
-    cJSON_AddNumberToObject(cf, "comm_wgs", p->cfg.comm_wgs);
-    char tile[32];
-    snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
-    cJSON_AddStringToObject(cf, "tile", tile);
-    snprintf(tile, sizeof(tile), "%dx%d", p->cfg.cm, p->cfg.cn);
-    cJSON_AddStringToObject(cf, "comm_tile", tile);
-    cJSON_AddNumberToObject(cf, "group_m", p->cfg.group_m);
+    cli_json_add_config(cJSON_AddObjectToObject(o, "config"), &p->cfg);
     cJSON_AddNumberToObject(o, "rank", p->rank);
     cJSON *g = cJSON_AddObjectToObject(o, "gemm");
     cJSON_AddNumberToObject(g, "tiles", (double)p->gemm.tiles);

@@ -49,18 +49,9 @@ static void cmd_predict_usage(FILE *f)
 static cJSON *cmd_predict_point_json(const duet_sweep_point_t *p, size_t rank)
 {
     cJSON *o = cJSON_CreateObject();
-    char tile[32];
     if (rank > 0)
         cJSON_AddNumberToObject(o, "rank", (double)rank);
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(p->cfg.mode));
-    cJSON_AddNumberToObject(o, "num_wgs", p->cfg.num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", p->cfg.gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", p->cfg.comm_wgs);
-    snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
-    cJSON_AddStringToObject(o, "tile", tile);
-    snprintf(tile, sizeof(tile), "%dx%d", p->cfg.cm, p->cfg.cn);
-    cJSON_AddStringToObject(o, "comm_tile", tile);
-    cJSON_AddNumberToObject(o, "group_m", p->cfg.group_m);
+    cli_json_add_config(o, &p->cfg);
     cJSON_AddNumberToObject(o, "pred_ms", p->makespan_s * 1e3);
     cJSON_AddNumberToObject(o, "gemm_finish_ms", p->gemm_finish_s * 1e3);
     cJSON_AddNumberToObject(o, "comm_finish_ms", p->comm_finish_s * 1e3);

@@ -137,27 +137,11 @@ static int cmd_tune_clear(const char *db_path)
 static cJSON *cmd_tune_cfg_json(const duet_config_t *c, double ms)
 {
     cJSON *o = cJSON_CreateObject();
-    char t[48];
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
-    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
-    snprintf(t, sizeof(t), "%dx%dx%d", (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
-    cJSON_AddStringToObject(o, "tile", t);
-    if (isfinite(ms))
-        cJSON_AddNumberToObject(o, "ms", ms);
-    else
-        cJSON_AddNullToObject(o, "ms");
+    cli_json_add_config(o, c);
+    cli_json_add_num(o, "ms", ms);
     return o;
 }
 
-static void cmd_tune_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
 
 static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
                                size_t n_corpora, int json)
@@ -194,11 +178,11 @@ static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_param
         cJSON_AddNumberToObject(sum, "n_shapes", (double)ev->n);
         cJSON_AddNumberToObject(sum, "n_tuned", (double)ev->n_tuned);
         cJSON_AddNumberToObject(sum, "n_with_default", (double)ev->n_with_default);
-        cmd_tune_num(sum, "median_tuned_over_oracle", ev->median_tuned_over_oracle);
-        cmd_tune_num(sum, "max_tuned_over_oracle", ev->max_tuned_over_oracle);
-        cmd_tune_num(sum, "mean_tuned_over_oracle", ev->mean_tuned_over_oracle);
-        cmd_tune_num(sum, "median_default_over_oracle", ev->median_default_over_oracle);
-        cmd_tune_num(sum, "max_default_over_oracle", ev->max_default_over_oracle);
+        cli_json_add_num(sum, "median_tuned_over_oracle", ev->median_tuned_over_oracle);
+        cli_json_add_num(sum, "max_tuned_over_oracle", ev->max_tuned_over_oracle);
+        cli_json_add_num(sum, "mean_tuned_over_oracle", ev->mean_tuned_over_oracle);
+        cli_json_add_num(sum, "median_default_over_oracle", ev->median_default_over_oracle);
+        cli_json_add_num(sum, "max_default_over_oracle", ev->max_default_over_oracle);
         cJSON_AddNumberToObject(sum, "n_within_2pct", (double)ev->n_within_2pct);
         cJSON_AddNumberToObject(sum, "n_exact", (double)ev->n_exact);
         cJSON_AddNumberToObject(sum, "n_tuned_slower_than_default", (double)ev->n_tuned_slower_than_default);

@@ -2,6 +2,7 @@
  * Option handling shared by the subcommands: workload and configuration flags, strict number
  * parsing, and error reporting in one format ("duet: <what>: <why>").
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -128,6 +129,45 @@ int cli_parse_dims(const char *s, int n, long long *out)
         }
     }
     return *p == '\0' ? 0 : -1;
+}
+
+int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p)
+{
+    char buf[256];
+    uint32_t mask = 0;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (char *s = NULL, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
+        int32_t c;
+        if (duet_collective_parse(t, &c) < 0 || c == DUET_COLL_NONE)
+            return cli_usage_error(cmd, "--collective: '%s' is not a collective", t);
+        mask |= 1u << c;
+    }
+    if (mask == 0)
+        return cli_usage_error(cmd, "--collective: empty list");
+    *mask_p = mask;
+    return CLI_EXIT_OK;
+}
+
+void cli_json_add_config(cJSON *o, const duet_config_t *c)
+{
+    char t[48];
+    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
+    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
+    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
+    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
+    snprintf(t, sizeof(t), "%dx%dx%d", (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
+    cJSON_AddStringToObject(o, "tile", t);
+    snprintf(t, sizeof(t), "%dx%d", (int)c->cm, (int)c->cn);
+    cJSON_AddStringToObject(o, "comm_tile", t);
+    cJSON_AddNumberToObject(o, "group_m", c->group_m);
+}
+
+void cli_json_add_num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
 }
 
 const char *cli_bytes(double b, char *buf, size_t n)

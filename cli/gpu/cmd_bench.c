@@ -287,37 +287,13 @@ static cJSON *stat_json(const gpu_stat_t *s)
     return o;
 }
 
-static cJSON *cfg_json(const duet_config_t *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    char t[32];
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
-    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
-    snprintf(t, sizeof(t), "%dx%dx%d", c->tile.bm, c->tile.bn, c->tile.bk);
-    cJSON_AddStringToObject(o, "tile", t);
-    snprintf(t, sizeof(t), "%dx%d", c->cm, c->cn);
-    cJSON_AddStringToObject(o, "comm_tile", t);
-    cJSON_AddNumberToObject(o, "group_m", c->group_m);
-    return o;
-}
-
 static cJSON *stat_cfg_json(const gpu_stat_t *s, const duet_config_t *c, double pred)
 {
     cJSON *o = stat_json(s);
-    cJSON_AddItemToObject(o, "config", cfg_json(c));
+    cli_json_add_config(cJSON_AddObjectToObject(o, "config"), c);
     if (isfinite(pred))
         cJSON_AddNumberToObject(o, "pred_ms", pred);
     return o;
-}
-
-static void add_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
 }
 
 static cJSON *row_json(const bench_row_t *r)
@@ -362,22 +338,22 @@ static cJSON *row_json(const bench_row_t *r)
     bench_derived_t x;
     bench_derive(r, &x);
     cJSON *dv = cJSON_AddObjectToObject(o, "derived");
-    add_num(dv, "bound_ms", x.bound);
-    add_num(dv, "best_vendor_ms", x.best_vendor);
+    cli_json_add_num(dv, "bound_ms", x.bound);
+    cli_json_add_num(dv, "best_vendor_ms", x.best_vendor);
     cJSON_AddStringToObject(dv, "best_vendor", x.best_vendor_name);
-    add_num(dv, "best_duet_ms", x.best_duet);
+    cli_json_add_num(dv, "best_duet_ms", x.best_duet);
     cJSON_AddStringToObject(dv, "best_duet", x.best_duet_name);
-    add_num(dv, "duet_over_bound", x.best_duet / x.bound);
-    add_num(dv, "best_own_kernels_ms", x.best_own);
-    add_num(dv, "own_kernels_over_bound", x.best_own / x.bound);
-    add_num(dv, "vendor_over_bound", x.best_vendor / x.bound);
-    add_num(dv, "speedup_over_vendor", x.best_vendor / x.best_duet);
-    add_num(dv, "gemm_tflops_ratio", stat_or_inf(&r->v_gemm) / x.duet_gemm);
-    add_num(dv, "collective_speed_ratio", stat_or_inf(&r->v_coll) / x.duet_comm);
+    cli_json_add_num(dv, "duet_over_bound", x.best_duet / x.bound);
+    cli_json_add_num(dv, "best_own_kernels_ms", x.best_own);
+    cli_json_add_num(dv, "own_kernels_over_bound", x.best_own / x.bound);
+    cli_json_add_num(dv, "vendor_over_bound", x.best_vendor / x.bound);
+    cli_json_add_num(dv, "speedup_over_vendor", x.best_vendor / x.best_duet);
+    cli_json_add_num(dv, "gemm_tflops_ratio", stat_or_inf(&r->v_gemm) / x.duet_gemm);
+    cli_json_add_num(dv, "collective_speed_ratio", stat_or_inf(&r->v_coll) / x.duet_comm);
     if (r->best_comm >= 0)
         cJSON_AddNumberToObject(dv, "collective_best_ctas", bench_comm_ctas[r->best_comm]);
     if (w->coll == DUET_COLL_ALL_GATHER && isfinite(x.duet_comm))
-        add_num(dv, "all_gather_push_gbs", (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm * 1e-3) / 1e9);
+        cli_json_add_num(dv, "all_gather_push_gbs", (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm * 1e-3) / 1e9);
     return o;
 }
 
@@ -505,14 +481,9 @@ int cmd_bench(int argc, char **argv)
             shapes = optarg;
             break;
         case O_COLL: {
-            char buf[128];
-            snprintf(buf, sizeof(buf), "%s", optarg);
-            for (char *s = NULL, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
-                int32_t c;
-                if (duet_collective_parse(t, &c) < 0 || c == DUET_COLL_NONE)
-                    return cli_usage_error("bench", "--collective: '%s' is not a collective", t);
-                colls |= 1u << c;
-            }
+            int rc = cli_parse_collectives("bench", optarg, &colls);
+            if (rc != CLI_EXIT_OK)
+                return rc;
             break;
         }
         case O_DTYPE:

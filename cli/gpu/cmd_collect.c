@@ -140,14 +140,9 @@ int cmd_collect(int argc, char **argv)
             shapes = optarg;
             break;
         case O_COLL: {
-            char buf[128];
-            snprintf(buf, sizeof(buf), "%s", optarg);
-            for (char *s = NULL, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
-                int32_t c;
-                if (duet_collective_parse(t, &c) < 0 || c == DUET_COLL_NONE)
-                    return cli_usage_error("calibrate collect", "--collective: '%s' is not a collective", t);
-                colls |= 1u << c;
-            }
+            int rc = cli_parse_collectives("calibrate collect", optarg, &colls);
+            if (rc != CLI_EXIT_OK)
+                return rc;
             break;
         }
         case O_DTYPE:

@@ -52,27 +52,6 @@ static void tune_warn(void *user, const char *msg)
         fprintf(stderr, "duet: tune: warning: %s\n", msg);
 }
 
-static cJSON *tune_cfg_json(const duet_config_t *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    char t[32];
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
-    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
-    snprintf(t, sizeof(t), "%dx%dx%d", c->tile.bm, c->tile.bn, c->tile.bk);
-    cJSON_AddStringToObject(o, "tile", t);
-    return o;
-}
-
-static void tune_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
 int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *hw_arg, int json, int *argc,
                  char ***argv)
 {
@@ -125,18 +104,19 @@ int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *
             cJSON_AddBoolToObject(o, "fell_back", res->fell_back);
             cJSON_AddBoolToObject(o, "stored", res->stored);
             cJSON_AddBoolToObject(o, "model_led", res->model_led);
-            cJSON_AddItemToObject(o, "winner", tune_cfg_json(&res->cfg));
-            tune_num(o, "measured_ms", res->measured_ms);
-            tune_num(o, "pred_ms", res->pred_ms);
+            cli_json_add_config(cJSON_AddObjectToObject(o, "winner"), &res->cfg);
+            cli_json_add_num(o, "measured_ms", res->measured_ms);
+            cli_json_add_num(o, "pred_ms", res->pred_ms);
             cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
             for (int32_t i = 0; i < res->n_cands; i++) {
                 const duet_tune_outcome_t *x = &res->cands[i];
-                cJSON *q = tune_cfg_json(&x->cfg);
+                cJSON *q = cJSON_CreateObject();
+                cli_json_add_config(q, &x->cfg);
                 cJSON_AddBoolToObject(q, "ok", x->ok);
-                tune_num(q, "ms", x->ms);
-                tune_num(q, "min_ms", x->min_ms);
-                tune_num(q, "max_ms", x->max_ms);
-                tune_num(q, "pred_ms", x->pred_ms);
+                cli_json_add_num(q, "ms", x->ms);
+                cli_json_add_num(q, "min_ms", x->min_ms);
+                cli_json_add_num(q, "max_ms", x->max_ms);
+                cli_json_add_num(q, "pred_ms", x->pred_ms);
                 cJSON_AddItemToArray(arr, q);
             }
             char *text = cJSON_Print(o);

@@ -10,70 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cli_run.h"
 #include "../test_util.h"
 #include "synth.h"
-
-typedef struct cal_run {
-    int code;
-    char out[1 << 17];
-    char err[1 << 14];
-} cal_run_t;
-
-static void slurp(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f)
-        fclose(f);
-}
-
-/* Run build/duet (or $DUET_BIN) with the NULL-terminated arguments, stdin empty. */
-static void run(cal_run_t *r, ...)
-{
-    const char *bin = getenv("DUET_BIN") ? getenv("DUET_BIN") : "build/duet";
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = (char *)bin;
-    va_list ap;
-    va_start(ap, r);
-    for (const char *a; (a = va_arg(ap, const char *)) != NULL && argc < 63;)
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    char out[96], err[96];
-    t_tmp(out, sizeof(out), "stdout");
-    t_tmp(err, sizeof(err), "stderr");
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fi = open("/dev/null", O_RDONLY), fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
-            fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fi, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(bin, argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    slurp(out, r->out, sizeof(r->out));
-    slurp(err, r->err, sizeof(r->err));
-    unlink(out);
-    unlink(err);
-}
-
-/* One line on stderr, "duet: <cmd>: ...", mentioning `what`. */
-static void expect_error(const cal_run_t *r, int code, const char *cmd, const char *what)
-{
-    cr_assert_eq(r->code, code, "exit %d (want %d); stderr: %s", r->code, code, r->err);
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "duet: %s: ", cmd);
-    cr_assert(strncmp(r->err, prefix, strlen(prefix)) == 0, "stderr '%s' lacks '%s'", r->err, prefix);
-    cr_assert(strstr(r->err, what) != NULL, "stderr '%s' lacks '%s'", r->err, what);
-    const char *nl = strchr(r->err, '\n');
-    cr_assert(nl != NULL && nl[1] == '\0', "one line: '%s'", r->err);
-}
 
 static int exists(const char *path)
 {
@@ -101,41 +40,41 @@ static void write_text(const char *path, const char *text)
 
 Test(cli_calibrate, subcommands_and_help, T_TIMEOUT)
 {
-    cal_run_t *r = malloc(sizeof(*r));
-    run(r, "calibrate", NULL);
+    t_cli_t *r = malloc(sizeof(*r));
+    t_cli_run(r, NULL, "calibrate", NULL);
     cr_assert_eq(r->code, 2);
     cr_assert(strstr(r->err, "collect") != NULL && strstr(r->err, "needs a GPU build (make gpu)") != NULL, "%s",
               r->err);
     cr_assert(strstr(r->err, "fit") != NULL);
-    run(r, "calibrate", "--help", NULL);
+    t_cli_run(r, NULL, "calibrate", "--help", NULL);
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "needs a GPU build (make gpu)") != NULL, "%s", r->out);
-    run(r, "calibrate", "frobnicate", NULL);
+    t_cli_run(r, NULL, "calibrate", "frobnicate", NULL);
     cr_assert_eq(r->code, 2);
     cr_assert(strncmp(r->err, "duet: calibrate: unknown subcommand 'frobnicate'", 48) == 0, "%s", r->err);
     cr_assert(strstr(r->err, "needs a GPU build (make gpu)") != NULL, "the help follows: %s", r->err);
-    run(r, "calibrate", "collect", "--hw", "mi300x", "-o", "x.json", NULL);
-    expect_error(r, 2, "calibrate collect", "needs a GPU build (make gpu)");
-    run(r, "calibrate", "fit", "--help", NULL);
+    t_cli_run(r, NULL, "calibrate", "collect", "--hw", "mi300x", "-o", "x.json", NULL);
+    t_cli_expect_error(r, 2, "calibrate collect", "needs a GPU build (make gpu)");
+    t_cli_run(r, NULL, "calibrate", "fit", "--help", NULL);
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "--corpus FILE...") != NULL && strstr(r->out, "examples:") != NULL);
-    run(r, "validate", "--help", NULL);
+    t_cli_run(r, NULL, "validate", "--help", NULL);
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "reference design's rules") != NULL);
-    run(r, "--help", NULL);
+    t_cli_run(r, NULL, "--help", NULL);
     cr_assert(strstr(r->out, "calibrate") != NULL && strstr(r->out, "validate") != NULL);
     free(r);
 }
 
 Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TIMEOUT)
 {
-    cal_run_t *r = malloc(sizeof(*r));
+    t_cli_t *r = malloc(sizeof(*r));
     char corpus[96], prof[96], rep[96];
     t_tmp(corpus, sizeof(corpus), "corpus.json");
     t_tmp(prof, sizeof(prof), "fitted.json");
     t_tmp(rep, sizeof(rep), "report.json");
     save_synthetic(corpus, 0.01);
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
         "gemm_eff_fp16,gemm_eff_bf16,link_gbs,cta_push_gbs", "--folds", "5", "--date", "2026-12-01", "--name",
         "h200-test", NULL);
     cr_assert_eq(r->code, 0, "stderr: %s", r->err);
@@ -155,12 +94,12 @@ Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TI
     cr_assert_str_eq(hw.source[DUET_HW_F_hbm_gbs], h200.source[DUET_HW_F_hbm_gbs]);
 
     /* validate: the table, then JSON. */
-    run(r, "validate", "--corpus", corpus, "--hw", prof, "--quiet", NULL);
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--quiet", NULL);
     cr_assert_eq(r->code, 0, "stderr: %s", r->err);
     cr_assert(strstr(r->out, "duet (fluid)") != NULL && strstr(r->out, "reference rules") != NULL, "%s", r->out);
     cr_assert(strstr(r->out, "top-8 within 3 % of the best") != NULL, "%s", r->out);
     cr_assert_str_eq(r->err, "", "--quiet");
-    run(r, "validate", "--corpus", corpus, "--hw", prof, "--json", "--quiet", NULL);
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--json", "--quiet", NULL);
     cr_assert_eq(r->code, 0, "stderr: %s", r->err);
     cJSON *o = cJSON_Parse(r->out);
     cr_assert_not_null(o, "%s", r->out);
@@ -179,7 +118,7 @@ Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TI
 
 Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
 {
-    cal_run_t *r = malloc(sizeof(*r));
+    t_cli_t *r = malloc(sizeof(*r));
     char good[96], bad[96], prof[96], rep[96];
     t_tmp(good, sizeof(good), "good.json");
     t_tmp(bad, sizeof(bad), "bad.json");
@@ -197,24 +136,24 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
         text[got] = '\0';
         fclose(f);
     }
-#define FIT(...) run(r, "calibrate", "fit", "--corpus", __VA_ARGS__, "-o", prof, "--report", rep, "--quiet", NULL)
+#define FIT(...) t_cli_run(r, NULL, "calibrate", "fit", "--corpus", __VA_ARGS__, "-o", prof, "--report", rep, "--quiet", NULL)
 
     /* Truncated mid-file (a copy cut short). */
     char *cut = strdup(text);
     cut[strlen(cut) / 2] = '\0';
     write_text(bad, cut);
     FIT(bad, "--hw", "h200");
-    expect_error(r, 2, "calibrate fit", "not valid JSON");
-    run(r, "validate", "--corpus", bad, "--hw", "h200", NULL);
-    expect_error(r, 2, "validate", "not valid JSON");
+    t_cli_expect_error(r, 2, "calibrate fit", "not valid JSON");
+    t_cli_run(r, NULL, "validate", "--corpus", bad, "--hw", "h200", NULL);
+    t_cli_expect_error(r, 2, "validate", "not valid JSON");
 
     /* No rows at all. */
     duet_corpus_t c = t_corpus_header(132, 2);
     duet_corpus_save(&c, bad);
     FIT(bad, "--hw", "h200");
-    expect_error(r, 2, "calibrate fit", "the corpus has no rows");
-    run(r, "validate", "--corpus", bad, "--hw", "h200", NULL);
-    expect_error(r, 2, "validate", "the corpus has no rows");
+    t_cli_expect_error(r, 2, "calibrate fit", "the corpus has no rows");
+    t_cli_run(r, NULL, "validate", "--corpus", bad, "--hw", "h200", NULL);
+    t_cli_expect_error(r, 2, "validate", "the corpus has no rows");
 
     /* Every row failed. */
     duet_hw_t h200 = t_hw("h200");
@@ -226,7 +165,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     }
     duet_corpus_save(&s, bad);
     FIT(bad, "--hw", "h200");
-    expect_error(r, 2, "calibrate fit", "all 90 rows are failed measurements (the first says: hipErrorPeerAccess");
+    t_cli_expect_error(r, 2, "calibrate fit", "all 90 rows are failed measurements (the first says: hipErrorPeerAccess");
 
     /* A corpus of another world: rows of world 2 in a file that says world 4. */
     char *w4 = strdup(text);
@@ -235,20 +174,20 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     at[9] = '4';
     write_text(bad, w4);
     FIT(bad, "--hw", "h200");
-    expect_error(r, 2, "calibrate fit", "differs from the corpus's world 4");
+    t_cli_expect_error(r, 2, "calibrate fit", "differs from the corpus's world 4");
 
     /* Measured on another device. */
     FIT(good, "--hw", "mi300x");
-    expect_error(r, 2, "calibrate fit", "measured on synthetic with 132 SMs, but profile mi300x has 304 SMs");
-    run(r, "validate", "--corpus", good, "--hw", "mi300x", NULL);
-    expect_error(r, 2, "validate", "but profile mi300x has 304 SMs");
+    t_cli_expect_error(r, 2, "calibrate fit", "measured on synthetic with 132 SMs, but profile mi300x has 304 SMs");
+    t_cli_run(r, NULL, "validate", "--corpus", good, "--hw", "mi300x", NULL);
+    t_cli_expect_error(r, 2, "validate", "but profile mi300x has 304 SMs");
 
     /* A missing file; a second corpus that is bad names that file. */
     FIT("/nonexistent/corpus.json", "--hw", "h200");
-    expect_error(r, 2, "calibrate fit", "/nonexistent/corpus.json");
+    t_cli_expect_error(r, 2, "calibrate fit", "/nonexistent/corpus.json");
     write_text(bad, "{\"schema\": \"duet-corpus/0\"}");
-    run(r, "calibrate", "fit", "--corpus", good, bad, "--hw", "h200", "-o", prof, "--report", rep, NULL);
-    expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/1\"");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", good, bad, "--hw", "h200", "-o", prof, "--report", rep, NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/1\"");
 
     /* Nothing was written by any of these. */
     cr_assert(!exists(prof) && !exists(rep));
@@ -260,7 +199,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
         snprintf(part.rows[i].error, sizeof(part.rows[i].error), "timed out");
     }
     duet_corpus_save(&part, bad);
-    run(r, "calibrate", "fit", "--corpus", bad, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", bad, "--hw", "h200", "-o", prof, "--report", rep, "--params",
         "link_gbs,cta_push_gbs", "--folds", "0", "--quiet", NULL);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "90 rows (13 failed)") != NULL, "%s", r->out);
@@ -281,35 +220,35 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
 
 Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
 {
-    cal_run_t *r = malloc(sizeof(*r));
+    t_cli_t *r = malloc(sizeof(*r));
     char corpus[96], prof[96], rep[96];
     t_tmp(corpus, sizeof(corpus), "c.json");
     t_tmp(prof, sizeof(prof), "p.json");
     t_tmp(rep, sizeof(rep), "r.json");
     save_synthetic(corpus, 0.0);
 
-    run(r, "calibrate", "fit", "--hw", "h200", "-o", prof, "--report", rep, NULL);
-    expect_error(r, 2, "calibrate fit", "give at least one --corpus FILE");
-    run(r, "calibrate", "fit", "--corpus", corpus, "-o", prof, "--report", rep, NULL);
-    expect_error(r, 2, "calibrate fit", "--hw");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, NULL);
-    expect_error(r, 2, "calibrate fit", "--report REPORT.json");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+    t_cli_run(r, NULL, "calibrate", "fit", "--hw", "h200", "-o", prof, "--report", rep, NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "give at least one --corpus FILE");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "-o", prof, "--report", rep, NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "--hw");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "--report REPORT.json");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
         "gemm_eff_fp16,warp_speed", NULL);
-    expect_error(r, 2, "calibrate fit", "'warp_speed' is not a profile constant");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "-1", NULL);
-    expect_error(r, 2, "calibrate fit", "--folds");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "9",
+    t_cli_expect_error(r, 2, "calibrate fit", "'warp_speed' is not a profile constant");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "-1", NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "--folds");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "9",
         "--quiet", NULL);
-    expect_error(r, 2, "calibrate fit", "9 folds need at least 9 shapes, but the corpora have 5");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--bogus", NULL);
-    expect_error(r, 2, "calibrate fit", "--bogus");
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "nosuch-gpu", "-o", prof, "--report", rep, NULL);
-    expect_error(r, 2, "calibrate fit", "nosuch-gpu");
-    run(r, "validate", "--corpus", corpus, NULL);
-    expect_error(r, 2, "validate", "--hw");
-    run(r, "validate", "--hw", "h200", NULL);
-    expect_error(r, 2, "validate", "--corpus");
+    t_cli_expect_error(r, 2, "calibrate fit", "9 folds need at least 9 shapes, but the corpora have 5");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--bogus", NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "--bogus");
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "nosuch-gpu", "-o", prof, "--report", rep, NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "nosuch-gpu");
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, NULL);
+    t_cli_expect_error(r, 2, "validate", "--hw");
+    t_cli_run(r, NULL, "validate", "--hw", "h200", NULL);
+    t_cli_expect_error(r, 2, "validate", "--corpus");
 
     /* The iteration limit: not converged, nothing written, exit 1 ... */
     duet_hw_t base = t_hw("h200");
@@ -318,12 +257,12 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     char basef[96];
     t_tmp(basef, sizeof(basef), "base.json");
     cr_assert_eq(duet_hw_save(&base, basef), DUET_OK);
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
         "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet", NULL);
-    expect_error(r, 1, "calibrate fit", "without converging (iteration limit (1) after 1 iterations)");
+    t_cli_expect_error(r, 1, "calibrate fit", "without converging (iteration limit (1) after 1 iterations)");
     cr_assert(!exists(prof) && !exists(rep));
     /* ... unless asked to write it anyway (a warning then). */
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
         "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet",
         "--accept-unconverged", NULL);
     cr_assert_eq(r->code, 0, "%s", r->err);
@@ -333,7 +272,7 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     unlink(rep);
 
     /* An output that cannot be written: exit 1, and neither file is left behind. */
-    run(r, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json", "--report", rep,
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json", "--report", rep,
         "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
     cr_assert_eq(r->code, 1, "%s", r->err);
     cr_assert(strncmp(r->err, "duet: calibrate fit: ", 21) == 0, "%s", r->err);

@@ -5,65 +5,15 @@
 #include <stdarg.h>
 #include <sys/wait.h>
 
+#include "../cli_run.h"
 #include "tune_util.h"
-
-typedef struct tcli {
-    int code;
-    char out[1 << 16];
-    char err[1 << 12];
-} tcli_t;
-
-static void slurp_fd(int fd, char *buf, size_t n)
-{
-    size_t got = 0;
-    lseek(fd, 0, SEEK_SET);
-    for (ssize_t r; got + 1 < n && (r = read(fd, buf + got, n - 1 - got)) > 0;)
-        got += (size_t)r;
-    buf[got] = '\0';
-}
-
-/* Run the duet binary with the NULL-terminated arguments, in this test's environment. */
-static void tcli_run(tcli_t *t, ...)
-{
-    const char *bin = getenv("DUET_BIN") ? getenv("DUET_BIN") : "build/duet";
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)bin;
-    va_list ap;
-    va_start(ap, t);
-    for (const char *a; (a = va_arg(ap, const char *)) != NULL && argc < 31;)
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    char out[64], err[64];
-    snprintf(out, sizeof(out), "/tmp/duet-tcli-%d.out", (int)getpid());
-    snprintf(err, sizeof(err), "/tmp/duet-tcli-%d.err", (int)getpid());
-    int fo = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644), fe = open(err, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    cr_assert(fo >= 0 && fe >= 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(bin, argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    t->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    slurp_fd(fo, t->out, sizeof(t->out));
-    slurp_fd(fe, t->err, sizeof(t->err));
-    close(fo);
-    close(fe);
-    unlink(out);
-    unlink(err);
-}
 
 Test(tune_cli, tuning_a_workload_says_it_needs_the_gpu_build, T_TIMEOUT)
 {
     char dir[64];
     tt_tmpdir(dir, sizeof(dir));
-    tcli_t *t = malloc(sizeof(*t));
-    tcli_run(t, "tune", "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm", "4096x8192", NULL);
+    t_cli_t *t = malloc(sizeof(*t));
+    t_cli_run(t, NULL, "tune", "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm", "4096x8192", NULL);
     cr_assert_eq(t->code, 2, "exit %d: %s", t->code, t->err);
     cr_assert(strncmp(t->err, "duet: tune: ", 12) == 0, "%s", t->err);
     cr_assert(strstr(t->err, "needs a GPU build: make gpu") != NULL, "%s", t->err);
@@ -71,18 +21,18 @@ Test(tune_cli, tuning_a_workload_says_it_needs_the_gpu_build, T_TIMEOUT)
     struct stat sb;
     cr_assert_neq(stat(getenv("DUET_CACHE"), &sb), 0, "no fake tuning, no database");
 
-    tcli_run(t, "tune", NULL);
+    t_cli_run(t, NULL, "tune", NULL);
     cr_assert_eq(t->code, 2);
     cr_assert(strstr(t->err, "nothing to do") != NULL, "%s", t->err);
-    tcli_run(t, "tune", "--list", "--clear", NULL);
+    t_cli_run(t, NULL, "tune", "--list", "--clear", NULL);
     cr_assert_eq(t->code, 2);
     cr_assert(strstr(t->err, "only one of") != NULL, "%s", t->err);
-    tcli_run(t, "tune", "--top", "0", "--list", NULL);
+    t_cli_run(t, NULL, "tune", "--top", "0", "--list", NULL);
     cr_assert_eq(t->code, 2);
-    tcli_run(t, "tune", "--evaluate", NULL);
+    t_cli_run(t, NULL, "tune", "--evaluate", NULL);
     cr_assert_eq(t->code, 2);
     cr_assert(strstr(t->err, "--corpus") != NULL, "%s", t->err);
-    tcli_run(t, "tune", "--help", NULL);
+    t_cli_run(t, NULL, "tune", "--help", NULL);
     cr_assert_eq(t->code, 0);
     cr_assert(strstr(t->out, "examples:") != NULL);
     free(t);
@@ -93,8 +43,8 @@ Test(tune_cli, list_and_clear_the_database, T_TIMEOUT)
 {
     char dir[64];
     tt_tmpdir(dir, sizeof(dir));
-    tcli_t *t = malloc(sizeof(*t));
-    tcli_run(t, "tune", "--list", NULL);
+    t_cli_t *t = malloc(sizeof(*t));
+    t_cli_run(t, NULL, "tune", "--list", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     cr_assert(strstr(t->out, ": 0 entries") != NULL, "%s", t->out);
 
@@ -112,13 +62,13 @@ Test(tune_cli, list_and_clear_the_database, T_TIMEOUT)
         cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, r), DUET_OK);
         cr_assert_eq(r->stored, 1);
     }
-    tcli_run(t, "tune", "--list", NULL);
+    t_cli_run(t, NULL, "tune", "--list", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     cr_assert(strstr(t->out, ": 2 entries") != NULL, "%s", t->out);
     cr_assert(strstr(t->out, "1024x2048x2048") != NULL && strstr(t->out, "2048x2048x2048") != NULL, "%s", t->out);
     cr_assert(strstr(t->out, "all_reduce") != NULL);
 
-    tcli_run(t, "tune", "--list", "--json", NULL);
+    t_cli_run(t, NULL, "tune", "--list", "--json", NULL);
     cr_assert_eq(t->code, 0);
     cJSON *arr = cJSON_Parse(t->out);
     cr_assert(cJSON_IsArray(arr), "%s", t->out);
@@ -129,10 +79,10 @@ Test(tune_cli, list_and_clear_the_database, T_TIMEOUT)
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e0, "candidates")), r->n_cands);
     cJSON_Delete(arr);
 
-    tcli_run(t, "tune", "--clear", NULL);
+    t_cli_run(t, NULL, "tune", "--clear", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     cr_assert(strstr(t->out, "cleared") != NULL);
-    tcli_run(t, "tune", "--list", NULL);
+    t_cli_run(t, NULL, "tune", "--list", NULL);
     cr_assert(strstr(t->out, ": 0 entries") != NULL, "%s", t->out);
     free(r);
     free(t);
@@ -160,12 +110,12 @@ Test(tune_cli, derive_candidates_and_evaluate_on_a_corpus_file, T_TIMEOUT)
     cr_assert_eq(duet_corpus_save(&c, corpus), DUET_OK);
     duet_corpus_free(&c);
 
-    tcli_t *t = malloc(sizeof(*t));
+    t_cli_t *t = malloc(sizeof(*t));
     /* Shape s is covered by grid points (6 - 2s) % 6 and the next one only: three are needed. */
     char sub[160];
     snprintf(sub, sizeof(sub), "%s/sub", dir);
     mkdir(sub, 0755);
-    tcli_run(t, "derive-candidates", "--corpus", corpus, "-o", out, NULL);
+    t_cli_run(t, NULL, "derive-candidates", "--corpus", corpus, "-o", out, NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     cr_assert(strstr(t->out, "sm_90: 3 shapes") != NULL, "%s", t->out);
     cr_assert(strstr(t->out, "wrote ") != NULL);
@@ -181,26 +131,26 @@ Test(tune_cli, derive_candidates_and_evaluate_on_a_corpus_file, T_TIMEOUT)
     int lead_is_default = memcmp(&first, &dflt, sizeof(first)) == 0;
     duet_tune_candset_free(&set);
 
-    tcli_run(t, "derive-candidates", "--corpus", corpus, "--json", NULL);
+    t_cli_run(t, NULL, "derive-candidates", "--corpus", corpus, "--json", NULL);
     cr_assert_eq(t->code, 0);
     cJSON *j = cJSON_Parse(t->out);
     cr_assert_not_null(j, "%s", t->out);
     cr_assert_str_eq(cJSON_GetObjectItem(j, "schema")->valuestring, DUET_TUNE_CANDSET_SCHEMA);
     cJSON_Delete(j);
-    tcli_run(t, "derive-candidates", NULL);
+    t_cli_run(t, NULL, "derive-candidates", NULL);
     cr_assert_eq(t->code, 2);
-    tcli_run(t, "derive-candidates", "--corpus", "/nonexistent/c.json", NULL);
+    t_cli_run(t, NULL, "derive-candidates", "--corpus", "/nonexistent/c.json", NULL);
     cr_assert_eq(t->code, 2, "%s", t->err);
     cr_assert(strncmp(t->err, "duet: derive-candidates: ", 25) == 0, "%s", t->err);
 
-    tcli_run(t, "tune", "--evaluate", "--corpus", corpus, "--hw", "h200", "--top", "8", NULL);
+    t_cli_run(t, NULL, "tune", "--evaluate", "--corpus", corpus, "--hw", "h200", "--top", "8", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     cr_assert(strstr(t->out, "tuner replayed on 3 shapes") != NULL, "%s", t->out);
     /* 6 grid points, top 8: every point is benchmarked, so tuned = oracle. */
     cr_assert(strstr(t->out, "median 1.0000, max 1.0000") != NULL, "%s", t->out);
     cr_assert(strstr(t->out, "tuned slower than the static default: 0") != NULL, "%s", t->out);
 
-    tcli_run(t, "tune", "--evaluate", corpus, "--json", "--top", "1", "--candidates", out, "--lead", "candidates",
+    t_cli_run(t, NULL, "tune", "--evaluate", corpus, "--json", "--top", "1", "--candidates", out, "--lead", "candidates",
              NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     j = cJSON_Parse(t->out);
