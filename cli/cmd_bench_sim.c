@@ -17,12 +17,6 @@ enum { OPT_REPEAT = OPT_FIRST_PRIVATE };
 static const duet_gemm_tile_t seed_tiles[5] = {
     {256, 256, 64}, {128, 256, 64}, {256, 128, 64}, {128, 128, 64}, {256, 64, 64}};
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct bench_case {
     const char *name;
     const char *hw;
@@ -135,7 +129,7 @@ int cmd_bench_sim(int argc, char **argv)
             rc = cli_fail("bench-sim", st);
             break;
         }
-        qsort(t, (size_t)repeat, sizeof(double), cmp_double);
+        cli_sort_doubles(t, (size_t)repeat);
         double med = t[repeat / 2], ms = med * 1e3;
         double speedup = bc->seed_ms > 0 ? bc->seed_ms / ms : 0;
         int met = ms <= bc->target_ms;

@@ -357,20 +357,6 @@ static cJSON *row_json(const bench_row_t *r)
     return o;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof(double), cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone). */
 static duet_status_t bench_svg(const bench_row_t *rows, int n, const gpu_env_t *e, const char *path)
 {
@@ -608,13 +594,13 @@ int cmd_bench(int argc, char **argv)
         printf("\nsummary (%zu workloads, %s, %s x%d, median of %lld after %lld warm-up):\n", wls.n,
                duet_dtype_name(dtype), e.device, e.world, reps, warm);
         printf("  duet GEMM / %s TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
-               "vendor", median_of(g_big, ngb), g_min_big, median_of(g_small, ngs));
+               "vendor", cli_median(g_big, (size_t)ngb), g_min_big, cli_median(g_small, (size_t)ngs));
         printf("  duet collective faster than the vendor's: %d of %d workloads with >= 1 MB per rank\n",
                comm_n - comm_short, comm_n);
-        printf("  best duet makespan / bound: median %.3f (own kernels only: %.3f)\n", median_of(over_bound, nb),
-               median_of(own_bound, no));
-        printf("  best vendor practice / best duet: median %.3f (own kernels only: %.3f)\n", median_of(speedup, ns),
-               median_of(own_speedup, nos));
+        printf("  best duet makespan / bound: median %.3f (own kernels only: %.3f)\n", cli_median(over_bound, (size_t)nb),
+               cli_median(own_bound, (size_t)no));
+        printf("  best vendor practice / best duet: median %.3f (own kernels only: %.3f)\n", cli_median(speedup, (size_t)ns),
+               cli_median(own_speedup, (size_t)nos));
         free(own_bound);
         free(own_speedup);
         free(over_bound);

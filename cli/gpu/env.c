@@ -137,12 +137,6 @@ void gpu_bufs_free(gpu_env_t *e, gpu_bufs_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-static int gpu_cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st)
 {
     memset(st, 0, sizeof(*st));
@@ -179,12 +173,11 @@ void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int rep
         if (i >= warmup)
             s[k++] = slowest;
     }
-    qsort(s, (size_t)k, sizeof(double), gpu_cmp_double);
+    st->med = cli_median(s, (size_t)k); /* sorts s */
     st->ok = 1;
     st->n = k;
     st->min = s[0];
     st->max = s[k - 1];
-    st->med = k % 2 ? s[k / 2] : 0.5 * (s[k / 2 - 1] + s[k / 2]);
     free(s);
 }
 
