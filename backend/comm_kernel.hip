@@ -24,7 +24,7 @@ size_t duet__gemm_smem_bytes(duet_gemm_tile_t t)
 {
 #define DUET__SMEM_CASE(_bm, _bn)                                                                                      \
     if (t.bm == _bm && t.bn == _bn && t.bk == 64)                                                                      \
-        return (size_t)duet__gemm_cfg<_bm, _bn>::SMEM_BYTES;
+        return (size_t)duet__tile_smem<_bm, _bn>::BYTES;
     DUET__FOR_EACH_TILE(DUET__SMEM_CASE)
 #undef DUET__SMEM_CASE
     return 0;

@@ -39,8 +39,17 @@ template <int BM, int BN> struct duet__gemm_cfg {
     static constexpr int PASSES = BM / PM;
     static constexpr int NWARPS = DUET_THREADS / DUET_WARP;
     static constexpr int WM = PM / 64;
-    static constexpr int WN = NWARPS / WM;
-    static constexpr int WTN = BN / WN; /* columns of one warp's C block */
+    /* A warp's C block is at least MIN_WTN wide (NVIDIA: two n8 blocks per B fragment load; AMD:
+     * one 32-wide MFMA block). A tile too narrow for every warp (64x64) leaves the rest idle in
+     * the multiply; they still share the loads. */
+#if defined(DUET_GPU_NVIDIA)
+    static constexpr int MIN_WTN = 16;
+#else
+    static constexpr int MIN_WTN = 32;
+#endif
+    static constexpr int WN = (NWARPS / WM < BN / MIN_WTN) ? NWARPS / WM : BN / MIN_WTN;
+    static constexpr int ACTIVE = WM * WN; /* warps that multiply */
+    static constexpr int WTN = BN / WN;    /* columns of one warp's C block */
     static constexpr int KS = DUET_GEMM_KS;
     static constexpr int STAGES = DUET_GEMM_STAGES;
     static constexpr int CH = KS / 8; /* 16-byte chunks per shared-memory row */
@@ -48,7 +57,7 @@ template <int BM, int BN> struct duet__gemm_cfg {
     static constexpr int STAGE_ELEMS = (PM + BN) * KS;
     static constexpr int SMEM_BYTES = STAGES * STAGE_ELEMS * 2;
     static_assert(PM % 64 == 0 && BM % PM == 0, "tile rows must be whole passes of 64-row warp blocks");
-    static_assert(WM * WN == NWARPS && WN * WTN == BN, "warps must cover the pass");
+    static_assert(ACTIVE <= NWARPS && WN * WTN == BN && WTN % MIN_WTN == 0, "warps must cover the pass");
     static_assert((PM * CH) % DUET_THREADS == 0 && (BN * CH) % DUET_THREADS == 0, "stage loads split evenly");
 };
 
@@ -136,6 +145,9 @@ __device__ static inline void duet__store_c2(const duet__kparams_t &p, int64_t r
             c[1] = h1;
     }
 }
+
+/* The Hopper wgmma tile; it stores C through duet__store_c2 above. */
+#include "backend/gemm_hopper.h"
 
 #if defined(DUET_GPU_NVIDIA)
 /* ------------------------------------------------------------------------------------------ */
@@ -340,6 +352,7 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
     const int warp = threadIdx.x / DUET_WARP;
     const int wm = warp / CFG::WN, wn = warp % CFG::WN;
+    const bool active = warp < CFG::ACTIVE;
     const int64_t n0 = pid_n * BN;
     const int kt_total = (int)duet_cdiv(g.k, CFG::KS); /* K <= 2^24: fits */
     duet__acc<CFG::WTN> acc;
@@ -375,15 +388,27 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
             }
             duet_dev_cp_async_commit();
             const uint16_t *cur = smem + read_stage * CFG::STAGE_ELEMS;
-            duet__mma_stage<BF16, CFG>(acc, cur, cur + CFG::A_ELEMS, wm, wn);
+            if (active)
+                duet__mma_stage<BF16, CFG>(acc, cur, cur + CFG::A_ELEMS, wm, wn);
             read_stage = read_stage + 1 == CFG::STAGES ? 0 : read_stage + 1;
             write_stage = write_stage + 1 == CFG::STAGES ? 0 : write_stage + 1;
         }
         duet_dev_cp_async_wait<0>();
         /* Nobody may refill stage 0 (next pass or tile) while a slower warp still reads it. */
         __syncthreads();
-        duet__store_acc<CFG>(p, acc, m0, n0, wm, wn);
+        if (active)
+            duet__store_acc<CFG>(p, acc, m0, n0, wm, wn);
     }
 }
+
+/* Dynamic shared memory of a persistent kernel: both tiles it may run (NVIDIA) share it. */
+template <int BM, int BN> struct duet__tile_smem {
+#if defined(DUET_GPU_NVIDIA)
+    static constexpr int A = duet__gemm_cfg<BM, BN>::SMEM_BYTES, B = duet__wg_cfg<BM, BN>::SMEM_BYTES;
+    static constexpr int BYTES = A > B ? A : B;
+#else
+    static constexpr int BYTES = duet__gemm_cfg<BM, BN>::SMEM_BYTES;
+#endif
+};
 
 #endif /* DUET_BACKEND_GEMM_TILE_H */

@@ -34,6 +34,7 @@
 /* ------------------------------------------------------------------------------------------ */
 /* NVIDIA: the HIP names used by the backend, spelled in CUDA                                  */
 /* ------------------------------------------------------------------------------------------ */
+#include <cuda.h> /* CUtensorMap (the driver entry point is looked up at run time, not linked) */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -75,6 +75,8 @@ typedef struct duet__kparams {
     uint16_t *c;
     int32_t ab_vec; /* 1: K % 8 == 0 and A, B 16-byte aligned: 16-byte asynchronous copies */
     int32_t c_vec;  /* 1: N even and C 4-byte aligned: C stored as element pairs */
+    int32_t c_vec16; /* 1: N % 8 == 0 and C 16-byte aligned: the wgmma tile stores 16 bytes at a time */
+    int32_t tma;     /* 1: tma_a and tma_b describe A and B (NVIDIA sm_90: the wgmma tile runs) */
     /* Collective: the plan's comm queue. */
     duet_comm_geom_t comm;
     const uint16_t *src; /* this rank's address; peers' through bases[] */
@@ -96,6 +98,12 @@ typedef struct duet__kparams {
     duet__trace_rec_t *trace;
     uint32_t trace_cap;
     int32_t cta_base; /* the first CTA number of this kernel in the timeline (concurrent comm: gemm_wgs) */
+#if defined(DUET_GPU_NVIDIA)
+    /* TMA descriptors of A and B for the tile being launched (boxes of 64 x tile rows, 128-byte
+     * swizzle); they must live in kernel-parameter (or global) memory, 64-byte aligned. */
+    CUtensorMap tma_a;
+    CUtensorMap tma_b;
+#endif
 } duet__kparams_t;
 
 /* Kernel launchers, one set per element type (backend/kernels_*.hip, backend/comm_kernel.hip). */
@@ -105,6 +113,12 @@ hipError_t duet__launch_comm(const duet__kparams_t *p, int grid, hipStream_t s);
 /** Raise the dynamic shared-memory limit of every persistent kernel (once per device). */
 hipError_t duet__kernels_init_fp16(void);
 hipError_t duet__kernels_init_bf16(void);
+/**
+ * Fill kp->tma_a / tma_b for a tile whose passes are `pass_rows` x `bn` and set kp->tma, when the
+ * operands allow it (kp->ab_vec) and the device has TMA (NVIDIA sm_90); otherwise kp->tma = 0 and
+ * the mma.sync / MFMA tile runs. Host code (backend/tma.hip).
+ */
+void duet__tma_prepare(duet__kparams_t *kp, int pass_rows, int bn);
 /** Dynamic shared memory of the persistent kernel for a tile, bytes (0: not a tile we build). */
 size_t duet__gemm_smem_bytes(duet_gemm_tile_t tile);
 

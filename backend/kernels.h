@@ -88,6 +88,12 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
         home = duet_home_queue(DUET_MODE_FUSED, (int32_t)blockIdx.x, p.gemm_wgs);
     const int nqueues = p.role == DUET__ROLE_FUSED && duet_may_steal(DUET_MODE_FUSED) ? 2 : 1;
     int entered = 0; /* comm: 0 not yet waited, 1 every rank entered, -1 the wait failed */
+#if defined(DUET_GPU_NVIDIA)
+    /* The wgmma tile's barriers, once per CTA; the dequeue's barrier below orders this before
+     * any use. */
+    if constexpr (BM > 0)
+        duet__wg_cta_init<BM, BN>();
+#endif
 
     for (int i = 0; i < nqueues; i++) {
         const int q = i == 0 ? home : 1 - home;
@@ -106,8 +112,14 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
             if constexpr (TRACE)
                 duet__trace_begin(q, home, idx);
             if (q == DUET_QUEUE_GEMM) {
-                if constexpr (BM > 0)
-                    duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
+                if constexpr (BM > 0) {
+#if defined(DUET_GPU_NVIDIA)
+                    if (p.tma)
+                        duet__gemm_tile_wg<BF16, BM, BN>(p, idx, (uint8_t *)smem);
+                    else
+#endif
+                        duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
+                }
             } else {
                 entered = duet__comm_step(p, idx, entered);
             }
@@ -130,19 +142,22 @@ __global__ void __launch_bounds__(DUET_THREADS, 1) duet__persistent_kernel(const
  * Launch and set-up of the persistent kernels of one element type, for every tile of
  * duet_tile_get(). Instantiated once per element type (kernels_fp16.hip, kernels_bf16.hip).
  */
-#define DUET__FOR_EACH_TILE(X) X(256, 256) X(128, 256) X(256, 128) X(128, 128) X(256, 64) X(64, 128) X(64, 256)
+#define DUET__FOR_EACH_TILE(X)                                                                                         \
+    X(256, 256) X(128, 256) X(256, 128) X(128, 128) X(256, 64) X(64, 128) X(64, 256) X(64, 64)
 
 template <bool BF16>
 static hipError_t duet__launch_persistent(const duet__kparams_t *p, duet_gemm_tile_t t, int grid, hipStream_t s)
 {
 #define DUET__LAUNCH_CASE(_bm, _bn)                                                                                    \
     if (t.bm == _bm && t.bn == _bn && t.bk == 64) {                                                                    \
-        if (p->trace != NULL)                                                                                          \
+        duet__kparams_t q = *p;                                                                                        \
+        duet__tma_prepare(&q, duet__gemm_cfg<_bm, _bn>::PM, _bn);                                                      \
+        if (q.trace != NULL)                                                                                           \
             duet__persistent_kernel<BF16, _bm, _bn, true>                                                              \
-                <<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);                                 \
+                <<<grid, DUET_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                                      \
         else                                                                                                           \
             duet__persistent_kernel<BF16, _bm, _bn, false>                                                             \
-                <<<grid, DUET_THREADS, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES, s>>>(*p);                                 \
+                <<<grid, DUET_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                                      \
         return hipGetLastError();                                                                                      \
     }
     DUET__FOR_EACH_TILE(DUET__LAUNCH_CASE)
@@ -156,10 +171,10 @@ template <bool BF16> static hipError_t duet__kernels_init(void)
 #define DUET__INIT_CASE(_bm, _bn)                                                                                      \
     if (e == hipSuccess)                                                                                               \
         e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, false>,                          \
-                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES);    \
+                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__tile_smem<_bm, _bn>::BYTES);    \
     if (e == hipSuccess)                                                                                               \
         e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, true>,                           \
-                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__gemm_cfg<_bm, _bn>::SMEM_BYTES);
+                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__tile_smem<_bm, _bn>::BYTES);
     DUET__FOR_EACH_TILE(DUET__INIT_CASE)
 #undef DUET__INIT_CASE
     return e;

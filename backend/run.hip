@@ -23,6 +23,7 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     /* 16-byte copies need every row of A and B to start on 16 bytes: K % 8 == 0 and aligned bases. */
     kp->ab_vec = wl->k % 8 == 0 && duet__aligned(op->a, 16) && duet__aligned(op->b, 16);
     kp->c_vec = wl->n % 2 == 0 && duet__aligned(op->c, 4);
+    kp->c_vec16 = wl->n % 8 == 0 && duet__aligned(op->c, 16);
     kp->comm = plan->comm;
     kp->src = (const uint16_t *)op->src;
     kp->dst = (uint16_t *)op->dst;

@@ -54,10 +54,13 @@ duet_status_t duet_mode_parse(const char *s, int32_t *mode_p)
 /* Tiles                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The reference design's five tiles, then two with BM = 64 for small M (decode-like GEMMs),
- * where a 256-row tile wastes most of its matrix work on padding. */
+/* The reference design's five tiles, then three with BM = 64 for small M (decode-like GEMMs),
+ * where a 256-row tile wastes most of its matrix work on padding. 64x64 exists for parallelism:
+ * at M <= 128 and N = 8192 only it gives every SM a tile (128 tiles; 64x128 leaves half of an
+ * H200's 132 SMs idle on a memory-bound GEMM). */
 static const duet_gemm_tile_t duet__tiles[] = {
-    {256, 256, 64}, {128, 256, 64}, {256, 128, 64}, {128, 128, 64}, {256, 64, 64}, {64, 128, 64}, {64, 256, 64},
+    {256, 256, 64}, {128, 256, 64}, {256, 128, 64}, {128, 128, 64},
+    {256, 64, 64},  {64, 128, 64},  {64, 256, 64},  {64, 64, 64},
 };
 
 int duet_tile_count(void) { return (int)(sizeof(duet__tiles) / sizeof(duet__tiles[0])); }

@@ -4,7 +4,8 @@
 # tool); the last lines printed are one summary line per step.
 #
 #   tools/h200-measure.sh STEP...
-#   STEP: build | collect | resume | smoke | bench | tune | timeline
+#   STEP: build | collect | resume | smoke | bench | gemm | tune | timeline
+#   gemm: duet's GEMM (every tile) against cuBLASLt on the seed's 15 shapes; one GPU is enough (NP=1)
 # Environment: NP (ranks, default 2), PROFILE (profile for bench/tune, default h200),
 #              BENCH_ARGS, COLLECT_ARGS (extra arguments).
 #
@@ -53,6 +54,10 @@ for step in "$@"; do
     resume)
         # Re-running on a complete corpus must measure nothing.
         run resume 120 $MPIRUN $DUET calibrate collect -o "$OUT/h200_world$NP.json" ${COLLECT_ARGS:-}
+        ;;
+    gemm)
+        run gemm 400 $MPIRUN $DUET bench --gemm-only --repeats 20 --warmup 3 ${BENCH_ARGS:-} \
+            --json "$OUT/bench-gemm-h200.json"
         ;;
     smoke)
         printf '4096x4096x4096 512x2048 all_gather,all_reduce\n' > /tmp/smoke.shapes

@@ -20,6 +20,7 @@
 #include "model/internal.h"
 
 #define BENCH_MAX_SWEEP 64
+#define BENCH_MAX_TILES 8
 #define BENCH_NCOMM 7
 static const int32_t bench_comm_ctas[BENCH_NCOMM] = {8, 16, 32, 48, 66, 100, 132};
 static const int32_t bench_carve[3] = {8, 16, 32};
@@ -69,7 +70,9 @@ static duet_status_t run_vendor_mode(void *user, void *main_stream, void *side_s
 typedef struct bench_row {
     duet_workload_t wl;
     gpu_stat_t v_gemm, v_coll, v_seq, v_streams, v_carve[3];
-    gpu_stat_t d_gemm;
+    gpu_stat_t d_gemm;                          /* duet's GEMM alone, all SMs, at its best tile */
+    duet_gemm_tile_t d_gemm_tile;               /* that tile */
+    gpu_stat_t d_gemm_tiles[BENCH_MAX_TILES];   /* every tile of duet_tile_get() */
     gpu_stat_t d_comm[BENCH_NCOMM];
     int best_comm; /* index into d_comm, -1 if none ran */
     duet_config_t fused_def, conc_def;
@@ -146,12 +149,57 @@ static void bench_candidates(const gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t 
 
 static double stat_or_inf(const gpu_stat_t *s) { return s->ok ? s->med : INFINITY; }
 
-/* The figures of one workload, measured. */
-static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *r, int warmup, int reps, int top, int grid,
-                           const gpu_bufs_t *b)
+/*
+ * duet's GEMM alone on every SM at each tile it builds; the best is "duet GEMM". A GEMM shape
+ * that an earlier row (another collective) already measured is copied, not measured again.
+ */
+static void bench_gemm_alone(gpu_env_t *e, bench_row_t *rows, size_t i, int warmup, int reps, const gpu_bufs_t *b)
 {
+    bench_row_t *r = &rows[i];
+    const duet_workload_t *w = &r->wl;
+    for (size_t j = 0; j < i; j++) {
+        const duet_workload_t *x = &rows[j].wl;
+        if (x->m == w->m && x->n == w->n && x->k == w->k && x->dtype == w->dtype && rows[j].d_gemm.ok) {
+            r->d_gemm = rows[j].d_gemm;
+            r->d_gemm_tile = rows[j].d_gemm_tile;
+            memcpy(r->d_gemm_tiles, rows[j].d_gemm_tiles, sizeof(r->d_gemm_tiles));
+            return;
+        }
+    }
+    duet_workload_t g = gpu_gemm_part(w);
+    r->d_gemm.ok = 0;
+    snprintf(r->d_gemm.error, sizeof(r->d_gemm.error), "no tile ran");
+    for (int t = 0; t < duet_tile_count() && t < BENCH_MAX_TILES; t++) {
+        duet_config_t gc = duet_config_default(&e->hw, DUET_MODE_FUSED);
+        gc.tile = duet_tile_get(t);
+        gc.gemm_wgs = gc.num_wgs;
+        gc.comm_wgs = 0;
+        gpu_stat_t *s = &r->d_gemm_tiles[t];
+        if (duet_config_validate(&gc, &g, &e->hw) < 0) {
+            s->ok = 0;
+            snprintf(s->error, sizeof(s->error), "%s", duet_last_error());
+            continue;
+        }
+        gpu_duet_job_t dj;
+        gpu_duet_job_init(&dj, e, &g, &gc, b);
+        gpu_measure(e, gpu_run_duet, &dj, warmup, reps, s);
+        if (s->ok && (!r->d_gemm.ok || s->med < r->d_gemm.med)) {
+            r->d_gemm = *s;
+            r->d_gemm_tile = gc.tile;
+        }
+    }
+}
+
+/* The figures of one workload, measured. */
+static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *rows, size_t ri, int warmup, int reps,
+                           int top, int grid, const gpu_bufs_t *b)
+{
+    bench_row_t *r = &rows[ri];
     vendor_job_t vj = {e, &r->wl, b, V_GEMM, 0, 0};
     gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_gemm);
+    bench_gemm_alone(e, rows, ri, warmup, reps, b);
+    if (r->wl.coll == DUET_COLL_NONE)
+        return; /* --gemm-only */
     vj.kind = V_COLL;
     gpu_measure(e, run_vendor, &vj, warmup, reps, &r->v_coll);
     vj.kind = V_SEQ;
@@ -166,12 +214,7 @@ static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *r, int 
     }
 
     gpu_duet_job_t dj;
-    duet_workload_t g = gpu_gemm_part(&r->wl), c = gpu_comm_part(&r->wl);
-    duet_config_t gc = duet_config_default(&e->hw, DUET_MODE_FUSED);
-    gc.gemm_wgs = gc.num_wgs;
-    gc.comm_wgs = 0;
-    gpu_duet_job_init(&dj, e, &g, &gc, b);
-    gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_gemm);
+    duet_workload_t c = gpu_comm_part(&r->wl);
     r->best_comm = -1;
     for (int i = 0; i < BENCH_NCOMM; i++) {
         duet_config_t cc = duet_config_default(&e->hw, DUET_MODE_FUSED);
@@ -311,6 +354,24 @@ static cJSON *row_json(const bench_row_t *r)
     cJSON_AddNumberToObject(o, "comm_bytes_per_rank", (double)duet_op_src_bytes(w));
     cJSON *v = cJSON_AddObjectToObject(o, "vendor");
     cJSON_AddItemToObject(v, "gemm", stat_json(&r->v_gemm));
+    cJSON *d = cJSON_AddObjectToObject(o, "duet");
+    cJSON_AddItemToObject(d, "gemm", stat_json(&r->d_gemm));
+    if (r->d_gemm.ok) {
+        char tn[32];
+        snprintf(tn, sizeof(tn), "%dx%dx%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn, r->d_gemm_tile.bk);
+        cJSON_AddStringToObject(d, "gemm_tile", tn);
+    }
+    cJSON *gt = cJSON_AddObjectToObject(d, "gemm_tiles");
+    for (int t = 0; t < duet_tile_count() && t < BENCH_MAX_TILES; t++) {
+        duet_gemm_tile_t tl = duet_tile_get(t);
+        char tn[32];
+        snprintf(tn, sizeof(tn), "%dx%dx%d", tl.bm, tl.bn, tl.bk);
+        cJSON_AddItemToObject(gt, tn, stat_json(&r->d_gemm_tiles[t]));
+    }
+    if (w->coll == DUET_COLL_NONE) { /* --gemm-only */
+        cli_json_add_num(o, "gemm_ratio", stat_or_inf(&r->v_gemm) / stat_or_inf(&r->d_gemm));
+        return o;
+    }
     cJSON_AddItemToObject(v, "collective", stat_json(&r->v_coll));
     cJSON_AddItemToObject(v, "sequential", stat_json(&r->v_seq));
     cJSON_AddItemToObject(v, "two_streams", stat_json(&r->v_streams));
@@ -319,8 +380,6 @@ static cJSON *row_json(const bench_row_t *r)
         snprintf(k, sizeof(k), "carve_out_%d", bench_carve[i]);
         cJSON_AddItemToObject(v, k, stat_json(&r->v_carve[i]));
     }
-    cJSON *d = cJSON_AddObjectToObject(o, "duet");
-    cJSON_AddItemToObject(d, "gemm", stat_json(&r->d_gemm));
     cJSON *ca = cJSON_AddArrayToObject(d, "collective");
     for (int i = 0; i < BENCH_NCOMM; i++) {
         cJSON *x = stat_json(&r->d_comm[i]);
@@ -416,10 +475,60 @@ static duet_status_t bench_svg(const bench_row_t *rows, int n, const gpu_env_t *
     return st;
 }
 
+/* --gemm-only: each GEMM shape of the workloads once, without its collective. */
+static void bench_gemms_only(duet_workloads_t *wls)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wls->n; i++) {
+        duet_workload_t g = gpu_gemm_part(&wls->w[i]);
+        int seen = 0;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = wls->w[j].m == g.m && wls->w[j].n == g.n && wls->w[j].k == g.k;
+        if (!seen && g.m > 0)
+            wls->w[n++] = g;
+    }
+    wls->n = n;
+}
+
+static void bench_print_gemms(const bench_row_t *rows, size_t n, const gpu_env_t *e, long long reps, long long warm)
+{
+    printf("%-22s %10s %8s %10s %8s %-12s %7s\n", "GEMM", "vendor ms", "TFLOP/s", "duet ms", "TFLOP/s", "duet tile",
+           "d/v");
+    double *big = calloc(n + 1, sizeof(double)), *small = calloc(n + 1, sizeof(double));
+    size_t nb = 0, ns = 0;
+    double big_min = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const bench_row_t *r = &rows[i];
+        const duet_workload_t *w = &r->wl;
+        double flop = 2.0 * (double)w->m * (double)w->n * (double)w->k;
+        double vm = stat_or_inf(&r->v_gemm), dm = stat_or_inf(&r->d_gemm), ratio = vm / dm;
+        char g[32], tn[24] = "-";
+        snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
+        if (r->d_gemm.ok)
+            snprintf(tn, sizeof(tn), "%dx%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn);
+        printf("%-22s %10.4f %8.1f %10.4f %8.1f %-12s %7.3f\n", g, vm, flop / (vm * 1e-3) / 1e12, dm,
+               flop / (dm * 1e-3) / 1e12, tn, ratio);
+        if (!isfinite(ratio))
+            continue;
+        if (w->m >= 512) {
+            big[nb++] = ratio;
+            big_min = fmin(big_min, ratio);
+        } else {
+            small[ns++] = ratio;
+        }
+    }
+    printf("\nsummary (%zu GEMMs, %s x%d, median of %lld after %lld warm-up):\n", n, e->device, e->world, reps, warm);
+    printf("  duet GEMM / vendor TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
+           cli_median(big, nb), big_min, cli_median(small, ns));
+    free(big);
+    free(small);
+}
+
 static void bench_usage(FILE *f)
 {
     fprintf(f, "usage: mpirun -np W duet bench [--shapes FILE] [--collective LIST] [--dtype fp16|bf16] [--repeats N]\n"
-               "                  [--warmup N] [--top K] [--no-grid] [--json FILE] [--svg FILE] [--hw PROFILE]\n"
+               "                  [--warmup N] [--top K] [--no-grid] [--gemm-only] [--json FILE] [--svg FILE]\n"
+               "                  [--hw PROFILE]\n"
                "\n"
                "Times duet against the vendor libraries (cuBLASLt + NCCL on NVIDIA, hipBLASLt + RCCL on AMD) in the same\n"
                "run, one rank per GPU. Default workloads: the reference design's 15 GEMM shapes x all five collectives\n"
@@ -432,6 +541,8 @@ static void bench_usage(FILE *f)
                "  --repeats N        timed runs per figure (default 20), after --warmup N (default 5)\n"
                "  --top K            the simulator's K best configurations per mode join the sweep (default 4)\n"
                "  --no-grid          sweep only the simulator's picks, not the coarse grid\n"
+               "  --gemm-only        only the GEMMs of the workloads (each shape once): the vendor GEMM against duet's\n"
+               "                     GEMM at every tile; runs on one GPU (mpirun -np 1)\n"
                "  --json FILE        every figure (default bench-<arch>-w<W>.json)\n"
                "  --svg FILE         makespans relative to the bound, vendor best vs duet best\n"
                "  --hw PROFILE       profile for the simulator's picks (default: by architecture)\n"
@@ -443,19 +554,20 @@ static void bench_usage(FILE *f)
 
 int cmd_bench(int argc, char **argv)
 {
-    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_WARM, O_TOP, O_NOGRID, O_JSON, O_SVG, O_HW };
+    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_WARM, O_TOP, O_NOGRID, O_JSON, O_SVG, O_HW, O_GEMM };
     static const struct option longopts[] = {
         {"shapes", required_argument, NULL, O_SHAPES}, {"collective", required_argument, NULL, O_COLL},
         {"dtype", required_argument, NULL, O_DTYPE},   {"repeats", required_argument, NULL, O_REP},
         {"warmup", required_argument, NULL, O_WARM},   {"top", required_argument, NULL, O_TOP},
         {"no-grid", no_argument, NULL, O_NOGRID},      {"json", required_argument, NULL, O_JSON},
         {"svg", required_argument, NULL, O_SVG},       {"hw", required_argument, NULL, O_HW},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
+        {"gemm-only", no_argument, NULL, O_GEMM},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *shapes = NULL, *json = NULL, *svg = NULL, *hw = NULL;
     uint32_t colls = 0;
     int32_t dtype = DUET_DTYPE_FP16;
     long long reps = 20, warm = 5, top = 4;
-    int grid = 1, opt;
+    int grid = 1, gemm_only = 0, opt;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -491,6 +603,9 @@ int cmd_bench(int argc, char **argv)
         case O_NOGRID:
             grid = 0;
             break;
+        case O_GEMM:
+            gemm_only = 1;
+            break;
         case O_JSON:
             json = optarg;
             break;
@@ -506,6 +621,8 @@ int cmd_bench(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+    if (gemm_only && svg)
+        return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
 
     gpu_env_t e;
     gpu_env_params_t ep = {0};
@@ -526,6 +643,8 @@ int cmd_bench(int argc, char **argv)
         rc = cli_fail("bench", st);
         goto out;
     }
+    if (gemm_only)
+        bench_gemms_only(&wls);
     rows = calloc(wls.n, sizeof(*rows));
     if (rows == NULL || duet_sim_ws_create(&ws) < 0) {
         rc = cli_fail("bench", DUET_ERR_NO_MEMORY);
@@ -544,12 +663,14 @@ int cmd_bench(int argc, char **argv)
             rc = cli_fail("bench", st);
             goto out;
         }
-        bench_workload(&e, ws, r, (int)warm, (int)reps, (int)top, grid, &b);
+        bench_workload(&e, ws, rows, i, (int)warm, (int)reps, (int)top, grid, &b);
         gpu_bufs_free(&e, &b);
     }
     gpu_progress(&e, "done", wls.n, wls.n, t0);
 
-    if (e.rank == 0) {
+    if (e.rank == 0 && gemm_only)
+        bench_print_gemms(rows, wls.n, &e, reps, warm);
+    if (e.rank == 0 && !gemm_only) {
         /* The table, then the summary lines of docs/performance.md. */
         printf("%-22s %-14s %8s %8s %8s %8s %-12s %8s %-18s %6s %6s %6s %6s\n", "GEMM", "collective", "vGEMM", "vColl",
                "bound", "vBest", "(which)", "duet", "(which)", "d/bnd", "v/d", "G tf", "C sp");
@@ -608,9 +729,11 @@ int cmd_bench(int argc, char **argv)
         free(g_big);
         free(g_small);
 
+    }
+    if (e.rank == 0) {
         char defpath[128];
         if (json == NULL) {
-            snprintf(defpath, sizeof(defpath), "bench-%s-w%d.json", e.arch, e.world);
+            snprintf(defpath, sizeof(defpath), gemm_only ? "bench-gemm-%s.json" : "bench-%s-w%d.json", e.arch, e.world);
             json = defpath;
         }
         cJSON *o = cJSON_CreateObject();
@@ -618,6 +741,7 @@ int cmd_bench(int argc, char **argv)
         char date[32];
         strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         cJSON_AddStringToObject(o, "schema", "duet-bench/1");
+        cJSON_AddBoolToObject(o, "gemm_only", gemm_only);
         cJSON_AddStringToObject(o, "device", e.device);
         cJSON_AddStringToObject(o, "arch", e.arch);
         cJSON_AddNumberToObject(o, "sms", e.sms);

@@ -24,7 +24,7 @@ Test(names, parse_and_print_round_trip, T_TIMEOUT)
 
 Test(tiles, list_and_parse, T_TIMEOUT)
 {
-    cr_assert_eq(duet_tile_count(), 7);
+    cr_assert_eq(duet_tile_count(), 8);
     duet_gemm_tile_t t;
     cr_assert_eq(duet_tile_parse("256x128x64", &t), DUET_OK);
     cr_assert(t.bm == 256 && t.bn == 128 && t.bk == 64);

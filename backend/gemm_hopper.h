@@ -1,0 +1,352 @@
+/*
+ * The Hopper GEMM tile (NVIDIA sm_90a): wgmma.mma_async fed by TMA through an mbarrier ring.
+ * Same contract as the mma.sync tile of gemm_tile.h (C[BM x BN] = A[M,K] * B[N,K]^T, fp32
+ * accumulation, any M, N), for operands TMA can address: K % 8 == 0 and 16-byte aligned A and
+ * B (kparams.tma, set by the launcher when both tensor maps were encoded). Included by
+ * gemm_tile.h, after the C store helper both tiles use.
+ *
+ * Structure:
+ * - The CTA's 256 threads are two warpgroups, both computing. A pass of PM x BN is split between
+ *   them by rows (PM >= 128: each owns PM / 2 rows, one or two m64 blocks, all BN columns) or by
+ *   columns (PM = 64: each owns BN / 2 columns). 256x256 runs as two 128x256 passes: 128 fp32
+ *   accumulators per thread is the most that fits beside the addresses in 255 registers.
+ * - K advances in k-tiles of 64 elements (128 bytes, one swizzle row). A k-tile's A (PM rows) and
+ *   B (BN rows) land by TMA with the 128-byte swizzle in one of STAGES shared-memory stages;
+ *   `full[s]` completes when both boxes' bytes arrived. wgmma reads the stage in place through
+ *   descriptors (no register fragments, no ldmatrix).
+ * - Thread 0 is the producer as well as a consumer: after a warpgroup's wgmma group for k-tile
+ *   kt - 1 has completed (wait_group 1 at k-tile kt), every consumer thread arrives on
+ *   `empty[s]`; thread 0 waits for that and refills the stage with k-tile kt - 1 + STAGES. So
+ *   STAGES - 1 k-tiles are in flight while one is multiplied.
+ * - The barriers live for the whole kernel (initialised once per CTA, duet__wg_cta_init) and
+ *   their phases follow a per-CTA count of k-tiles (duet__wg_kiter), so GEMM tiles can
+ *   alternate with stolen comm tiles without re-initialisation.
+ * - Epilogue: accumulators -> fp16/bf16 -> a padded row-major staging block in the (then idle)
+ *   stages -> 16-byte row-contiguous stores to C, bounds-checked.
+ */
+#ifndef DUET_BACKEND_GEMM_HOPPER_H
+#define DUET_BACKEND_GEMM_HOPPER_H
+
+#include "backend/convert.h"
+#include "backend/internal.h"
+
+#if defined(DUET_GPU_NVIDIA)
+#include "backend/wgmma.h"
+
+#define DUET_WG_KS 64         /* elements of one k-tile: 128 bytes of fp16/bf16, the swizzle span */
+#define DUET_WG_MAX_STAGES 8  /* mbarriers reserved per CTA */
+#define DUET_WG_SMEM_BUDGET (220 * 1024) /* bytes of stages: under sm_90's 227 KiB with the slack */
+
+template <int BM, int BN> struct duet__wg_cfg {
+    static constexpr int PM = (BM * BN > 32768) ? 32768 / BN : BM; /* rows per pass */
+    static constexpr int PASSES = BM / PM;
+    static constexpr bool SPLIT_M = PM >= 128;           /* warpgroups split rows, else columns */
+    static constexpr int WG_M = SPLIT_M ? PM / 2 : PM;   /* rows of one warpgroup */
+    static constexpr int MI = WG_M / 64;                 /* m64 blocks of one warpgroup */
+    static constexpr int WG_N = SPLIT_M ? BN : BN / 2;   /* the wgmma's N */
+    static constexpr int A_BYTES = PM * DUET_WG_KS * 2;  /* one stage's A box */
+    static constexpr int B_BYTES = BN * DUET_WG_KS * 2;  /* one stage's B box */
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int STAGES_FIT = DUET_WG_SMEM_BUDGET / STAGE_BYTES;
+    static constexpr int STAGES = STAGES_FIT < DUET_WG_MAX_STAGES ? STAGES_FIT : DUET_WG_MAX_STAGES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024; /* + alignment slack (swizzle atoms) */
+    static constexpr int BN_ = BN;
+    static constexpr int LDC = BN + 8; /* staging row, elements: 16 bytes of padding spread the banks */
+    /* Independent accumulator sets: the k16 steps of a k-tile go round-robin to NACC sets, summed
+     * at the end of the pass. Successive wgmmas on one accumulator wait for each other, and for a
+     * narrow tile (m64n32: 16 clocks of work) that latency, not the matrix unit, sets the pace;
+     * NACC sets cut the dependent chain per k-tile from 4 wgmmas to 4 / NACC. At most 128 fp32
+     * accumulators per thread in all. */
+    static constexpr int ACC_REGS = MI * WG_N / 2;
+    static constexpr int NACC = ACC_REGS * 4 <= 128 ? 4 : (ACC_REGS * 2 <= 128 ? 2 : 1);
+    static_assert(MI >= 1 && MI * 64 == WG_M, "a warpgroup owns whole m64 blocks");
+    static_assert(WG_N == 32 || WG_N == 64 || WG_N == 128 || WG_N == 256, "wgmma N of this tile is not generated");
+    static_assert(PM <= 256 && BN <= 256, "a TMA box dimension is at most 256");
+    static_assert(STAGES >= 3, "the ring needs at least three stages");
+    static_assert(PM * LDC * 2 <= STAGES * STAGE_BYTES, "the epilogue's staging fits in the stages");
+};
+
+/* Per-CTA pipeline state: kernels.h initialises it once per CTA before the first tile. */
+__shared__ uint64_t duet__wg_full[DUET_WG_MAX_STAGES];  /* TMA bytes of stage s have landed */
+__shared__ uint64_t duet__wg_empty[DUET_WG_MAX_STAGES]; /* all 256 threads are done reading stage s */
+__shared__ uint32_t duet__wg_kiter;                     /* k-tiles this CTA has consumed so far */
+
+__device__ static inline uint32_t duet__smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ static inline void duet__mbar_init(uint64_t *bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(duet__smem_addr(bar)), "r"(count) : "memory");
+}
+
+__device__ static inline void duet__mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(duet__smem_addr(bar)) : "memory");
+}
+
+/* Arrive once and announce `bytes` of asynchronous (TMA) transactions for the current phase. */
+__device__ static inline void duet__mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(duet__smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+/* Wait for the completion of the phase with parity `parity`. These waits only depend on this
+ * CTA's own copies and threads, so they are not bounded (a hang here is a bug, not a peer). */
+__device__ static inline void duet__mbar_wait(uint64_t *bar, uint32_t parity)
+{
+    const uint32_t a = duet__smem_addr(bar);
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* TMA: box (c0 = k, c1 = row) of a 2-D tensor map into shared memory, completing on `bar`.
+ * Elements outside the tensor arrive as zeros and still count towards the box's bytes. */
+__device__ static inline void duet__tma_load_2d(void *dst, const void *tmap, int32_t c0, int32_t c1, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                 "[%4];" ::"r"(duet__smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(duet__smem_addr(bar))
+                 : "memory");
+}
+
+/* Order this thread's earlier generic-proxy shared-memory accesses before later TMA writes. */
+__device__ static inline void duet__fence_proxy_async(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ static inline void duet__wgmma_fence(void)
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ static inline void duet__wgmma_commit(void)
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int N> __device__ static inline void duet__wgmma_wait(void)
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/* Keep the compiler from moving accumulator reads or writes across an asynchronous wgmma. */
+template <int R> __device__ static inline void duet__fence_regs(float (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/*
+ * Shared-memory matrix descriptor of a K-major operand with the 128-byte swizzle, as TMA wrote
+ * it: rows of 128 bytes, 8-row (1024-byte) swizzle atoms one after the other, so the stride
+ * between 8-row groups is 1024 bytes; the leading offset is unused for this layout (1 by
+ * convention). A k16 step inside the 128-byte row moves the start address by 32 bytes; the
+ * hardware applies the swizzle on the address bits, so the atoms must be 1024-byte aligned.
+ */
+__device__ static inline uint64_t duet__wg_desc(uint32_t saddr)
+{
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/** Initialise the CTA's barriers (one thread), before the CTA's first GEMM tile; a barrier follows. */
+template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
+{
+    typedef duet__wg_cfg<BM, BN> CFG;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < CFG::STAGES; s++) {
+            duet__mbar_init(&duet__wg_full[s], 1);
+            duet__mbar_init(&duet__wg_empty[s], DUET_THREADS);
+        }
+        duet__wg_kiter = 0;
+        /* Make the initialised barriers visible to the TMA unit (async proxy). */
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+}
+
+/*
+ * Producer step (thread 0): k-tile `kt` of the pass at rows m0 / columns n0 into the stage of the
+ * CTA's `gi`-th k-tile, once every thread has released that stage's previous use.
+ */
+template <class CFG>
+__device__ static inline void duet__wg_produce(const duet__kparams_t &p, uint8_t *stages, uint32_t gi, int kt,
+                                               int64_t m0, int64_t n0)
+{
+    const uint32_t s = gi % CFG::STAGES, use = gi / CFG::STAGES;
+    if (use > 0)
+        duet__mbar_wait(&duet__wg_empty[s], (use - 1) & 1);
+    uint8_t *st = stages + s * CFG::STAGE_BYTES;
+    duet__mbar_expect_tx(&duet__wg_full[s], CFG::STAGE_BYTES);
+    duet__tma_load_2d(st, &p.tma_a, kt * DUET_WG_KS, (int32_t)m0, &duet__wg_full[s]);
+    duet__tma_load_2d(st + CFG::A_BYTES, &p.tma_b, kt * DUET_WG_KS, (int32_t)n0, &duet__wg_full[s]);
+}
+
+template <class CFG, int R> __device__ static inline void duet__wg_zero(float (&acc)[CFG::NACC][CFG::MI][R])
+{
+#pragma unroll
+    for (int a = 0; a < CFG::NACC; a++)
+#pragma unroll
+        for (int mi = 0; mi < CFG::MI; mi++)
+#pragma unroll
+            for (int i = 0; i < R; i++)
+                acc[a][mi][i] = 0.0f;
+}
+
+template <class CFG, int R> __device__ static inline void duet__wg_fence_acc(float (&acc)[CFG::NACC][CFG::MI][R])
+{
+#pragma unroll
+    for (int a = 0; a < CFG::NACC; a++)
+#pragma unroll
+        for (int mi = 0; mi < CFG::MI; mi++)
+            duet__fence_regs(acc[a][mi]);
+}
+
+/* Two fp32 values as one 32-bit word of the output type. */
+template <bool BF16> __device__ static inline uint32_t duet__pack2(float lo, float hi)
+{
+    const int32_t dt = BF16 ? DUET_DTYPE_BF16 : DUET_DTYPE_FP16;
+    return (uint32_t)duet_from_f32(lo, dt) | ((uint32_t)duet_from_f32(hi, dt) << 16);
+}
+
+/*
+ * The epilogue of one pass (all threads): the warpgroups' accumulators as fp16/bf16 into a
+ * padded row-major staging block in the stages (idle now), then 16-byte row-contiguous stores to
+ * C. Plain per-thread stores of register pairs were measured slower (4096x8192x512: 0.115 ms
+ * against 0.087 ms): each warp store instruction then touches eight rows, and every pair needs
+ * its own bounds check.
+ */
+template <bool BF16, class CFG, int R>
+__device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
+                                                uint8_t *stages, int64_t m0, int64_t n0)
+{
+    const duet_gemm_geom_t &g = p.gemm;
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
+    const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
+    uint16_t *stg = (uint16_t *)stages;
+    /* Both warpgroups have finished reading the stages before either overwrites them. */
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < CFG::MI; mi++)
+#pragma unroll
+        for (int j = 0; j < R / 4; j++) {
+            const int row = r0 + mi * 64 + wq * 16 + lane / 4, col = c0 + j * 8 + 2 * (lane % 4);
+            *(uint32_t *)&stg[row * CFG::LDC + col] = duet__pack2<BF16>(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *(uint32_t *)&stg[(row + 8) * CFG::LDC + col] = duet__pack2<BF16>(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+        }
+    __syncthreads();
+    constexpr int CPR = CFG::BN_ / 8; /* 16-byte chunks per row */
+    const bool vec = p.c_vec16;
+    for (int c = tid; c < CFG::PM * CPR; c += DUET_THREADS) {
+        const int row = c / CPR, col = (c % CPR) * 8;
+        const int64_t gr = m0 + row, gc = n0 + col;
+        if (gr >= g.m || gc >= g.n)
+            continue;
+        const uint16_t *src = &stg[row * CFG::LDC + col];
+        uint16_t *dst = p.c + gr * g.n + gc;
+        if (vec && gc + 8 <= g.n) {
+            *(uint4 *)dst = *(const uint4 *)src;
+        } else {
+            for (int e = 0; e < 8 && gc + e < g.n; e++)
+                dst[e] = src[e];
+        }
+    }
+    /* The next pass or tile refills the stages: every thread must be done with the staging. */
+    __syncthreads();
+}
+
+/**
+ * Run GEMM-queue position `tile` with wgmma (all 256 threads). smem: CFG::SMEM_BYTES bytes of
+ * dynamic shared memory. Inlined into the kernel: ptxas serialises wgmma whose pipeline would
+ * cross a call boundary (C7510).
+ */
+template <bool BF16, int BM, int BN>
+__device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t &p, int64_t tile, uint8_t *smem)
+{
+    typedef duet__wg_cfg<BM, BN> CFG;
+    typedef duet__wgmma<CFG::WG_N, BF16> MMA;
+    const duet_gemm_geom_t &g = p.gemm;
+    int64_t pid_m, pid_n;
+    duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
+    /* Swizzle atoms need 1024-byte alignment of the shared-memory address itself. */
+    uint8_t *stages = smem + ((1024u - (duet__smem_addr(smem) & 1023u)) & 1023u);
+    const uint32_t sbase = duet__smem_addr(stages);
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int kt_total = (int)duet_cdiv(g.k, DUET_WG_KS);
+    const int prologue = kt_total < CFG::STAGES ? kt_total : CFG::STAGES;
+    /* This warpgroup's block of the pass: rows r0.., columns c0.. of the stage's A and B boxes. */
+    const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
+    const int64_t n0 = pid_n * BN;
+    uint32_t gbase = duet__wg_kiter;
+    float acc[CFG::NACC][CFG::MI][MMA::REGS];
+
+#pragma unroll 1
+    for (int pass = 0; pass < CFG::PASSES; pass++) {
+        const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
+        if (tid == 0) {
+            /* The stages were last written and read by ordinary loads and stores (staging):
+             * order those before the copies that overwrite them. */
+            duet__fence_proxy_async();
+            for (int x = 0; x < prologue; x++)
+                duet__wg_produce<CFG>(p, stages, gbase + x, x, m0, n0);
+        }
+        duet__wg_zero<CFG>(acc);
+        /* The epilogue stays outside this loop: accumulator reads on a (to ptxas) divergent
+         * path inside it make ptxas serialise every wgmma (C7518). */
+#pragma unroll 1
+        for (int kt = 0; kt < kt_total; kt++) {
+            const uint32_t gi = gbase + kt, s = gi % CFG::STAGES;
+            duet__mbar_wait(&duet__wg_full[s], (gi / CFG::STAGES) & 1);
+            const uint32_t sa = sbase + s * CFG::STAGE_BYTES + r0 * 128;
+            const uint32_t sb = sbase + s * CFG::STAGE_BYTES + CFG::A_BYTES + c0 * 128;
+            duet__wg_fence_acc<CFG>(acc);
+            duet__wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < DUET_WG_KS / 16; kk++)
+#pragma unroll
+                for (int mi = 0; mi < CFG::MI; mi++)
+                    MMA::mma(acc[kk % CFG::NACC][mi], duet__wg_desc(sa + mi * 64 * 128 + kk * 32),
+                             duet__wg_desc(sb + kk * 32), 1);
+            duet__wgmma_commit();
+            duet__wg_fence_acc<CFG>(acc);
+            /* k-tile kt - 1's group is complete: release its stage, and refill it. */
+            duet__wgmma_wait<1>();
+            if (kt > 0) {
+                duet__mbar_arrive(&duet__wg_empty[(gi - 1) % CFG::STAGES]);
+                const int nk = kt - 1 + CFG::STAGES;
+                if (tid == 0 && nk < kt_total)
+                    duet__wg_produce<CFG>(p, stages, gbase + nk, nk, m0, n0);
+            }
+        }
+        duet__wgmma_wait<0>();
+        duet__wg_fence_acc<CFG>(acc);
+        if (kt_total > 0)
+            duet__mbar_arrive(&duet__wg_empty[(gbase + kt_total - 1) % CFG::STAGES]);
+        gbase += kt_total;
+#pragma unroll
+        for (int a = 1; a < CFG::NACC; a++)
+#pragma unroll
+            for (int mi = 0; mi < CFG::MI; mi++)
+#pragma unroll
+                for (int i = 0; i < MMA::REGS; i++)
+                    acc[0][mi][i] += acc[a][mi][i];
+        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, m0, n0);
+    }
+    /* Every thread read duet__wg_kiter before the epilogue's barriers. */
+    if (tid == 0)
+        duet__wg_kiter = gbase;
+    /* The next tile reads duet__wg_kiter after the dequeue's barrier. */
+}
+
+#endif /* DUET_GPU_NVIDIA */
+#endif /* DUET_BACKEND_GEMM_HOPPER_H */
