@@ -81,6 +81,9 @@ duet_status_t duet__cal_predict_all(duet_sim_ws_t *ws, const duet_sim_policy_ops
 duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,
                                 duet_cal_metrics_t *m_p);
 
+/** The noise floor of the set's measured op rows (calibrate/noise.c). */
+duet_status_t duet__cal_noise(const duet__cal_set_t *s, duet_cal_noise_t *nz_p);
+
 /**
  * Fit over the rows of the set for which `use[i]` is 1 (NULL: every usable row). `stage` and
  * the stage indices feed the progress callback; `t0` is the run's start (CLOCK_MONOTONIC s).

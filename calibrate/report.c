@@ -331,6 +331,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
                         cleanup);
     else
         rep->seed.fit.n_params = 0; /* marks "not available" */
+    DUET_CHECK_GOTO(duet__cal_noise(&s, &rep->noise), st, cleanup);
     rep->rows_total = (int64_t)s.n;
     rep->rows_failed = s.rows_failed;
     rep->shapes = s.n_shapes;
@@ -385,6 +386,7 @@ duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const 
         DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_frozen, &v.seed_fit.hw, &s, pred), st, cleanup);
         DUET_CHECK_GOTO(duet__cal_metrics(&s, pred, NULL, &v.seed), st, cleanup);
     }
+    DUET_CHECK_GOTO(duet__cal_noise(&s, &v.noise), st, cleanup);
     v.rows_total = (int64_t)s.n;
     v.rows_failed = s.rows_failed;
     v.shapes = s.n_shapes;
@@ -460,6 +462,19 @@ static cJSON *duet__metrics_json(const duet_cal_metrics_t *m)
         snprintf(k, sizeof(k), "%d", duet_cal_topk[t]);
         duet__num(cov, k, m->topk_cover[t]);
     }
+    return o;
+}
+
+static cJSON *duet__noise_json(const duet_cal_noise_t *nz)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "shapes", nz->shapes);
+    duet__num(o, "runner_up_in_spread", nz->runner_up_in_spread);
+    duet__num(o, "runner_up_within_1pct", nz->runner_up_within_1pct);
+    duet__num(o, "gap_median", nz->gap_median);
+    duet__num(o, "row_spread_median", nz->row_spread_median);
+    cJSON_AddNumberToObject(o, "pairs", nz->pairs);
+    cJSON_AddItemToObject(o, "remeasure", duet__metrics_json(&nz->remeasure));
     return o;
 }
 
@@ -553,6 +568,12 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
     cJSON_AddStringToObject(d, "reference_rules",
                             "policy frozen (the reference predictor) on fused rows, seed_link_gbs fitted on fused op "
                             "rows; concurrent rows are not predicted and count as missed picks");
+    cJSON_AddStringToObject(d, "noise_floor",
+                            "from the rows' own min/max spread: runner_up_in_spread is the share of shapes whose "
+                            "second-best median is within the best's slowest run; remeasure scores a perfect model "
+                            "ranking one simulated re-measurement against another (mean over pairs); drift between "
+                            "points is not included, so these bound every model from above");
+    cJSON_AddItemToObject(o, "noise_floor", duet__noise_json(&rep->noise));
     cJSON_AddItemToObject(o, "model", duet__model_json(&rep->model));
     if (rep->seed.fit.n_params > 0)
         cJSON_AddItemToObject(o, "reference_rules", duet__model_json(&rep->seed));

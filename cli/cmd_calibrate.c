@@ -314,6 +314,20 @@ static void cli_metrics_table(const cli_column_t *col, int ncol)
 #undef CLI_COUNT
 }
 
+/* The noise floor, after the table: what the measurements allow any model. */
+static void cli_noise_lines(const duet_cal_noise_t *nz)
+{
+    char a[32], b[32], c[32], d[32];
+    printf("\nnoise floor (the rows' own spread, %d shapes): runner-up within the best's slowest run in %s of shapes, "
+           "within 1 %% in %s; median gap to the runner-up %s; median run spread (max - min) / median %s.\n",
+           (int)nz->shapes, cli_pct(nz->runner_up_in_spread, a, sizeof(a)),
+           cli_pct(nz->runner_up_within_1pct, b, sizeof(b)), cli_pct(nz->gap_median, c, sizeof(c)),
+           cli_pct(nz->row_spread_median, d, sizeof(d)));
+    printf("column \"noise floor\": a perfect model ranking one simulated re-measurement, scored against another "
+           "(%d pairs); drift between points is not included, so no model can be expected to beat it.\n",
+           (int)nz->pairs);
+}
+
 /* Print one fit's parameters. */
 static void cli_fit_params(const duet_cal_fit_t *fit)
 {
@@ -530,12 +544,14 @@ static int cmd_calibrate_fit(int argc, char **argv)
     char t_held[32], t_seed[32];
     snprintf(t_held, sizeof(t_held), "held out (%d-f)", (int)rep->model.folds);
     snprintf(t_seed, sizeof(t_seed), "ref. held out");
-    cli_column_t cols[5] = {{"base profile", &rep->model.start},
+    cli_column_t cols[6] = {{"base profile", &rep->model.start},
                             {"fitted", &rep->model.in_sample},
                             {t_held, rep->model.folds > 0 ? &rep->model.held_out : NULL},
                             {"ref. fitted", rep->seed.fit.n_params > 0 ? &rep->seed.in_sample : NULL},
-                            {t_seed, rep->seed.fit.n_params > 0 && rep->seed.folds > 0 ? &rep->seed.held_out : NULL}};
-    cli_metrics_table(cols, 5);
+                            {t_seed, rep->seed.fit.n_params > 0 && rep->seed.folds > 0 ? &rep->seed.held_out : NULL},
+                            {"noise floor", &rep->noise.remeasure}};
+    cli_metrics_table(cols, 6);
+    cli_noise_lines(&rep->noise);
     if (rep->seed.fit.n_params > 0)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s (%s); concurrent "
                "rows are not predicted by them.\n",
@@ -689,6 +705,14 @@ int cmd_validate(int argc, char **argv)
         cJSON_AddNumberToObject(o, "rows_failed", (double)v.rows_failed);
         cJSON_AddNumberToObject(o, "shapes", v.shapes);
         cJSON_AddItemToObject(o, "model", cli_metrics_json(&v.model));
+        cJSON *nzj = cli_metrics_json(&v.noise.remeasure);
+        cJSON_AddNumberToObject(nzj, "shapes_with_runner_up", v.noise.shapes);
+        cJSON_AddNumberToObject(nzj, "runner_up_in_spread", v.noise.runner_up_in_spread);
+        cJSON_AddNumberToObject(nzj, "runner_up_within_1pct", v.noise.runner_up_within_1pct);
+        cJSON_AddNumberToObject(nzj, "gap_median", v.noise.gap_median);
+        cJSON_AddNumberToObject(nzj, "row_spread_median", v.noise.row_spread_median);
+        cJSON_AddNumberToObject(nzj, "pairs", v.noise.pairs);
+        cJSON_AddItemToObject(o, "noise_floor", nzj);
         if (have_seed) {
             cJSON *s = cli_metrics_json(&v.seed);
             cJSON_AddNumberToObject(s, "seed_link_gbs", v.seed_fit.params[0].value);
@@ -711,8 +735,10 @@ int cmd_validate(int argc, char **argv)
     }
     printf("duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw.name, cs->n,
            cs->n > 1 ? "s" : "", (long long)v.rows_total, (long long)v.rows_failed, (int)v.shapes);
-    cli_column_t cols[2] = {{"duet (fluid)", &v.model}, {"reference rules", have_seed ? &v.seed : NULL}};
-    cli_metrics_table(cols, 2);
+    cli_column_t cols[3] = {
+        {"duet (fluid)", &v.model}, {"reference rules", have_seed ? &v.seed : NULL}, {"noise floor", &v.noise.remeasure}};
+    cli_metrics_table(cols, 3);
+    cli_noise_lines(&v.noise);
     if (have_seed)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s on %lld fused op "
                "rows (%s%s); concurrent rows are not predicted by them and count as misses when they are the best.\n",

@@ -102,6 +102,34 @@ duet_status_t duet_cal_metrics_compute(const duet_corpus_row_t *rows, const doub
                                        duet_cal_metrics_t *m_p);
 
 /* ========================================================================================== */
+/* The noise floor of a corpus                                                                 */
+/* ========================================================================================== */
+
+/** Simulated pairs of re-measurements behind duet_cal_noise_t.remeasure. */
+#define DUET_CAL_NOISE_PAIRS 200
+
+/**
+ * What the measurements themselves allow (docs/calibration.md, "The noise floor"). Read from the
+ * rows' min/max spread only: drift between points is not in it, so these are upper bounds on what
+ * any model can score on the corpus.
+ */
+typedef struct duet_cal_noise {
+    int32_t shapes;               /* shapes with at least two measured op rows */
+    double runner_up_in_spread;   /* share of them whose runner-up's median <= the best's max_ms */
+    double runner_up_within_1pct; /* share whose runner-up's median is within 1 % of the best's */
+    double gap_median;            /* median over shapes of runner-up / best - 1 */
+    double row_spread_median;     /* median over measured op rows of (max_ms - min_ms) / ms */
+    int32_t pairs;                /* simulated measurement pairs */
+    /* A perfect model scored against a second measurement: each row redrawn twice from its
+     * median and the standard error its spread implies, one draw ranking, the other judging;
+     * every metric is the mean over the pairs. */
+    duet_cal_metrics_t remeasure;
+} duet_cal_noise_t;
+
+/** The noise floor of measured rows (the rows' shapes grouped as duet_cal_metrics_compute does). */
+duet_status_t duet_cal_noise_compute(const duet_corpus_row_t *rows, size_t n, duet_cal_noise_t *nz_p);
+
+/* ========================================================================================== */
 /* The fit                                                                                     */
 /* ========================================================================================== */
 
@@ -242,9 +270,10 @@ typedef struct duet_cal_model_report {
 typedef struct duet_cal_report {
     duet_cal_model_report_t model;
     duet_cal_model_report_t seed;
-    int64_t rows_total;  /* rows in the corpora */
-    int64_t rows_failed; /* of which failed measurements */
-    int32_t shapes;      /* shapes in the corpora */
+    duet_cal_noise_t noise; /* what the measurements allow any model */
+    int64_t rows_total;     /* rows in the corpora */
+    int64_t rows_failed;    /* of which failed measurements */
+    int32_t shapes;         /* shapes in the corpora */
     double wall_s;
 } duet_cal_report_t;
 
@@ -270,6 +299,7 @@ typedef struct duet_cal_validation {
     duet_cal_metrics_t model; /* policy fluid on the profile as given */
     duet_cal_metrics_t seed;  /* policy frozen with seed_link_gbs fitted on these corpora */
     duet_cal_fit_t seed_fit;  /* that one-constant fit */
+    duet_cal_noise_t noise;   /* what the measurements allow any model */
     int64_t rows_total, rows_failed;
     int32_t shapes;
 } duet_cal_validation_t;

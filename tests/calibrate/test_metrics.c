@@ -153,3 +153,90 @@ Test(metrics, perfect_predictions_score_perfectly, T_TIMEOUT)
     for (int t = 0; t < DUET_CAL_TOPK_N; t++)
         cr_assert_eq(m.topk_cover[t], 1.0);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The noise floor                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One fused op row of shape `shape` (an all_gather of m = 1024 * (shape + 1)) with a spread. */
+static duet_corpus_row_t noise_row(int shape, int32_t gemm_wgs, double ms, double min_ms, double max_ms)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = DUET_ROW_OP;
+    r.wl = t_wl(1024 * (shape + 1), 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    r.cfg = t_fused(&hw, 132, gemm_wgs, (duet_gemm_tile_t){256, 128, 64});
+    r.ok = 1;
+    r.repeats = 8;
+    r.ms = ms;
+    r.min_ms = min_ms;
+    r.max_ms = max_ms;
+    return r;
+}
+
+Test(noise, runner_up_in_spread_is_counted_from_the_rows, T_TIMEOUT)
+{
+    /* Shape 0: runner-up 1.05 ms lies within the best's slowest run (1.10), 5 % away.
+     * Shape 1: runner-up 2.01 ms is slower than every run of the best (2.00 flat), 0.5 % away.
+     * Shape 2: one row: nothing to compare. */
+    duet_corpus_row_t rows[] = {
+        noise_row(0, 100, 1.00, 0.98, 1.10), noise_row(0, 110, 1.05, 1.00, 1.10), noise_row(0, 120, 1.50, 1.50, 1.50),
+        noise_row(1, 100, 2.00, 2.00, 2.00), noise_row(1, 110, 2.01, 2.01, 2.01), noise_row(2, 100, 3.00, 2.90, 3.10),
+    };
+    duet_cal_noise_t nz;
+    cr_assert_eq(duet_cal_noise_compute(rows, sizeof(rows) / sizeof(rows[0]), &nz), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(nz.shapes, 2);
+    cr_assert(t_rel_eq(nz.runner_up_in_spread, 0.5, 1e-12), "%g", nz.runner_up_in_spread);
+    cr_assert(t_rel_eq(nz.runner_up_within_1pct, 0.5, 1e-12), "%g", nz.runner_up_within_1pct);
+    cr_assert(t_rel_eq(nz.gap_median, (0.05 + 0.005) / 2, 1e-9), "%g", nz.gap_median);
+    /* Spreads 0.12, 0.0952, 0, 0, 0, 0.0667: the median interpolates between 0 and 0.0667. */
+    cr_assert(t_rel_eq(nz.row_spread_median, 0.2 / 3.0 / 2.0, 1e-9), "%g", nz.row_spread_median);
+    cr_assert_eq(nz.pairs, DUET_CAL_NOISE_PAIRS);
+    /* Shape 1 has no spread: a second measurement always agrees there. Shape 0's runner-up is
+     * 5 % away against a median's standard error of 1.2533 * 0.12 / (2.847 * sqrt 8) = 1.9 %:
+     * the two re-measurements disagree sometimes, but not most of the time. */
+    cr_assert_eq(nz.remeasure.shapes, 2);
+    cr_assert(nz.remeasure.exact_pick > 0.75 && nz.remeasure.exact_pick < 1.0, "%g", nz.remeasure.exact_pick);
+}
+
+Test(noise, rows_without_spread_are_a_perfect_second_measurement, T_TIMEOUT)
+{
+    duet_corpus_row_t rows[] = {
+        noise_row(0, 100, 1.00, 1.00, 1.00),
+        noise_row(0, 110, 1.001, 1.001, 1.001),
+        noise_row(1, 100, 2.00, 2.00, 2.00),
+        noise_row(1, 110, 1.90, 1.90, 1.90),
+    };
+    duet_cal_noise_t nz;
+    cr_assert_eq(duet_cal_noise_compute(rows, 4, &nz), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(nz.remeasure.exact_pick, 1.0);
+    cr_assert_eq(nz.remeasure.regret_p95, 0.0);
+    cr_assert_eq(nz.remeasure.ape_median, 0.0);
+    cr_assert_eq(nz.runner_up_in_spread, 0.0);
+}
+
+Test(noise, tied_rows_are_a_coin_flip_and_the_spread_sets_the_error, T_TIMEOUT)
+{
+    /* 200 shapes of two configurations with the same median and a 10 % run spread: a second
+     * measurement picks the same one half of the time. Each median's relative standard error is
+     * sigma = 1.2533 * 0.10 / (2.847 * sqrt 8) = 1.556 %; the log ratio of two independent
+     * re-measurements is normal with sd sigma * sqrt 2, so the median |A/B - 1| is
+     * 0.6745 * sqrt 2 * sigma = 1.48 %. */
+    enum { SHAPES = 200 };
+    duet_corpus_row_t *rows = calloc(2 * SHAPES, sizeof(*rows));
+    for (int s = 0; s < SHAPES; s++) {
+        rows[2 * s] = noise_row(s, 100, 1.0, 0.95, 1.05);
+        rows[2 * s + 1] = noise_row(s, 110, 1.0, 0.95, 1.05);
+    }
+    duet_cal_noise_t nz;
+    cr_assert_eq(duet_cal_noise_compute(rows, 2 * SHAPES, &nz), DUET_OK, "%s", duet_last_error());
+    free(rows);
+    cr_assert_eq(nz.shapes, SHAPES);
+    cr_assert_eq(nz.runner_up_in_spread, 1.0);
+    /* 200 pairs x 200 shapes: the mean of 40000 coin flips is within 0.02 of 0.5 (8 sigma). */
+    cr_assert(fabs(nz.remeasure.exact_pick - 0.5) < 0.02, "exact %g", nz.remeasure.exact_pick);
+    double sigma = 1.2533 * 0.10 / (2.847 * sqrt(8.0));
+    cr_assert(t_rel_eq(nz.remeasure.ape_median, 0.6745 * sqrt(2.0) * sigma, 0.05), "ape median %g, want %g",
+              nz.remeasure.ape_median, 0.6745 * sqrt(2.0) * sigma);
+}
