@@ -62,7 +62,8 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     /* Vendor mode prices the vendor library's GEMM with its own efficiency. */
     int vendor = plan->cfg.mode == DUET_MODE_VENDOR;
     double eff = vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
-                        : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16);
+                        : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) *
+                              duet_hw_tile_eff(hw, plan->cfg.tile);
     double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
 

@@ -54,6 +54,29 @@ void duet_hw_set(duet_hw_t *hw, int field, double value)
     }
 }
 
+double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t t)
+{
+    /* One constant per supported tile (workload.c's list); all have BK 64. */
+    static const struct {
+        int32_t bm, bn;
+        size_t offset;
+    } map[] = {
+        {256, 256, offsetof(duet_hw_t, tile_eff_256x256)}, {128, 256, offsetof(duet_hw_t, tile_eff_128x256)},
+        {256, 128, offsetof(duet_hw_t, tile_eff_256x128)}, {128, 128, offsetof(duet_hw_t, tile_eff_128x128)},
+        {256, 64, offsetof(duet_hw_t, tile_eff_256x64)},   {64, 128, offsetof(duet_hw_t, tile_eff_64x128)},
+        {64, 256, offsetof(duet_hw_t, tile_eff_64x256)}, {64, 64, offsetof(duet_hw_t, tile_eff_64x64)},
+    };
+    if (t.bk != 64)
+        return 1.0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (map[i].bm == t.bm && map[i].bn == t.bn) {
+            double v;
+            memcpy(&v, (const char *)hw + map[i].offset, sizeof(v));
+            return v;
+        }
+    return 1.0;
+}
+
 duet_status_t duet_hw_validate(const duet_hw_t *hw)
 {
     if (hw->fabric != DUET_FABRIC_SWITCH && hw->fabric != DUET_FABRIC_MESH)
@@ -98,41 +121,27 @@ typedef struct duet__hw_init {
         F(seed_dequeue_comm_us), 2.36, "iris.concurrent predictor C_ATOMIC_COMM_MS (iris-concurrent.md 3.1)"           \
     }
 
+/* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
+#define NEUTRAL_TILE_NOTE "neutral estimate: no per-tile measurement on this device; duet calibrate fit sets it"
+#define NEUTRAL_TILE_EFF                                                                                               \
+    {F(tile_eff_256x256), 1.0, "the reference tile: gemm_eff_* is its efficiency"},                                   \
+        {F(tile_eff_128x256), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x128), 1.0, NEUTRAL_TILE_NOTE},                 \
+        {F(tile_eff_128x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x64), 1.0, NEUTRAL_TILE_NOTE},                  \
+        {F(tile_eff_64x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_64x256), 1.0, NEUTRAL_TILE_NOTE},                   \
+    {                                                                                                                  \
+        F(tile_eff_64x64), 1.0, NEUTRAL_TILE_NOTE                                                                      \
+    }
+
+/*
+ * H200: the profile calibrated on duet's own kernels (tuning_data/h200.json, fitted by
+ * tools/h200-fit.sh from tuning_data/h200_start.json, the datasheet values and estimates), so that
+ * `--hw h200` predicts what duet's kernels do on the machine. Each constant keeps the source the
+ * file gives it. The raw fabric constants of h200.md (19.9 GB/s per pushing CTA, the link's
+ * saturation curve) describe a streaming store kernel, not duet's comm tile; they stay in
+ * h200_start.json and in the simulator test that reproduces that curve.
+ */
 static const duet__hw_init_t duet__h200[] = {
-    {F(n_sms), 132, "h200.md: 132 SMs (device properties on the H200 machines)"},
-    {F(clock_ghz), 1.83, "[derived] 989.4 TFLOP/s dense bf16 datasheet / (132 SMs x 4096 FLOP/cycle)"},
-    {F(mma_flops_fp16), 4096, "Hopper SM: 4 tensor cores x 512 dense fp16 FMA/cycle (HOPPER/H200.md, datasheet)"},
-    {F(mma_flops_bf16), 4096, "Hopper SM: 4 tensor cores x 512 dense bf16 FMA/cycle (datasheet)"},
-    {F(gemm_eff_fp16), 0.80,
-     "estimate: cuBLAS 753 TFLOP/s at 8192^3 (h200.md) is 0.76 of peak incl. waves; duet calibrate fit replaces it"},
-    {F(gemm_eff_bf16), 0.80,
-     "estimate: cuBLAS 753 TFLOP/s at 8192^3 (h200.md) is 0.76 of peak incl. waves; duet calibrate fit replaces it"},
-    {F(vendor_gemm_eff_fp16), 0.81, "[derived] cuBLAS 753 TFLOP/s at 8192^3 (h200.md) through duet's tile model"},
-    {F(vendor_gemm_eff_bf16), 0.81, "[derived] cuBLAS 753 TFLOP/s at 8192^3 (h200.md) through duet's tile model"},
-    {F(smem_kib), 227, "CUDA sm_90: 227 KiB dynamic shared memory per block"},
-    {F(gemm_stages), 3, "duet backend: 3-stage shared-memory pipeline (256x256x64 needs 192 KiB)"},
-    {F(l2_mib), 60, "h200.md: 60 MB L2 (device properties)"},
-    {F(l2_gbs), 12000,
-     "[derived] lower bound: cuBLAS at 753 TFLOP/s with 256x128x64 tiles reads 8.8 TB/s from L2; estimate"},
-    {F(hbm_gbs), 4300, "KINDS.md: device-to-device copy 4.3 TB/s (read + write) measured on H200, 2026-11-04"},
-    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies to fill the first pipeline stage"},
-    {F(tile_overhead_us), 0.3, "estimate: per-tile index math, epilogue barrier"},
-    {F(dequeue_gemm_us), 0.5, "estimate: contended device-wide atomicAdd round trip"},
-    {F(dequeue_comm_us), 0.5, "estimate: contended device-wide atomicAdd round trip"},
-    {F(launch_us), 6.0, "estimate: launch and completion of a persistent kernel"},
-    {F(n_links), 1, "NVLink 4 through NVSwitch: one switch port per GPU (anchors.md C.1)"},
-    {F(link_gbs), 380,
-     "fit to h200.md remote-store curve (2 GPUs, 1..264 CTAs): asymptote 380 GB/s per direction, NV18 raw 478"},
-    {F(link_half_inflight_kib), 129, "fit to h200.md remote-store curve: half of link_gbs at 129 KiB in flight"},
-    {F(cta_push_gbs), 19.9, "h200.md: one CTA (512 threads, 16-byte stores) pushes 19.9 GB/s"},
-    {F(remote_rtt_us), 1.08, "[derived] h200.md: 8 KiB in flight per CTA / 7.6 GB/s one-CTA remote-load rate"},
-    {F(cta_pull_inflight_kib), 8, "512 threads x 16-byte loads in flight per CTA (h200.md measurement setup)"},
-    {F(cta_local_gbs), 60, "estimate: one CTA copying locally, bytes read plus written"},
-    {F(comm_tile_overhead_us), 0.2, "estimate: pointer translation, masks, loop setup per comm tile"},
-    {F(comm_ctas_per_sm), 4, "2048 threads per SM / 512 threads per comm CTA"},
-    {F(comm_coresident), 1, "estimate: one comm CTA fits beside a GEMM CTA's registers and shared memory"},
-    {F(comm_sm_share), 0.10, "estimate: a streaming comm CTA takes ~10 % of a co-resident GEMM's issue slots"},
-    SEED_RULES,
+#include "model/hw_h200.inc"
 };
 
 static const duet__hw_init_t duet__mi300x[] = {
@@ -142,6 +151,7 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(mma_flops_bf16), 2048, "origami.md 2.2: 16x16x16 bf16 MFMA, 2048 FLOP/cycle/CU (1307 TFLOP/s peak)"},
     {F(gemm_eff_fp16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
     {F(gemm_eff_bf16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
+    NEUTRAL_TILE_EFF,
     {F(vendor_gemm_eff_fp16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
     {F(smem_kib), 64, "origami.md 3.3: 64 KiB LDS per CU"},
@@ -154,6 +164,7 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(dequeue_gemm_us), 0.99, "iris-concurrent.md 3.1: effective GEMM dequeue 0.99 us (304 WGs, p50 3.96 us)"},
     {F(dequeue_comm_us), 2.36, "iris-concurrent.md 3.1: effective comm dequeue 2.36 us (p50 9.44 us)"},
     {F(launch_us), 4.7, "origami.md 2.10: kernel launch 9900 cycles at 2.1 GHz"},
+    {F(comm_sync_us), 2.6, "estimate: entry and exit barrier, each about two xGMI flag round trips of 0.66 us"},
     {F(n_links), 7, "anchors.md C.2: fully connected 8-GPU mesh, 7 xGMI links per GPU"},
     {F(link_gbs), 42.86, "origami.md 5.1: 49.1 GiB/s wire / 1.23 = 42.86 GB/s payload per link and direction"},
     {F(link_half_inflight_kib), 16,
@@ -161,6 +172,8 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(cta_push_gbs), 9.0, "[derived] origami.md 5.3: one WG drives ~21 % of a 42.86 GB/s link"},
     {F(remote_rtt_us), 0.66, "origami.md 5.1: xGMI remote-load round trip 660 ns"},
     {F(cta_pull_inflight_kib), 7.5, "origami.md 5.2: MSHR 12 x 10 waves x 64 B lines in flight per WG"},
+    {F(rtt_gemm_stretch), 0.5,
+     "estimate: remote loads queue behind the GEMM's L2 traffic, 1.5x the round trip with every CU busy; calibrate"},
     {F(cta_local_gbs), 150, "origami.md 6: ~150 GB/s per CU measured HBM bandwidth"},
     {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
     {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
@@ -176,6 +189,7 @@ static const duet__hw_init_t duet__mi350x[] = {
     {F(mma_flops_bf16), 4096, "origami.md 2.2: gfx950 16x16x32 bf16 MFMA, 4096 FLOP/cycle/CU"},
     {F(gemm_eff_fp16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
     {F(gemm_eff_bf16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
+    NEUTRAL_TILE_EFF,
     {F(vendor_gemm_eff_fp16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
     {F(smem_kib), 160, "anchors.md C.3 / origami.md 2.9: 160 KiB LDS per CU"},
@@ -188,12 +202,15 @@ static const duet__hw_init_t duet__mi350x[] = {
     {F(dequeue_gemm_us), 0.99, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
     {F(dequeue_comm_us), 2.36, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
     {F(launch_us), 4.5, "origami.md 2.10: kernel launch 9900 cycles at 2.2 GHz"},
+    {F(comm_sync_us), 2.6, "estimate: entry and exit barrier, each about two xGMI flag round trips of 0.66 us"},
     {F(n_links), 7, "fully connected 8-GPU mesh, 7 xGMI links per GPU"},
     {F(link_gbs), 57.4, "[derived] origami.md 5.1: MI355X link bandwidth +34 % over MI300X's 42.86 GB/s"},
     {F(link_half_inflight_kib), 16, "estimate: as MI300X"},
     {F(cta_push_gbs), 12.0, "[derived] MI300X per-WG push rate x 1.34"},
     {F(remote_rtt_us), 0.66, "estimate: as MI300X (660 ns)"},
     {F(cta_pull_inflight_kib), 7.5, "estimate: as MI300X"},
+    {F(rtt_gemm_stretch), 0.5,
+     "estimate: remote loads queue behind the GEMM's L2 traffic, 1.5x the round trip with every CU busy; calibrate"},
     {F(cta_local_gbs), 150, "estimate: as MI300X"},
     {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
     {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},

@@ -36,6 +36,7 @@ typedef struct duet__fluid {
     duet_sim_ws_t *ws;
     duet_trace_t *trace;
     double t_tile[DUET_QUEUE_COUNT];        /* seconds at full speed */
+    double t_pull_comm;                     /* seconds of a comm tile's t_tile spent on remote-load round trips */
     double use[DUET_QUEUE_COUNT][R_COUNT];  /* bytes/s per tile at full speed */
     double inflight_out, inflight_in;       /* bytes in flight per running comm tile */
     int peers_out, peers_in;
@@ -192,14 +193,24 @@ static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
 static void duet__solve(duet__fluid_t *F)
 {
     duet_sim_ws_t *ws = F->ws;
-    double f_out = 0, f_in = 0, comm_on_shared = 0;
+    double f_out = 0, f_in = 0, comm_on_shared = 0, gemm_running = 0;
     for (int32_t i = 0; i < F->ncoh; i++) {
         duet__cohort_t *c = &ws->cohorts[i];
         if (c->state == ST_RUN && c->queue == DUET_QUEUE_COMM) {
             f_out += c->k * F->inflight_out;
             f_in += c->k * F->inflight_in;
             comm_on_shared += c->shared ? c->k : 0;
+        } else if (c->state == ST_RUN) {
+            gemm_running += c->k;
         }
+    }
+    /* Remote loads queue behind the L2 and fabric traffic of the GEMM tiles running beside them:
+     * the pull part of a comm tile (t_pull of t_tile) stretches by rtt_gemm_stretch per SM's
+     * worth of running GEMM CTAs, which caps the comm tiles' speed. */
+    double comm_bound = 1.0;
+    if (gemm_running > 0 && F->t_pull_comm > 0) {
+        double stretch = F->hw->rtt_gemm_stretch * gemm_running / F->hw->n_sms;
+        comm_bound = F->t_tile[DUET_QUEUE_COMM] / (F->t_tile[DUET_QUEUE_COMM] + F->t_pull_comm * stretch);
     }
     double cap[R_COUNT];
     cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
@@ -225,7 +236,7 @@ static void duet__solve(duet__fluid_t *F)
             duet__cohort_t *c = &ws->cohorts[i];
             if (c->state != ST_RUN || c->speed >= 0)
                 continue;
-            double bound = (c->queue == DUET_QUEUE_GEMM && c->shared) ? shared_bound : 1.0;
+            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
             if (bound < level)
                 level = bound;
             for (int r = 0; r < R_COUNT; r++)
@@ -242,7 +253,7 @@ static void duet__solve(duet__fluid_t *F)
             duet__cohort_t *c = &ws->cohorts[i];
             if (c->state != ST_RUN || c->speed >= 0)
                 continue;
-            double bound = (c->queue == DUET_QUEUE_GEMM && c->shared) ? shared_bound : 1.0;
+            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
             int frozen = bottleneck >= 0 ? F->use[c->queue][bottleneck] > 0 : bound <= level;
             if (!frozen)
                 continue;
@@ -340,6 +351,7 @@ static void duet__prices(duet__fluid_t *F)
         duet_cost_comm_tile(hw, p, &cc);
         double t = cc.t_alone;
         F->t_tile[DUET_QUEUE_COMM] = t;
+        F->t_pull_comm = cc.t_pull;
         /* Symmetric collectives: what peers push into us and pull from us mirrors our own
          * traffic, so both directions carry push + pull. Broadcast: the root only sends. */
         int sym = p->wl.coll != DUET_COLL_BROADCAST;
@@ -374,8 +386,11 @@ static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, con
     F.trace = trace;
     memset(ws->cta_busy, 0, (size_t)n_ctas * sizeof(double));
     duet__prices(&F);
-    /* The kernel starts after the launch latency. */
-    F.now = hw->launch_us * US;
+    /* The kernel starts after the launch latency. An operation with a collective also pays the
+     * barriers that make its ranks enter together and its outputs visible everywhere at the end
+     * (device-side flags across the fabric); the time is the same wherever it falls, so it is
+     * charged up front with the launch. A GEMM alone has none. */
+    F.now = hw->launch_us * US + (plan->comm.queue_len > 0 ? hw->comm_sync_us * US : 0.0);
     duet__launch(&F);
     for (int32_t i = 0; i < F.ncoh; i++)
         if (ws->cohorts[i].state == ST_DEQ)

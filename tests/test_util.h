@@ -74,4 +74,20 @@ static inline duet_hw_t t_hw(const char *name)
     return hw;
 }
 
+/*
+ * The uncalibrated H200 profile (datasheet values, h200.md measurements of the raw hardware and
+ * estimates; tuning_data/h200_start.json, where the calibration starts). The built-in h200 is the
+ * calibrated profile; tests that work the model's equations by hand with round datasheet numbers
+ * (19.9 GB/s per pushing CTA, 6 us launch, ...) use this one, so they keep testing the equations.
+ */
+static inline duet_hw_t t_hw_h200_start(void)
+{
+    duet_hw_t hw;
+    if (duet_hw_load("tuning_data/h200_start.json", &hw) != DUET_OK) {
+        fprintf(stderr, "tuning_data/h200_start.json: %s\n", duet_last_error());
+        abort();
+    }
+    return hw;
+}
+
 #endif /* DUET_TEST_UTIL_H */

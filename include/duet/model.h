@@ -54,6 +54,18 @@ typedef enum {
     X(mma_flops_bf16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense bf16 matrix-unit rate of one SM")                           \
     X(gemm_eff_fp16, DBL, "1", 0.01, 1.5, "fraction of the fp16 matrix rate duet's GEMM tile sustains in its K loop")   \
     X(gemm_eff_bf16, DBL, "1", 0.01, 1.5, "fraction of the bf16 matrix rate duet's GEMM tile sustains in its K loop")   \
+    /* Per-tile factors on gemm_eff: each tile's code differs (register pressure, spills, the       \
+     * shape of its matrix instructions), so one efficiency for all tiles misranks them. Relative    \
+     * to the 256x256x64 tile, which gemm_eff_* describes (its factor stays 1).                      \
+     */                                                                                              \
+    X(tile_eff_256x256, DBL, "1", 0.05, 4, "K-loop rate of the 256x256x64 tile relative to gemm_eff (the reference: 1)") \
+    X(tile_eff_128x256, DBL, "1", 0.05, 4, "K-loop rate of the 128x256x64 tile relative to gemm_eff")               \
+    X(tile_eff_256x128, DBL, "1", 0.05, 4, "K-loop rate of the 256x128x64 tile relative to gemm_eff")               \
+    X(tile_eff_128x128, DBL, "1", 0.05, 4, "K-loop rate of the 128x128x64 tile relative to gemm_eff")               \
+    X(tile_eff_256x64, DBL, "1", 0.05, 4, "K-loop rate of the 256x64x64 tile relative to gemm_eff")                 \
+    X(tile_eff_64x128, DBL, "1", 0.05, 4, "K-loop rate of the 64x128x64 tile relative to gemm_eff")                 \
+    X(tile_eff_64x256, DBL, "1", 0.05, 4, "K-loop rate of the 64x256x64 tile relative to gemm_eff")                 \
+    X(tile_eff_64x64, DBL, "1", 0.05, 4, "K-loop rate of the 64x64x64 tile relative to gemm_eff")                   \
     X(vendor_gemm_eff_fp16, DBL, "1", 0.01, 1.5, "the vendor GEMM's (cuBLASLt/hipBLASLt) fp16 efficiency, as gemm_eff") \
     X(vendor_gemm_eff_bf16, DBL, "1", 0.01, 1.5, "the vendor GEMM's bf16 efficiency, as gemm_eff")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
@@ -66,12 +78,14 @@ typedef enum {
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
     X(launch_us, DBL, "us", 0, 10000, "kernel launch and completion, per operation")                                   \
+    X(comm_sync_us, DBL, "us", 0, 10000, "entry and exit barriers across the ranks, per operation with a collective")   \
     /* the fabric */                                                                                                   \
     X(n_links, INT, "links", 1, 64, "peer links per GPU (mesh); 1 for a switch port")                                  \
     X(link_gbs, DBL, "GB/s", 0.1, 1e5, "peak payload bandwidth per direction of one link (mesh) or of the switch port") \
     X(link_half_inflight_kib, DBL, "KiB", 0.01, 1e6, "bytes in flight on a link at which it delivers half its peak")    \
     X(cta_push_gbs, DBL, "GB/s", 0.01, 1e4, "remote-store rate of one CTA on an idle link")                             \
     X(remote_rtt_us, DBL, "us", 0.01, 1000, "round trip of a remote load")                                             \
+    X(rtt_gemm_stretch, DBL, "1", 0, 100, "relative growth of the remote-load round trip with every SM running a GEMM tile") \
     X(cta_pull_inflight_kib, DBL, "KiB", 0.1, 1e5, "bytes of remote loads one CTA keeps in flight")                    \
     X(cta_local_gbs, DBL, "GB/s", 0.01, 1e5, "local copy rate (read + write) of one comm CTA")                          \
     X(comm_tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per comm tile (address translation, masks)")              \
@@ -126,6 +140,12 @@ const duet_hw_field_info_t *duet_hw_field_info(int field);
 double duet_hw_get(const duet_hw_t *hw, int field);
 /** Set a field (ints are rounded) without checking bounds. */
 void duet_hw_set(duet_hw_t *hw, int field, double value);
+
+/**
+ * The factor on gemm_eff_* for a GEMM tile (tile_eff_<BM>x<BN>; every supported tile has BK 64).
+ * @return 1 for a tile without a factor of its own.
+ */
+double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t tile);
 
 /** Number of built-in profiles, and their names ("h200", "mi300x", "mi350x"). */
 int duet_hw_builtin_count(void);

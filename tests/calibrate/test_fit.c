@@ -11,11 +11,13 @@
 #include "calibrate/internal.h"
 #include "synth.h"
 
-/* The truth: the h200 profile with a few constants moved off their built-in values, so that a
- * fit that merely returned the defaults would fail. */
+/* The truth: the uncalibrated h200 profile (datasheet values, where the H200 calibration starts)
+ * with a few constants moved off their values, so that a fit that merely returned the defaults
+ * would fail. Not the built-in h200: that is calibrated to duet's tiles, which are L2-bound at
+ * these shapes, so a synthetic corpus from it would not determine gemm_eff_bf16. */
 static duet_hw_t truth_profile(void)
 {
-    duet_hw_t hw = t_hw("h200");
+    duet_hw_t hw = t_hw_h200_start();
     hw.gemm_eff_bf16 = 0.72;
     hw.link_gbs = 350;
     hw.hbm_gbs = 3000;

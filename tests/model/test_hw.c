@@ -194,3 +194,23 @@ Test(hw, load_resolves_names_and_paths, T_TIMEOUT)
     cr_assert_eq(duet_hw_load("/nonexistent/dir/p.json", &hw), DUET_ERR_NOT_FOUND);
     cr_assert_eq(duet_hw_load("", &hw), DUET_ERR_INVALID_ARG);
 }
+
+/* The built-in h200 is the calibrated profile, constant by constant, with the file's sources
+ * (tools/h200-builtin.sh generates it; regenerate after a new fit). */
+Test(hw, builtin_h200_is_the_calibrated_profile, T_TIMEOUT)
+{
+    duet_hw_t file, built = t_hw("h200");
+    cr_assert_eq(duet_hw_load("tuning_data/h200.json", &file), DUET_OK, "%s", duet_last_error());
+    cr_assert_str_eq(file.name, "h200");
+    cr_assert_str_eq(file.arch, built.arch);
+    cr_assert_eq(file.fabric, built.fabric);
+    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+        const char *key = duet_hw_field_info(f)->key;
+        cr_assert_eq(duet_hw_get(&built, f), duet_hw_get(&file, f), "%s: built-in %.17g, file %.17g", key,
+                     duet_hw_get(&built, f), duet_hw_get(&file, f));
+        cr_assert_str_eq(built.source[f], file.source[f], "%s", key);
+    }
+    /* The fit's own constants say so in their source. */
+    cr_assert(strncmp(built.source[DUET_HW_F_gemm_eff_fp16], "fit: tuning_data/h200_world2.json", 33) == 0, "%s",
+              built.source[DUET_HW_F_gemm_eff_fp16]);
+}

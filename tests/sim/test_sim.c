@@ -65,12 +65,31 @@ Test(sim, frozen_trace_runs_every_tile_once)
     cr_assert_eq(duet_sim_frozen_schedule(ws, &p, NULL, &r), DUET_ERR_INVALID_ARG);
 }
 
+/*
+ * The raw NVLink fabric of h200.md, measured with a streaming remote-store kernel (512 threads,
+ * 16-byte stores), not with duet's comm tile. The link model (capacity against bytes in flight,
+ * per-CTA rate cap) must reproduce that curve from these constants; the shipped h200 profile
+ * instead carries the constants fitted to duet's own kernels (tuning_data/h200.json), whose
+ * per-CTA rate and per-tile costs are those of duet's comm tile, so this test builds its own.
+ */
+static duet_hw_t h200_raw_fabric(void)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.link_gbs = 380;              /* GB/s: asymptote of the h200.md remote-store curve, per direction */
+    hw.link_half_inflight_kib = 129; /* KiB in flight for half of it (same fit to h200.md) */
+    hw.cta_push_gbs = 19.9;         /* GB/s one pushing CTA reaches (h200.md) */
+    hw.remote_rtt_us = 1.08;        /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (h200.md) */
+    hw.comm_tile_overhead_us = 0.2; /* us per tile of the streaming kernel: small against 256x1024 tiles */
+    hw.dequeue_comm_us = 0.5;       /* us: one contended atomicAdd */
+    return hw;
+}
+
 /* h200.md: remote-store bandwidth per direction, 2 GPUs pushing, 512 MB per rank. */
 Test(sim, fluid_reproduces_the_h200_push_saturation_curve)
 {
     const int ctas[] = {1, 2, 4, 8, 16, 24, 32, 48, 66, 100, 132, 264};
     const double gbs[] = {19.9, 39.5, 78.4, 152.5, 292.6, 284.3, 296.2, 326.7, 340.0, 357.0, 360.4, 363.0};
-    duet_hw_t hw = t_hw("h200");
+    duet_hw_t hw = h200_raw_fabric();
     duet_workload_t wl = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 16384, 16384, 2); /* 512 MiB of bf16 */
     for (size_t i = 0; i < sizeof(ctas) / sizeof(ctas[0]); i++) {
         duet_config_t cfg = duet_config_default(&hw, DUET_MODE_CONCURRENT);
@@ -84,7 +103,7 @@ Test(sim, fluid_reproduces_the_h200_push_saturation_curve)
         cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
         duet_sim_result_t r;
         cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_fluid, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
-        double bw = p.comm_total.push_bytes / (r.makespan_s - hw.launch_us * 1e-6) / 1e9;
+        double bw = p.comm_total.push_bytes / (r.makespan_s - (hw.launch_us + hw.comm_sync_us) * 1e-6) / 1e9;
         cr_assert(fabs(bw / gbs[i] - 1) <= 0.10, "%d CTAs: simulated %.1f GB/s, measured %.1f", ctas[i], bw, gbs[i]);
     }
 }
@@ -173,7 +192,7 @@ Test(sim, fluid_runs_every_tile_exactly_once)
 
 Test(sim, fluid_gemm_alone_is_waves_of_tiles)
 {
-    duet_hw_t hw = t_hw("h200");
+    duet_hw_t hw = t_hw_h200_start();
     /* 16 x 32 = 512 tiles on 128 CTAs: 4 full waves, nothing shared but HBM (not saturated). */
     duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1);
     duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
@@ -195,7 +214,7 @@ Test(sim, fluid_gemm_alone_is_waves_of_tiles)
 
 Test(sim, contention_slows_both_jobs)
 {
-    duet_hw_t hw = t_hw("h200");
+    duet_hw_t hw = t_hw_h200_start();
     hw.hbm_gbs = 800; /* make HBM the bottleneck */
     duet_workload_t g = t_wl(8192, 8192, 2048, DUET_COLL_NONE, 0, 0, 1);
     duet_workload_t gc = t_wl(8192, 8192, 2048, DUET_COLL_ALL_GATHER, 8192, 8192, 2);
@@ -354,4 +373,78 @@ Test(sim, vendor_mode_prices_the_vendor_gemm)
     for (size_t i = 0; i < res.n; i++)
         cr_assert(res.points[i].cfg.mode == DUET_MODE_VENDOR && res.points[i].cfg.comm_wgs == 132 - res.points[i].cfg.gemm_wgs);
     duet_sweep_result_free(&res);
+}
+
+/* The cross-rank barriers are paid once by an operation with a collective, never by a GEMM alone. */
+Test(sim, comm_sync_is_paid_once_per_collective_operation)
+{
+    duet_hw_t hw = t_hw_h200_start(), more = hw;
+    more.comm_sync_us = hw.comm_sync_us + 10.0; /* us */
+    duet_workload_t g = t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1);
+    duet_workload_t gc = t_wl(4096, 4096, 4096, DUET_COLL_ALL_REDUCE, 2048, 4096, 2);
+    duet_workload_t c = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 2048, 4096, 2);
+    const struct {
+        duet_workload_t wl;
+        int32_t mode, gemm_wgs, comm_wgs;
+        double extra_s;
+    } cases[] = {
+        {g, DUET_MODE_FUSED, 132, 0, 0.0},
+        {gc, DUET_MODE_FUSED, 100, 0, 10e-6},
+        {gc, DUET_MODE_CONCURRENT, 116, 16, 10e-6},
+        {c, DUET_MODE_CONCURRENT, 0, 32, 10e-6},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        duet_plan_t p = make_plan(&hw, cases[i].wl, cases[i].mode, cases[i].gemm_wgs, cases[i].comm_wgs);
+        duet_sim_result_t a, b;
+        cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &a), DUET_OK, "%s", duet_last_error());
+        cr_assert_eq(duet_sim_run(ws, NULL, &more, &p, NULL, &b), DUET_OK, "%s", duet_last_error());
+        cr_assert(fabs(b.makespan_s - a.makespan_s - cases[i].extra_s) < 1e-12, "case %zu: %.9g -> %.9g s", i,
+                  a.makespan_s, b.makespan_s);
+    }
+}
+
+/* Remote loads stretch beside running GEMM tiles: pulling collectives slow down, pushing ones and
+ * a collective alone do not. */
+Test(sim, gemm_stretches_only_the_remote_loads)
+{
+    duet_hw_t hw = t_hw_h200_start(), slow = hw;
+    hw.rtt_gemm_stretch = 0.0;
+    slow.rtt_gemm_stretch = 1.0; /* round trips twice as long with every SM on a GEMM tile */
+    duet_workload_t ar = t_wl(8192, 8192, 2048, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
+    duet_workload_t ag = t_wl(8192, 8192, 2048, DUET_COLL_ALL_GATHER, 4096, 8192, 2);
+    duet_workload_t ar_alone = t_wl(0, 0, 0, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
+    duet_plan_t p_ar = make_plan(&hw, ar, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t p_ag = make_plan(&hw, ag, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t p_alone = make_plan(&hw, ar_alone, DUET_MODE_CONCURRENT, 0, 32);
+    duet_sim_result_t a, b;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p_ar, NULL, &a), DUET_OK);
+    cr_assert_eq(duet_sim_run(ws, NULL, &slow, &p_ar, NULL, &b), DUET_OK);
+    cr_assert(b.comm_finish_s > a.comm_finish_s * 1.05, "all_reduce comm %.4g -> %.4g ms", a.comm_finish_s * 1e3,
+              b.comm_finish_s * 1e3);
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p_ag, NULL, &a), DUET_OK);
+    cr_assert_eq(duet_sim_run(ws, NULL, &slow, &p_ag, NULL, &b), DUET_OK);
+    cr_assert(fabs(b.makespan_s - a.makespan_s) < 1e-12, "all_gather only pushes");
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p_alone, NULL, &a), DUET_OK);
+    cr_assert_eq(duet_sim_run(ws, NULL, &slow, &p_alone, NULL, &b), DUET_OK);
+    cr_assert(fabs(b.makespan_s - a.makespan_s) < 1e-12, "no GEMM runs beside it");
+}
+
+/* The built-in h200 is calibrated to duet's kernels as the corpus measured them: the GEMM of 8192^3
+ * (fp16, 256x256x64 tiles, alone on 132 SMs) took 3.985 ms with the mma.sync tile on 2 x H200
+ * (tuning_data/h200_world2.json, the all_gather shape's gemm_alone row; 276 TFLOP/s, against
+ * cuBLAS's 753). */
+Test(sim, builtin_h200_predicts_duets_measured_gemm)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
+    wl.dtype = DUET_DTYPE_FP16;
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    cfg.gemm_wgs = cfg.num_wgs = 132;
+    cfg.comm_wgs = 0;
+    cfg.tile = (duet_gemm_tile_t){256, 256, 64};
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert(fabs(r.makespan_s / 3.985e-3 - 1) <= 0.10, "predicted %.3f ms, measured 3.985 ms", r.makespan_s * 1e3);
 }
