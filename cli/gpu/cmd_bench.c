@@ -490,13 +490,43 @@ static void bench_gemms_only(duet_workloads_t *wls)
     wls->n = n;
 }
 
+/*
+ * The summary line of duet's GEMM against the vendor's: one ratio per workload shape (the first
+ * row of each M, N, K, Mc, Nc: every collective of a shape shares its GEMM figures), split at
+ * M = 512.
+ */
+static void bench_print_gemm_summary(const bench_row_t *rows, size_t n)
+{
+    double *big = calloc(n + 1, sizeof(double)), *small = calloc(n + 1, sizeof(double));
+    size_t nb = 0, ns = 0;
+    double big_min = INFINITY;
+    for (size_t i = 0; i < n && big && small; i++) {
+        const duet_workload_t *w = &rows[i].wl;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) {
+            const duet_workload_t *x = &rows[j].wl;
+            seen = x->m == w->m && x->n == w->n && x->k == w->k && x->mc == w->mc && x->nc == w->nc;
+        }
+        double ratio = stat_or_inf(&rows[i].v_gemm) / stat_or_inf(&rows[i].d_gemm);
+        if (seen || !isfinite(ratio))
+            continue;
+        if (w->m >= 512) {
+            big[nb++] = ratio;
+            big_min = fmin(big_min, ratio);
+        } else {
+            small[ns++] = ratio;
+        }
+    }
+    printf("  duet GEMM / vendor TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
+           cli_median(big, nb), big_min, cli_median(small, ns));
+    free(big);
+    free(small);
+}
+
 static void bench_print_gemms(const bench_row_t *rows, size_t n, const gpu_env_t *e, long long reps, long long warm)
 {
     printf("%-22s %10s %8s %10s %8s %-12s %7s\n", "GEMM", "vendor ms", "TFLOP/s", "duet ms", "TFLOP/s", "duet tile",
            "d/v");
-    double *big = calloc(n + 1, sizeof(double)), *small = calloc(n + 1, sizeof(double));
-    size_t nb = 0, ns = 0;
-    double big_min = INFINITY;
     for (size_t i = 0; i < n; i++) {
         const bench_row_t *r = &rows[i];
         const duet_workload_t *w = &r->wl;
@@ -508,20 +538,9 @@ static void bench_print_gemms(const bench_row_t *rows, size_t n, const gpu_env_t
             snprintf(tn, sizeof(tn), "%dx%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn);
         printf("%-22s %10.4f %8.1f %10.4f %8.1f %-12s %7.3f\n", g, vm, flop / (vm * 1e-3) / 1e12, dm,
                flop / (dm * 1e-3) / 1e12, tn, ratio);
-        if (!isfinite(ratio))
-            continue;
-        if (w->m >= 512) {
-            big[nb++] = ratio;
-            big_min = fmin(big_min, ratio);
-        } else {
-            small[ns++] = ratio;
-        }
     }
     printf("\nsummary (%zu GEMMs, %s x%d, median of %lld after %lld warm-up):\n", n, e->device, e->world, reps, warm);
-    printf("  duet GEMM / vendor TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
-           cli_median(big, nb), big_min, cli_median(small, ns));
-    free(big);
-    free(small);
+    bench_print_gemm_summary(rows, n);
 }
 
 static void bench_usage(FILE *f)
@@ -677,9 +696,7 @@ int cmd_bench(int argc, char **argv)
         double *over_bound = calloc(wls.n, sizeof(double)), *speedup = calloc(wls.n, sizeof(double));
         double *own_bound = calloc(wls.n, sizeof(double)), *own_speedup = calloc(wls.n, sizeof(double));
         int no = 0, nos = 0;
-        double *g_big = calloc(wls.n, sizeof(double)), *g_small = calloc(wls.n, sizeof(double));
-        int nb = 0, ns = 0, ngb = 0, ngs = 0, comm_short = 0, comm_n = 0;
-        double g_min_big = INFINITY;
+        int nb = 0, ns = 0, comm_short = 0, comm_n = 0;
         for (size_t i = 0; i < wls.n; i++) {
             bench_derived_t d;
             bench_derive(&rows[i], &d);
@@ -699,14 +716,6 @@ int cmd_bench(int argc, char **argv)
                 own_bound[no++] = d.best_own / d.bound;
             if (isfinite(d.best_vendor / d.best_own))
                 own_speedup[nos++] = d.best_vendor / d.best_own;
-            if (isfinite(gr) && w->coll == DUET_COLL_ALL_GATHER) { /* each GEMM once */
-                if (w->m >= 512) {
-                    g_big[ngb++] = gr;
-                    g_min_big = fmin(g_min_big, gr);
-                } else {
-                    g_small[ngs++] = gr;
-                }
-            }
             if (isfinite(cr) && duet_op_src_bytes(w) >= (1u << 20)) {
                 comm_n++;
                 comm_short += cr < 1.0;
@@ -714,8 +723,7 @@ int cmd_bench(int argc, char **argv)
         }
         printf("\nsummary (%zu workloads, %s, %s x%d, median of %lld after %lld warm-up):\n", wls.n,
                duet_dtype_name(dtype), e.device, e.world, reps, warm);
-        printf("  duet GEMM / %s TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
-               "vendor", cli_median(g_big, (size_t)ngb), g_min_big, cli_median(g_small, (size_t)ngs));
+        bench_print_gemm_summary(rows, wls.n);
         printf("  duet collective faster than the vendor's: %d of %d workloads with >= 1 MB per rank\n",
                comm_n - comm_short, comm_n);
         printf("  best duet makespan / bound: median %.3f (own kernels only: %.3f)\n", cli_median(over_bound, (size_t)nb),
@@ -726,8 +734,6 @@ int cmd_bench(int argc, char **argv)
         free(own_speedup);
         free(over_bound);
         free(speedup);
-        free(g_big);
-        free(g_small);
 
     }
     if (e.rank == 0) {
