@@ -6,7 +6,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 duet=${1:-build/duet}
-params=gemm_eff_fp16,l2_gbs,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
+# l2_gbs is not fitted: on the wgmma corpus the L2 step bound the 128x256 and 256x128 tiles in the
+# model, left their factors undetermined and predicted held-out shapes worse on every metric
+# (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound.
+params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
 params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
 "$duet" calibrate fit --corpus tuning_data/h200_world2.json --hw tuning_data/h200_start.json --name h200 \
