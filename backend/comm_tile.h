@@ -48,8 +48,50 @@ template <> struct duet__access<uint16_t> {
     __device__ static inline uint16_t pack(const float *acc, int dtype) { return duet_from_f32(acc[0], dtype); }
 };
 
-/* Sum of element group `off` (element offset) of every rank's src, in rank order 0..W-1. */
-template <typename V> __device__ static inline V duet__pull_sum(const duet__kparams_t &p, int64_t off)
+/*
+ * What a tile reads of the launch parameters, in registers. The tile runs inside a function
+ * that is not inlined (kernels.h), where `p` is a generic pointer: reading p.src or p.bases[q]
+ * per element was a dependent load in front of every data access (seen in the SASS).
+ */
+struct duet__comm_view {
+    char *base[DUET_OP_MAX_WORLD]; /* every rank's heap, as mapped here */
+    int64_t src_off, dst_off;      /* src and dst: bytes from the start of a heap */
+    int64_t nc, mc, chunk;
+    int32_t world, rank, dtype;
+    __device__ inline explicit duet__comm_view(const duet__kparams_t &p)
+    {
+#pragma unroll
+        for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
+            base[q] = q < p.world ? p.bases[q] : p.bases[0];
+        src_off = (const char *)p.src - p.bases[p.rank];
+        dst_off = (const char *)p.dst - p.bases[p.rank];
+        nc = p.comm.nc;
+        mc = p.comm.mc;
+        chunk = p.comm.chunk;
+        world = p.world;
+        rank = p.rank;
+        dtype = p.dtype;
+    }
+    /* Element `off` of src (or dst) on rank q. The rank is a run-time value: the pointer is picked
+     * by an unrolled select, so `base` stays in registers instead of a local-memory array. */
+    __device__ inline char *heap(int q) const
+    {
+        char *b = base[0];
+#pragma unroll
+        for (int i = 1; i < DUET_OP_MAX_WORLD; i++)
+            if (q == i)
+                b = base[i];
+        return b;
+    }
+    template <typename V> __device__ inline const V *src(int q, int64_t off) const
+    {
+        return (const V *)(heap(q) + src_off + off * 2);
+    }
+    template <typename V> __device__ inline V *dst(int q, int64_t off) const { return (V *)(heap(q) + dst_off + off * 2); }
+};
+
+/* Sum of element group `off` of every rank's src, in rank order 0..W-1. */
+template <typename V> __device__ static inline V duet__pull_sum(const duet__comm_view &v, int64_t off)
 {
     typedef duet__access<V> A;
     float acc[A::NE];
@@ -60,77 +102,104 @@ template <typename V> __device__ static inline V duet__pull_sum(const duet__kpar
     /* Issue every load before the first add, so the W remote reads overlap. */
 #pragma unroll
     for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
-        if (q < p.world)
-            parts[q] = *(const V *)(duet__peer_ptr(p, p.src, q) + off);
+        if (q < v.world)
+            parts[q] = *v.src<V>(q, off);
 #pragma unroll
     for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
-        if (q < p.world)
-            A::add(acc, parts[q], p.dtype);
-    return A::pack(acc, p.dtype);
+        if (q < v.world)
+            A::add(acc, parts[q], v.dtype);
+    return A::pack(acc, v.dtype);
 }
 
-/* Store element group `v` at element offset `off` of dst on every rank, starting after ours. */
-template <typename V> __device__ static inline void duet__push_all(const duet__kparams_t &p, int64_t off, V v)
+/* Store element group `x` at element offset `off` of dst on every rank, starting after ours. */
+template <typename V> __device__ static inline void duet__push_all(const duet__comm_view &v, int64_t off, V x)
 {
-    for (int i = 1; i <= p.world; i++) {
-        int q = (p.rank + i) % p.world;
-        *(V *)(duet__peer_ptr(p, p.dst, q) + off) = v;
+#pragma unroll
+    for (int i = 1; i <= DUET_OP_MAX_WORLD; i++)
+        if (i <= v.world) {
+            int q = v.rank + i;
+            q = q >= v.world ? q - v.world : q;
+            *v.dst<V>(q, off) = x;
+        }
+}
+
+/*
+ * One tile of collective COLL (a compile-time value: the element loops then hold no branch on
+ * the collective, and the compiler issues a round's loads back to back). Offsets are in
+ * elements of the matrix the tiles cover (row * nc + col).
+ */
+template <typename V, int COLL>
+__device__ static void duet__comm_tile_coll(const duet__comm_view &v, const duet_comm_rect_t &r)
+{
+    typedef duet__access<V> A;
+    const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
+    const int total = r.rows * per_row;
+    /* Where this rank's rows land or come from, per collective. */
+    const int64_t shift = COLL == DUET_COLL_ALL_GATHER      ? (int64_t)v.rank * v.mc * v.nc
+                          : COLL == DUET_COLL_REDUCE_SCATTER ? (int64_t)v.rank * v.chunk * v.nc
+                                                             : 0;
+    for (int base = threadIdx.x; base < total; base += DUET_THREADS * DUET__COMM_UNROLL) {
+        V val[DUET__COMM_UNROLL];
+        int64_t row[DUET__COMM_UNROLL], off[DUET__COMM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
+            const int i = base + u * DUET_THREADS;
+            const int rr = i / per_row;
+            row[u] = r.row0 + rr;
+            off[u] = row[u] * v.nc + r.col0 + (int64_t)(i - rr * per_row) * A::NE;
+        }
+        /* Phase 1: every load of the group, so DUET__COMM_UNROLL accesses are in flight. */
+#pragma unroll
+        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
+            if (base + u * DUET_THREADS >= total)
+                continue;
+            if (COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_REDUCE_SCATTER)
+                val[u] = duet__pull_sum<V>(v, shift + off[u]);
+            else
+                val[u] = *v.src<V>(v.rank, off[u]);
+        }
+        /* Phase 2: the stores. */
+#pragma unroll
+        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
+            if (base + u * DUET_THREADS >= total)
+                continue;
+            if (COLL == DUET_COLL_ALL_GATHER) {
+                duet__push_all<V>(v, shift + off[u], val[u]);
+            } else if (COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_BROADCAST) {
+                duet__push_all<V>(v, off[u], val[u]);
+            } else if (COLL == DUET_COLL_REDUCE_SCATTER) {
+                *v.dst<V>(v.rank, off[u]) = val[u];
+            } else if (COLL == DUET_COLL_ALL_TO_ALL) {
+                /* Per row: a tile may straddle two ranks' chunks when mc/W is not a multiple of cm. */
+                const int peer = (int)(row[u] / v.chunk);
+                const int64_t drow = (int64_t)v.rank * v.chunk + (row[u] - (int64_t)peer * v.chunk);
+                *v.dst<V>(peer, off[u] + (drow - row[u]) * v.nc) = val[u];
+            }
+        }
     }
 }
 
 template <typename V> __device__ static void duet__comm_tile_body(const duet__kparams_t &p, const duet_comm_rect_t &r)
 {
-    typedef duet__access<V> A;
-    const duet_comm_geom_t &g = p.comm;
-    const int64_t nc = g.nc;
-    const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
-    const int total = r.rows * per_row;
-    for (int base = threadIdx.x; base < total; base += DUET_THREADS * DUET__COMM_UNROLL) {
-        V val[DUET__COMM_UNROLL];
-        int64_t row[DUET__COMM_UNROLL], col[DUET__COMM_UNROLL];
-        /* Phase 1: every load of the group, so DUET__COMM_UNROLL accesses are in flight. */
-#pragma unroll
-        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
-            int i = base + u * DUET_THREADS;
-            if (i >= total)
-                continue;
-            row[u] = r.row0 + i / per_row;
-            col[u] = r.col0 + (int64_t)(i % per_row) * A::NE;
-            if (g.coll == DUET_COLL_ALL_REDUCE)
-                val[u] = duet__pull_sum<V>(p, row[u] * nc + col[u]);
-            else if (g.coll == DUET_COLL_REDUCE_SCATTER)
-                val[u] = duet__pull_sum<V>(p, ((int64_t)p.rank * g.chunk + row[u]) * nc + col[u]);
-            else
-                val[u] = *(const V *)(p.src + row[u] * nc + col[u]);
-        }
-        /* Phase 2: the stores. */
-#pragma unroll
-        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
-            int i = base + u * DUET_THREADS;
-            if (i >= total)
-                continue;
-            switch (g.coll) {
-            case DUET_COLL_ALL_GATHER:
-                duet__push_all<V>(p, ((int64_t)p.rank * g.mc + row[u]) * nc + col[u], val[u]);
-                break;
-            case DUET_COLL_ALL_REDUCE:
-            case DUET_COLL_BROADCAST:
-                duet__push_all<V>(p, row[u] * nc + col[u], val[u]);
-                break;
-            case DUET_COLL_REDUCE_SCATTER:
-                *(V *)(p.dst + row[u] * nc + col[u]) = val[u];
-                break;
-            case DUET_COLL_ALL_TO_ALL: {
-                /* Per row: a tile may straddle two ranks' chunks when mc/W is not a multiple of cm. */
-                int peer = (int)(row[u] / g.chunk);
-                int64_t drow = (int64_t)p.rank * g.chunk + (row[u] - (int64_t)peer * g.chunk);
-                *(V *)(duet__peer_ptr(p, p.dst, peer) + drow * nc + col[u]) = val[u];
-                break;
-            }
-            default:
-                break;
-            }
-        }
+    const duet__comm_view v(p);
+    switch (p.comm.coll) {
+    case DUET_COLL_ALL_GATHER:
+        duet__comm_tile_coll<V, DUET_COLL_ALL_GATHER>(v, r);
+        break;
+    case DUET_COLL_ALL_REDUCE:
+        duet__comm_tile_coll<V, DUET_COLL_ALL_REDUCE>(v, r);
+        break;
+    case DUET_COLL_REDUCE_SCATTER:
+        duet__comm_tile_coll<V, DUET_COLL_REDUCE_SCATTER>(v, r);
+        break;
+    case DUET_COLL_ALL_TO_ALL:
+        duet__comm_tile_coll<V, DUET_COLL_ALL_TO_ALL>(v, r);
+        break;
+    case DUET_COLL_BROADCAST:
+        duet__comm_tile_coll<V, DUET_COLL_BROADCAST>(v, r);
+        break;
+    default:
+        break;
     }
 }
 

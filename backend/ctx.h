@@ -67,6 +67,10 @@ struct duet_ctx {
     duet__ctl_t *ctl;           /* device memory */
     duet__trace_rec_t *trace_dev; /* measured timeline buffer, or NULL (duet_ctx_trace_enable) */
     size_t trace_cap;             /* its records */
+    float *sk_ws;                 /* K-split partials (kparams.sk_ws), grown on demand */
+    size_t sk_ws_bytes;
+    uint32_t *sk_cnt;             /* K-split arrival counters, zeroed at allocation */
+    size_t sk_cnt_n;
     duet__dev_err_t *err_host;  /* pinned, mapped */
     duet__dev_err_t *err_dev;   /* its device address */
     hipStream_t s_gemm, s_comm; /* concurrent mode's two streams */

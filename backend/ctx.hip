@@ -192,6 +192,10 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipFree(ctx->ctl);
     if (ctx->trace_dev != NULL)
         (void)hipFree(ctx->trace_dev);
+    if (ctx->sk_ws != NULL)
+        (void)hipFree(ctx->sk_ws);
+    if (ctx->sk_cnt != NULL)
+        (void)hipFree(ctx->sk_cnt);
     if (ctx->ev_last != NULL)
         (void)hipEventDestroy(ctx->ev_last);
     if (ctx->ev_comm != NULL)
@@ -442,6 +446,10 @@ duet_status_t duet_ctx_resync(duet_ctx_h ctx)
     ctx->epoch = top;
     memset((void *)ctx->err_host, 0, sizeof(*ctx->err_host));
     HIP_CHECK(hipMemset(ctx->ctl, 0, sizeof(duet__ctl_t)), st, out);
+    /* GEMM tiles never wait, so a failed operation still completes its K-split sums and resets
+     * their counters; zero them anyway, as a resync promises a clean state. */
+    if (ctx->sk_cnt != NULL)
+        HIP_CHECK(hipMemset(ctx->sk_cnt, 0, ctx->sk_cnt_n * sizeof(uint32_t)), st, out);
     HIP_CHECK(hipDeviceSynchronize(), st, out);
     ctx->failed = 0;
     MPI_CHECK(MPI_Barrier(ctx->comm), st, out);

@@ -22,7 +22,8 @@
  *   their phases follow a per-CTA count of k-tiles (duet__wg_kiter), so GEMM tiles can
  *   alternate with stolen comm tiles without re-initialisation.
  * - Epilogue: accumulators -> fp16/bf16 -> a padded row-major staging block in the (then idle)
- *   stages -> 16-byte row-contiguous stores to C, bounds-checked.
+ *   stages -> 16-byte row-contiguous stores to C, bounds-checked. With a K split, only the part
+ *   that completes its C tile gets there (splitk.h).
  */
 #ifndef DUET_BACKEND_GEMM_HOPPER_H
 #define DUET_BACKEND_GEMM_HOPPER_H
@@ -265,6 +266,23 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
     __syncthreads();
 }
 
+/* A pass's accumulators as fp32 into a K-split block (PM x BN, row-major), the epilogue's map. */
+template <class CFG, int R>
+__device__ static inline void duet__wg_put_partial(const float (&acc)[CFG::MI][R], float *blk)
+{
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
+    const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
+    /* One base address per thread; every store is a constant offset from it. */
+    float *at = blk + (r0 + wq * 16 + lane / 4) * CFG::BN_ + c0 + 2 * (lane % 4);
+#pragma unroll
+    for (int mi = 0; mi < CFG::MI; mi++)
+#pragma unroll
+        for (int j = 0; j < R / 4; j++) {
+            duet__splitk_put2(at + mi * 64 * CFG::BN_ + j * 8, acc[mi][4 * j], acc[mi][4 * j + 1]);
+            duet__splitk_put2(at + (mi * 64 + 8) * CFG::BN_ + j * 8, acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+        }
+}
+
 /**
  * Run GEMM-queue position `tile` with wgmma (all 256 threads). smem: CFG::SMEM_BYTES bytes of
  * dynamic shared memory. Inlined into the kernel: ptxas serialises wgmma whose pipeline would
@@ -276,13 +294,15 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
     typedef duet__wg_cfg<BM, BN> CFG;
     typedef duet__wgmma<CFG::WG_N, BF16> MMA;
     const duet_gemm_geom_t &g = p.gemm;
-    int64_t pid_m, pid_n;
+    int64_t pid_m, pid_n, k0, k1;
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
+    duet_gemm_part_krange(&g, (int32_t)(tile % g.split_k), &k0, &k1); /* k0: a multiple of bk = DUET_WG_KS */
     /* Swizzle atoms need 1024-byte alignment of the shared-memory address itself. */
     uint8_t *stages = smem + ((1024u - (duet__smem_addr(smem) & 1023u)) & 1023u);
     const uint32_t sbase = duet__smem_addr(stages);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int kt_total = (int)duet_cdiv(g.k, DUET_WG_KS);
+    const int kt_first = (int)(k0 / DUET_WG_KS);
+    const int kt_total = (int)duet_cdiv(k1, DUET_WG_KS) - kt_first;
     const int prologue = kt_total < CFG::STAGES ? kt_total : CFG::STAGES;
     /* This warpgroup's block of the pass: rows r0.., columns c0.. of the stage's A and B boxes. */
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
@@ -298,7 +318,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
              * order those before the copies that overwrite them. */
             duet__fence_proxy_async();
             for (int x = 0; x < prologue; x++)
-                duet__wg_produce<CFG>(p, stages, gbase + x, x, m0, n0);
+                duet__wg_produce<CFG>(p, stages, gbase + x, kt_first + x, m0, n0);
         }
         duet__wg_zero<CFG>(acc);
         /* The epilogue stays outside this loop: accumulator reads on a (to ptxas) divergent
@@ -325,7 +345,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
                 duet__mbar_arrive(&duet__wg_empty[(gi - 1) % CFG::STAGES]);
                 const int nk = kt - 1 + CFG::STAGES;
                 if (tid == 0 && nk < kt_total)
-                    duet__wg_produce<CFG>(p, stages, gbase + nk, nk, m0, n0);
+                    duet__wg_produce<CFG>(p, stages, gbase + nk, kt_first + nk, m0, n0);
             }
         }
         duet__wgmma_wait<0>();
@@ -340,6 +360,20 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
 #pragma unroll
                 for (int i = 0; i < MMA::REGS; i++)
                     acc[0][mi][i] += acc[a][mi][i];
+        if (g.split_k > 1) {
+            /* K split: store this part's partial; the part that completes the C tile sums. (The
+             * part and its C tile are recomputed here: live across the K loop they cost the
+             * 128-accumulator tiles registers, and ptxas spilled more.) */
+            int64_t mn;
+            int32_t part;
+            duet_gemm_tile_split(&g, tile, &mn, &part);
+            duet__wg_put_partial<CFG>(acc[0], duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN));
+            if (duet__splitk_arrive(p, mn, pass, CFG::PASSES))
+                duet__splitk_finish<CFG::PM, BN>(p, mn, pass, CFG::PASSES, m0, n0);
+            /* The next pass's or tile's copies must not overwrite stages a slow thread reads:
+             * the wgmma reads are complete (wait_group 0), and arrive's barrier orders the rest. */
+            continue;
+        }
         duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, m0, n0);
     }
     /* Every thread read duet__wg_kiter before the epilogue's barriers. */

@@ -24,6 +24,7 @@
 
 #include "backend/convert.h"
 #include "backend/internal.h"
+#include "backend/splitk.h"
 
 #if defined(DUET_GPU_NVIDIA)
 #define DUET_GEMM_KS 64
@@ -247,6 +248,22 @@ __device__ static inline void duet__store_acc(const duet__kparams_t &p, const du
         }
 }
 
+/* The same fragments as fp32 into a K-split block (PM x BN, row-major). */
+template <class CFG>
+__device__ static inline void duet__put_partial(const duet__acc<CFG::WTN> &acc, float *blk, int wm, int wn)
+{
+    constexpr int NI = CFG::WTN / 8, BN = CFG::WN * CFG::WTN;
+    const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    float *at = blk + (wm * 64 + g) * BN + wn * CFG::WTN + 2 * t;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < NI; ni++) {
+            duet__splitk_put2(at + mi * 16 * BN + ni * 8, acc.v[mi][ni][0], acc.v[mi][ni][1]);
+            duet__splitk_put2(at + (mi * 16 + 8) * BN + ni * 8, acc.v[mi][ni][2], acc.v[mi][ni][3]);
+        }
+}
+
 #else
 /* ------------------------------------------------------------------------------------------ */
 /* AMD: v_mfma_f32_32x32x8 on 64-wide wavefronts                                               */
@@ -317,9 +334,9 @@ __device__ static inline void duet__mma_stage(duet__acc<CFG::WTN> &acc, const ui
     }
 }
 
-template <class CFG>
-__device__ static inline void duet__store_acc(const duet__kparams_t &p, const duet__acc<CFG::WTN> &acc, int64_t m0,
-                                              int64_t n0, int wm, int wn)
+/* Call f(row, col, value) for every accumulator of this lane; row and column within the pass. */
+template <class CFG, class F>
+__device__ static inline void duet__acc_each(const duet__acc<CFG::WTN> &acc, int wm, int wn, F &&f)
 {
     constexpr int NI = CFG::WTN / 32;
     const int lane = threadIdx.x % 64;
@@ -330,11 +347,28 @@ __device__ static inline void duet__store_acc(const duet__kparams_t &p, const du
 #pragma unroll
             for (int e = 0; e < 16; e++) {
                 /* 32x32 accumulator: lane l, item e holds row (e % 4) + 4 (l / 32) + 8 (e / 4), column l % 32. */
-                int64_t row = m0 + wm * 64 + mi * 32 + (e % 4) + 4 * (lane / 32) + 8 * (e / 4);
-                int64_t col = n0 + wn * CFG::WTN + ni * 32 + lane % 32;
-                if (row < p.gemm.m && col < p.gemm.n)
-                    p.c[row * p.gemm.n + col] = duet_from_f32(acc.v[mi][ni][e], p.dtype);
+                const int row = wm * 64 + mi * 32 + (e % 4) + 4 * (lane / 32) + 8 * (e / 4);
+                f(row, wn * CFG::WTN + ni * 32 + lane % 32, acc.v[mi][ni][e]);
             }
+}
+
+template <class CFG>
+__device__ static inline void duet__store_acc(const duet__kparams_t &p, const duet__acc<CFG::WTN> &acc, int64_t m0,
+                                              int64_t n0, int wm, int wn)
+{
+    duet__acc_each<CFG>(acc, wm, wn, [&](int row, int col, float x) {
+        const int64_t gr = m0 + row, gc = n0 + col;
+        if (gr < p.gemm.m && gc < p.gemm.n)
+            p.c[gr * p.gemm.n + gc] = duet_from_f32(x, p.dtype);
+    });
+}
+
+/* The same fragments as fp32 into a K-split block (PM x BN, row-major). */
+template <class CFG>
+__device__ static inline void duet__put_partial(const duet__acc<CFG::WTN> &acc, float *blk, int wm, int wn)
+{
+    constexpr int BN = CFG::WN * CFG::WTN;
+    duet__acc_each<CFG>(acc, wm, wn, [&](int row, int col, float x) { blk[row * BN + col] = x; });
 }
 #endif
 
@@ -348,13 +382,17 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
 {
     typedef duet__gemm_cfg<BM, BN> CFG;
     const duet_gemm_geom_t &g = p.gemm;
-    int64_t pid_m, pid_n;
+    int64_t pid_m, pid_n, mn, k0, k1;
+    int32_t part;
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
+    duet_gemm_tile_split(&g, tile, &mn, &part);
+    duet_gemm_part_krange(&g, part, &k0, &k1); /* k0, k1 < K: multiples of bk = 64, so of KS */
     const int warp = threadIdx.x / DUET_WARP;
     const int wm = warp / CFG::WN, wn = warp % CFG::WN;
     const bool active = warp < CFG::ACTIVE;
     const int64_t n0 = pid_n * BN;
-    const int kt_total = (int)duet_cdiv(g.k, CFG::KS); /* K <= 2^24: fits */
+    const int64_t kb = k0; /* first K element of this part */
+    const int kt_total = (int)(duet_cdiv(k1, CFG::KS) - k0 / CFG::KS); /* K <= 2^24: fits */
     duet__acc<CFG::WTN> acc;
 
 #pragma unroll 1
@@ -369,8 +407,8 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
         for (int s = 0; s < CFG::STAGES - 1; s++) {
             if (s < kt_total) {
                 uint16_t *st = smem + s * CFG::STAGE_ELEMS;
-                la.load(st, p.a, g.k, (int64_t)s * CFG::KS, p.ab_vec);
-                lb.load(st + CFG::A_ELEMS, p.b, g.k, (int64_t)s * CFG::KS, p.ab_vec);
+                la.load(st, p.a, g.k, kb + (int64_t)s * CFG::KS, p.ab_vec);
+                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)s * CFG::KS, p.ab_vec);
             }
             duet_dev_cp_async_commit();
         }
@@ -383,8 +421,8 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
             const int nk = kt + CFG::STAGES - 1;
             if (nk < kt_total) {
                 uint16_t *st = smem + write_stage * CFG::STAGE_ELEMS;
-                la.load(st, p.a, g.k, (int64_t)nk * CFG::KS, p.ab_vec);
-                lb.load(st + CFG::A_ELEMS, p.b, g.k, (int64_t)nk * CFG::KS, p.ab_vec);
+                la.load(st, p.a, g.k, kb + (int64_t)nk * CFG::KS, p.ab_vec);
+                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)nk * CFG::KS, p.ab_vec);
             }
             duet_dev_cp_async_commit();
             const uint16_t *cur = smem + read_stage * CFG::STAGE_ELEMS;
@@ -396,6 +434,14 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
         duet_dev_cp_async_wait<0>();
         /* Nobody may refill stage 0 (next pass or tile) while a slower warp still reads it. */
         __syncthreads();
+        if (g.split_k > 1) {
+            /* K split: store this part's partial; the part that completes the C tile sums. */
+            if (active)
+                duet__put_partial<CFG>(acc, duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN), wm, wn);
+            if (duet__splitk_arrive(p, mn, pass, CFG::PASSES))
+                duet__splitk_finish<CFG::PM, BN>(p, mn, pass, CFG::PASSES, m0, n0);
+            continue;
+        }
         if (active)
             duet__store_acc<CFG>(p, acc, m0, n0, wm, wn);
     }

@@ -175,6 +175,20 @@ __device__ static inline uint32_t duet_dev_load_acquire_gpu(const uint32_t *p)
 }
 
 /*
+ * 16-byte global load of data other SMs stored: NVIDIA caches it at the global level only
+ * (ld.cg: no stale L1 line); AMD's L1 is write-through and its device-scope fences invalidate
+ * it, so a plain load does.
+ */
+__device__ static inline float4 duet_dev_ld_cg4(const float4 *p)
+{
+#if defined(DUET_GPU_NVIDIA)
+    return __ldcg(p);
+#else
+    return *p;
+#endif
+}
+
+/*
  * Asynchronous 16-byte global-to-shared copy. NVIDIA: cp.async with zero fill when `valid` is 0
  * (src-size 0 reads nothing). AMD: a plain 16-byte load and LDS store (CDNA has no such copy
  * engine; the stage loop in gemm_tile.h is correct either way).

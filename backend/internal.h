@@ -77,6 +77,10 @@ typedef struct duet__kparams {
     int32_t c_vec;  /* 1: N even and C 4-byte aligned: C stored as element pairs */
     int32_t c_vec16; /* 1: N % 8 == 0 and C 16-byte aligned: the wgmma tile stores 16 bytes at a time */
     int32_t tma;     /* 1: tma_a and tma_b describe A and B (NVIDIA sm_90: the wgmma tile runs) */
+    /* K split (gemm.split_k > 1): fp32 partials, tiles_mn x split_k blocks of bm x bn, and one
+     * arrival counter per C tile and pass (zero between operations: the last part resets it). */
+    float *sk_ws;
+    uint32_t *sk_cnt;
     /* Collective: the plan's comm queue. */
     duet_comm_geom_t comm;
     const uint16_t *src; /* this rank's address; peers' through bases[] */

@@ -44,6 +44,53 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     kp->trace = ctx->trace_dev;
     kp->trace_cap = (uint32_t)ctx->trace_cap;
     kp->err = ctx->err_dev;
+    kp->sk_ws = ctx->sk_ws;
+    kp->sk_cnt = ctx->sk_cnt;
+}
+
+/*
+ * The K split's workspace for a plan: tiles_mn x split_k fp32 blocks of bm x bn (bytes:
+ * 4 x split_k x about M x N), and two counters per C tile (a 256x256 tile sums its two 128-row
+ * passes separately). Grown, never shrunk; growing waits for the device, since an operation in
+ * flight may still use the old one.
+ */
+static duet_status_t duet__splitk_reserve(duet_ctx_h ctx, const duet_plan_t *plan)
+{
+    duet_status_t st = DUET_OK;
+    const duet_gemm_geom_t *g = &plan->gemm;
+    if (g->split_k <= 1)
+        return DUET_OK;
+    size_t ws = (size_t)g->tiles_mn * (size_t)g->split_k * (size_t)g->bm * (size_t)g->bn * sizeof(float);
+    size_t cnt = (size_t)g->tiles_mn * 2;
+    if (ws <= ctx->sk_ws_bytes && cnt <= ctx->sk_cnt_n)
+        return DUET_OK;
+    HIP_CHECK(hipDeviceSynchronize(), st, out);
+    if (ws > ctx->sk_ws_bytes) {
+        if (ctx->sk_ws != NULL)
+            HIP_CHECK(hipFree(ctx->sk_ws), st, out);
+        ctx->sk_ws = NULL;
+        ctx->sk_ws_bytes = 0;
+        if (hipMalloc((void **)&ctx->sk_ws, ws) != hipSuccess) {
+            (void)hipGetLastError();
+            ctx->sk_ws = NULL;
+            st = duet__error(DUET_ERR_NO_MEMORY, "split_k %d: cannot allocate %.1f MiB of device memory for the partial sums",
+                             (int)g->split_k, (double)ws / (1024.0 * 1024.0));
+            goto out;
+        }
+        ctx->sk_ws_bytes = ws;
+    }
+    if (cnt > ctx->sk_cnt_n) {
+        if (ctx->sk_cnt != NULL)
+            HIP_CHECK(hipFree(ctx->sk_cnt), st, out);
+        ctx->sk_cnt = NULL;
+        ctx->sk_cnt_n = 0;
+        HIP_CHECK(hipMalloc((void **)&ctx->sk_cnt, cnt * sizeof(uint32_t)), st, out);
+        HIP_CHECK(hipMemset(ctx->sk_cnt, 0, cnt * sizeof(uint32_t)), st, out);
+        HIP_CHECK(hipDeviceSynchronize(), st, out);
+        ctx->sk_cnt_n = cnt;
+    }
+out:
+    return st;
 }
 
 static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_tile_t tile, int grid, hipStream_t s)
@@ -116,8 +163,9 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
             op->cfg.tile.bm, op->cfg.tile.bn, op->cfg.tile.bk, duet__gemm_smem_bytes(op->cfg.tile), ctx->hw.smem_kib);
         goto out;
     }
-    duet__kparams_fill(ctx, op, &plan, &kp);
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
+    DUET_CHECK_GOTO(duet__splitk_reserve(ctx, &plan), st, out);
+    duet__kparams_fill(ctx, op, &plan, &kp);
     st = duet__enqueue(ctx, op, &kp, (hipStream_t)stream);
     /* The epoch advances even after a failed launch: part of the operation may have signalled. */
     ctx->epoch++;

@@ -99,18 +99,6 @@ __device__ static inline int duet__cta_wait_entry(const duet__kparams_t &p)
     return ok;
 }
 
-/** Whether a wait of this operation has failed (one thread's view, broadcast to the CTA). */
-__device__ static inline int duet__cta_aborted(const duet__kparams_t &p)
-{
-    __shared__ int s_abort;
-    if (threadIdx.x == 0)
-        s_abort = (int)duet_dev_load_acquire_gpu(&p.ctl->abort);
-    __syncthreads();
-    int a = s_abort;
-    __syncthreads();
-    return a;
-}
-
 /** End of a CTA of the comm-bearing kernel (all threads call it): the last one runs the exit barrier. */
 __device__ static inline void duet__cta_finish(const duet__kparams_t &p)
 {

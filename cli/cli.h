@@ -30,6 +30,7 @@ enum {
     OPT_TILE,
     OPT_COMM_TILE,
     OPT_GROUP_M,
+    OPT_SPLIT_K,
     OPT_JSON,
     OPT_HELP,
     OPT_FIRST_PRIVATE /* subcommands number their own options from here */
@@ -45,7 +46,7 @@ enum {
     {"mode", required_argument, NULL, OPT_MODE}, {"num-wgs", required_argument, NULL, OPT_NUM_WGS},                    \
         {"gemm-wgs", required_argument, NULL, OPT_GEMM_WGS}, {"comm-wgs", required_argument, NULL, OPT_COMM_WGS},      \
         {"tile", required_argument, NULL, OPT_TILE}, {"comm-tile", required_argument, NULL, OPT_COMM_TILE},            \
-        {"group-m", required_argument, NULL, OPT_GROUP_M}
+        {"group-m", required_argument, NULL, OPT_GROUP_M}, {"split-k", required_argument, NULL, OPT_SPLIT_K}
 
 /* Help text for those flags, shared so every subcommand documents them the same way. */
 extern const char cli_workload_help[];
@@ -58,7 +59,7 @@ typedef struct cli_common {
     duet_workload_t wl;
     int have_gemm, have_comm, have_coll, have_world;
     const char *mode_arg;
-    int num_wgs, gemm_wgs, comm_wgs, group_m; /* -1: not given */
+    int num_wgs, gemm_wgs, comm_wgs, group_m, split_k; /* -1: not given */
     const char *tile_arg, *comm_tile_arg;
     duet_config_t cfg;
     int json;
@@ -99,7 +100,7 @@ double cli_median(double *v, size_t n);
 
 /* JSON output shared by the commands (cJSON objects). */
 struct cJSON;
-/** Add a configuration's fields: mode, num_wgs, gemm_wgs, comm_wgs, tile, comm_tile, group_m. */
+/** Add a configuration's fields: mode, num_wgs, gemm_wgs, comm_wgs, tile, comm_tile, group_m, split_k. */
 void cli_json_add_config(struct cJSON *o, const duet_config_t *c);
 /** Add a number, or null when it is not finite (JSON has no NaN). */
 void cli_json_add_num(struct cJSON *o, const char *key, double v);

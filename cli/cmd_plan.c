@@ -53,6 +53,8 @@ static cJSON *cmd_plan_json(const cli_common_t *c, const duet_plan_t *p, const d
     cJSON_AddNumberToObject(g, "grid_m", (double)p->gemm.grid_m);
     cJSON_AddNumberToObject(g, "grid_n", (double)p->gemm.grid_n);
     cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
+    cJSON_AddNumberToObject(g, "split_k", (double)p->gemm.split_k);
+    cJSON_AddNumberToObject(g, "c_tiles", (double)p->gemm.tiles_mn);
     cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
     cJSON_AddNumberToObject(g, "tile_s", gc->t_sm);
     cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc->hbm_bytes);
@@ -86,10 +88,14 @@ static void cmd_plan_text(const cli_common_t *c, const duet_plan_t *p, const due
     printf("plan for rank %d of %d on %s (%s), %s\n", p->rank, p->wl.world, c->hw.name, c->hw.device,
            duet_dtype_name(p->wl.dtype));
     if (p->gemm.tiles > 0) {
-        printf("GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d\n", (long long)p->wl.m, (long long)p->wl.n,
-               (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m);
-        printf("       %lld tiles (%lld x %lld), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
-               (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, (long long)p->gemm.k_iters, p->gemm_flops);
+        printf("GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d, split_k %d\n", (long long)p->wl.m,
+               (long long)p->wl.n, (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m,
+               p->gemm.split_k);
+        char parts[48] = "";
+        if (p->gemm.split_k > 1)
+            snprintf(parts, sizeof(parts), " C tiles, each in %d K parts", p->gemm.split_k);
+        printf("       %lld tiles (%lld x %lld%s), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
+               (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters, p->gemm_flops);
         printf("       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
                gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
                cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));

@@ -14,9 +14,9 @@ static void cmd_predict_usage(FILE *f)
 {
     fprintf(f,
             "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
-            "                    [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
+            "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
             "\n"
-            "Simulates every configuration of the sweep (each GEMM tile x each gemm_wgs value x each mode) on the\n"
+            "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
             "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
             "is needed; a full sweep takes milliseconds.\n"
             "\n"
@@ -26,6 +26,8 @@ static void cmd_predict_usage(FILE *f)
             "                        kernel), both (fused and concurrent, the default) or all\n"
             "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
             "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
+            "  --split-k LIST        GEMM K splits, comma-separated, e.g. 1,2,4 (default: 1, plus 2, 3, 4, 6 and 8\n"
+            "                        for a tile with fewer C tiles than that many waves need; frozen: 1)\n"
             "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
             "  --comm-tile CMxCN     comm tile (default 256x64)\n"
             "  --group-m G           GEMM swizzle (default 8)\n"
@@ -44,6 +46,25 @@ static void cmd_predict_usage(FILE *f)
             "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
             "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
             cli_workload_help);
+}
+
+/* --split-k 1,2,4: the K splits of the sweep. */
+static int cmd_predict_split_ks(const char *arg, duet_sweep_params_t *sp)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    sp->n_split_ks = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (cli_parse_i64(t, 1, DUET_MAX_SPLIT_K, &v) != 0)
+            return cli_usage_error("predict", "--split-k: '%s' is not an integer in [1, %d]", t, DUET_MAX_SPLIT_K);
+        if (sp->n_split_ks == DUET_SWEEP_MAX_SPLIT_KS)
+            return cli_usage_error("predict", "--split-k: at most %d values", DUET_SWEEP_MAX_SPLIT_KS);
+        sp->split_ks[sp->n_split_ks++] = (int32_t)v;
+    }
+    if (sp->n_split_ks == 0)
+        return cli_usage_error("predict", "--split-k: empty list");
+    return CLI_EXIT_OK;
 }
 
 static cJSON *cmd_predict_point_json(const duet_sweep_point_t *p, size_t rank)
@@ -94,9 +115,10 @@ static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_par
         st = duet_trace_write_json(&trace, &plan, &c->hw, json);
     if (st >= 0 && svg != NULL) {
         char title[256];
-        snprintf(title, sizeof(title), "%s: best of the sweep: %s, gemm_wgs %d, comm_wgs %d, tile %dx%dx%d", c->hw.name,
-                 duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs, best->cfg.tile.bm,
-                 best->cfg.tile.bn, best->cfg.tile.bk);
+        char tile[32];
+        snprintf(title, sizeof(title), "%s: best of the sweep: %s, gemm_wgs %d, comm_wgs %d, tile %s", c->hw.name,
+                 duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
+                 duet_config_tile_str(&best->cfg, tile, sizeof(tile)));
         const duet_trace_t *list[1] = {&trace};
         st = duet_trace_write_svg(list, 1, title, svg);
     }
@@ -112,6 +134,7 @@ int cmd_predict(int argc, char **argv)
                                              {"num-wgs", required_argument, NULL, OPT_NUM_WGS},
                                              {"comm-tile", required_argument, NULL, OPT_COMM_TILE},
                                              {"group-m", required_argument, NULL, OPT_GROUP_M},
+                                             {"split-k", required_argument, NULL, OPT_SPLIT_K},
                                              {"tiles", required_argument, NULL, OPT_TILES},
                                              {"splits", required_argument, NULL, OPT_SPLITS},
                                              {"top", required_argument, NULL, OPT_TOP},
@@ -166,6 +189,10 @@ int cmd_predict(int argc, char **argv)
                 return cli_usage_error("predict", "--splits: '%s' is not 'all' or 'step:N'", optarg);
             continue;
         }
+        case OPT_SPLIT_K:
+            if ((rc = cmd_predict_split_ks(optarg, &sp)) != CLI_EXIT_OK)
+                return rc;
+            continue;
         case OPT_TOP:
             if (cli_parse_i64(optarg, 0, 1 << 30, &top) != 0)
                 return cli_usage_error("predict", "--top: '%s' is not a non-negative integer", optarg);
@@ -275,13 +302,13 @@ int cmd_predict(int argc, char **argv)
                c.wl.world, c.hw.name, sp.policy->name);
         printf("%zu configurations simulated in %.1f ms (%lld events)\n\n", res.n, res.wall_s * 1e3,
                (long long)res.events);
-        printf("%5s  %-10s %8s %8s %-12s %9s %9s %9s\n", "rank", "mode", "gemm_wgs", "comm_wgs", "tile", "pred ms",
+        printf("%5s  %-10s %8s %8s %-15s %9s %9s %9s\n", "rank", "mode", "gemm_wgs", "comm_wgs", "tile", "pred ms",
                "GEMM ms", "comm ms");
         for (size_t i = 0; i < shown; i++) {
             const duet_sweep_point_t *p = &res.points[i];
             char tile[32];
-            snprintf(tile, sizeof(tile), "%dx%dx%d", p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk);
-            printf("%5zu  %-10s %8d %8d %-12s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode),
+            duet_config_tile_str(&p->cfg, tile, sizeof(tile));
+            printf("%5zu  %-10s %8d %8d %-15s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode),
                    p->cfg.gemm_wgs, p->cfg.comm_wgs, tile, p->makespan_s * 1e3, p->gemm_finish_s * 1e3,
                    p->comm_finish_s * 1e3);
         }

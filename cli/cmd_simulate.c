@@ -128,8 +128,9 @@ int cmd_simulate(int argc, char **argv)
         }
     } else {
         double util = r.makespan_s > 0 ? (r.gemm_busy_s + r.comm_busy_s) / (r.makespan_s * r.n_ctas) : 0;
-        printf("%s mode, gemm_wgs %d, comm_wgs %d, tile %dx%dx%d, comm tile %dx%d on %s (policy %s)\n",
-               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, c.cfg.tile.bm, c.cfg.tile.bn, c.cfg.tile.bk,
+        char tile[32];
+        printf("%s mode, gemm_wgs %d, comm_wgs %d, tile %s, comm tile %dx%d on %s (policy %s)\n",
+               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, duet_config_tile_str(&c.cfg, tile, sizeof(tile)),
                c.cfg.cm, c.cfg.cn, c.hw.name, policy->name);
         printf("makespan      %.4f ms\n", r.makespan_s * 1e3);
         printf("GEMM finish   %.4f ms (%lld tiles, %lld stolen by comm-home CTAs)\n", r.gemm_finish_s * 1e3,
@@ -155,12 +156,12 @@ int cmd_simulate(int argc, char **argv)
             list[n++] = &measured;
         }
         list[n++] = &trace;
-        char title[256];
-        snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s, gemm_wgs %d/%d, tile %dx%d",
+        char title[256], tile[32];
+        snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s, gemm_wgs %d/%d, tile %s",
                  c.hw.name, (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k, duet_collective_name(c.wl.coll),
                  (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world, duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs,
-                 c.cfg.mode == DUET_MODE_FUSED ? c.cfg.num_wgs : c.cfg.gemm_wgs + c.cfg.comm_wgs, c.cfg.tile.bm,
-                 c.cfg.tile.bn);
+                 c.cfg.mode == DUET_MODE_FUSED ? c.cfg.num_wgs : c.cfg.gemm_wgs + c.cfg.comm_wgs,
+                 duet_config_tile_str(&c.cfg, tile, sizeof(tile)));
         if ((st = duet_trace_write_svg(list, n, title, svg_path)) < 0)
             rc = cli_fail("simulate", st);
     }

@@ -72,12 +72,12 @@ static void cmd_tune_usage(FILE *f)
 
 static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
 {
+    char tile[32];
+    duet_config_tile_str(c, tile, sizeof(tile));
     if (c->mode == DUET_MODE_FUSED)
-        snprintf(buf, n, "fused %d/%d %dx%dx%d", (int)c->gemm_wgs, (int)c->num_wgs, (int)c->tile.bm, (int)c->tile.bn,
-                 (int)c->tile.bk);
+        snprintf(buf, n, "fused %d/%d %s", (int)c->gemm_wgs, (int)c->num_wgs, tile);
     else
-        snprintf(buf, n, "concurrent %d+%d %dx%dx%d", (int)c->gemm_wgs, (int)c->comm_wgs, (int)c->tile.bm,
-                 (int)c->tile.bn, (int)c->tile.bk);
+        snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
 static int cmd_tune_list(const char *db_path, int json)

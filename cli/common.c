@@ -32,7 +32,10 @@ const char cli_config_help[] =
     "  --comm-wgs N          concurrent: comm grid (default SMs/8); fused: num-wgs - gemm-wgs\n"
     "  --tile BMxBNxBK       GEMM tile (default 256x128x64)\n"
     "  --comm-tile CMxCN     comm tile, elements (default 256x64)\n"
-    "  --group-m G           GEMM tile swizzle height in tile rows (default 8)\n";
+    "  --group-m G           GEMM tile swizzle height in tile rows (default 8)\n"
+    "  --split-k S           split each GEMM tile's K range in S parts that run as separate tiles and are\n"
+    "                        summed in fp32 by the last one (1-16; default 1: more tiles than SMs rarely\n"
+    "                        need it, a handful of long tiles on many SMs do)\n";
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -176,6 +179,7 @@ void cli_json_add_config(cJSON *o, const duet_config_t *c)
     snprintf(t, sizeof(t), "%dx%d", (int)c->cm, (int)c->cn);
     cJSON_AddStringToObject(o, "comm_tile", t);
     cJSON_AddNumberToObject(o, "group_m", c->group_m);
+    cJSON_AddNumberToObject(o, "split_k", c->split_k > 1 ? c->split_k : 1);
 }
 
 void cli_json_add_num(cJSON *o, const char *key, double v)
@@ -206,7 +210,7 @@ void cli_common_init(cli_common_t *c)
     memset(c, 0, sizeof(*c));
     c->hw_arg = "h200";
     c->wl = duet_workload_empty();
-    c->num_wgs = c->gemm_wgs = c->comm_wgs = c->group_m = -1;
+    c->num_wgs = c->gemm_wgs = c->comm_wgs = c->group_m = c->split_k = -1;
 }
 
 static int cli__int_flag(const char *cmd, const char *flag, const char *arg, long long lo, long long hi, int *out)
@@ -292,6 +296,8 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         return cli__int_flag(cmd, "--comm-wgs", arg, 0, 1 << 20, &c->comm_wgs);
     case OPT_GROUP_M:
         return cli__int_flag(cmd, "--group-m", arg, 1, 64, &c->group_m);
+    case OPT_SPLIT_K:
+        return cli__int_flag(cmd, "--split-k", arg, 1, DUET_MAX_SPLIT_K, &c->split_k);
     case OPT_TILE: {
         duet_gemm_tile_t t;
         if (duet_tile_parse(arg, &t) < 0) {
@@ -376,6 +382,8 @@ int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
     }
     if (c->group_m >= 0)
         cfg.group_m = c->group_m;
+    if (c->split_k >= 0)
+        cfg.split_k = c->split_k;
     duet_status_t st = duet_config_validate(&cfg, &c->wl, &c->hw);
     if (st < 0)
         return cli_fail(cmd, st);

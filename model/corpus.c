@@ -47,16 +47,9 @@ int duet_workload_same(const duet_workload_t *a, const duet_workload_t *b)
            a->coll == b->coll && a->world == b->world && a->root == b->root;
 }
 
-static int duet__config_same(const duet_config_t *a, const duet_config_t *b)
-{
-    return a->mode == b->mode && a->num_wgs == b->num_wgs && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
-           a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && a->cm == b->cm &&
-           a->cn == b->cn && a->group_m == b->group_m;
-}
-
 int duet_corpus_row_same_point(const duet_corpus_row_t *a, const duet_corpus_row_t *b)
 {
-    return a->kind == b->kind && duet_workload_same(&a->wl, &b->wl) && duet__config_same(&a->cfg, &b->cfg);
+    return a->kind == b->kind && duet_workload_same(&a->wl, &b->wl) && duet_config_same(&a->cfg, &b->cfg);
 }
 
 long duet_corpus_find(const duet_corpus_t *c, const duet_corpus_row_t *key)
@@ -141,7 +134,7 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
 {
     static const char *const keys[] = {"kind",    "collective", "dtype",    "m",        "n",         "k",
                                        "mc",      "nc",         "world",    "root",     "mode",      "num_wgs",
-                                       "gemm_wgs", "comm_wgs",  "tile",     "comm_tile", "group_m",  "ok",
+                                       "gemm_wgs", "comm_wgs",  "tile",     "comm_tile", "group_m",  "split_k", "ok",
                                        "error",   "ms",         "min_ms",   "max_ms",   "repeats"};
     if (!cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "%s: %s: must be an object", x->origin, x->where);
@@ -185,6 +178,12 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     r->cfg.comm_wgs = (int32_t)v;
     DUET_CHECK(duet__int(o, "group_m", 1, 64, x, &v));
     r->cfg.group_m = (int32_t)v;
+    /* Optional (corpora before the K split have none): 1. */
+    r->cfg.split_k = 1;
+    if (cJSON_GetObjectItemCaseSensitive(o, "split_k") != NULL) {
+        DUET_CHECK(duet__int(o, "split_k", 1, DUET_MAX_SPLIT_K, x, &v));
+        r->cfg.split_k = (int32_t)v;
+    }
     char buf[64];
     DUET_CHECK(duet__str(o, "tile", x, buf, sizeof(buf)));
     if (duet_tile_parse(buf, &r->cfg.tile) < 0)
@@ -390,6 +389,8 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
                           (long long)w->mc, (long long)w->nc, w->world, w->root, duet_mode_name(f->mode), f->num_wgs,
                           f->gemm_wgs, f->comm_wgs, f->tile.bm, f->tile.bn, f->tile.bk, f->cm, f->cn, f->group_m,
                           r->ok ? "true" : "false", r->repeats);
+        if (f->split_k > 1)
+            duet__sbuf_printf(&b, ", \"split_k\": %d", f->split_k);
         if (r->ok) {
             duet__sbuf_printf(&b, ", \"ms\": %.17g, \"min_ms\": %.17g, \"max_ms\": %.17g}", r->ms, r->min_ms,
                               r->max_ms);

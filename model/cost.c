@@ -76,12 +76,21 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
      * rate and efficiency alone. */
     c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
     c.t_prologue = hw->tile_prologue_us * US;
-    c.t_epilogue = (double)g->bm * g->bn * eb / l2_share; /* C tile stores issued into L2 */
+    /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part)
+     * and, with a K split, the fp32 partial every part stores plus the S partials the last part
+     * reads back (its own included: backend/splitk.h): 4 bm bn (1 + S / S) bytes on average over
+     * the parts. */
+    double S = (double)g->split_k;
+    double c_bytes = (double)g->bm * g->bn * eb / S;
+    double part_bytes = S > 1 ? 4.0 * g->bm * g->bn * 2.0 : 0.0;
+    c.t_epilogue = (c_bytes + part_bytes) / l2_share; /* issued into L2 */
     c.t_overhead = hw->tile_overhead_us * US;
     c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
     c.l2_hit = duet__l2_hit(hw, g, active, eb);
-    c.hbm_bytes = (1.0 - c.l2_hit) * step_bytes * (double)g->k_iters + (double)g->bm * g->bn * eb;
-    c.flops = 2.0 * g->bm * g->bn * (double)g->k;
+    /* The partials written reach HBM when L2 evicts them; the ones read back are recent. */
+    double part_hbm = S > 1 ? 4.0 * g->bm * g->bn : 0.0;
+    c.hbm_bytes = (1.0 - c.l2_hit) * step_bytes * (double)g->k_iters + c_bytes + part_hbm;
+    c.flops = 2.0 * g->bm * g->bn * (double)g->k / S;
     *cost_p = c;
     return DUET_OK;
 }

@@ -149,7 +149,7 @@ duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cf
     p.wl = *wl;
     p.cfg = *cfg;
     p.rank = rank;
-    duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m);
+    duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
     p.gemm_flops = 2.0 * (double)wl->m * (double)wl->n * (double)wl->k;
     duet_comm_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc, cfg->cm, cfg->cn);
 

@@ -111,6 +111,36 @@ duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p)
     return DUET_OK;
 }
 
+int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k)
+{
+    if (split_k == 1)
+        return 1;
+    if (split_k < 1 || split_k > DUET_MAX_SPLIT_K || wl->m <= 0)
+        return 0;
+    duet_gemm_geom_t g;
+    duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, tile, 1, split_k);
+    if ((int64_t)(g.split_k - 1) * g.k_iters >= g.k_iters_total)
+        return 0;
+    return g.tiles_mn * (split_k - 1) < 2 * (int64_t)hw->n_sms;
+}
+
+int duet_config_same(const duet_config_t *a, const duet_config_t *b)
+{
+    int ska = a->split_k > 1 ? a->split_k : 1, skb = b->split_k > 1 ? b->split_k : 1;
+    return a->mode == b->mode && a->num_wgs == b->num_wgs && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
+           a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && a->cm == b->cm &&
+           a->cn == b->cn && a->group_m == b->group_m && ska == skb;
+}
+
+const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n)
+{
+    if (cfg->split_k > 1)
+        snprintf(buf, n, "%dx%dx%d/k%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk, (int)cfg->split_k);
+    else
+        snprintf(buf, n, "%dx%dx%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);
+    return buf;
+}
+
 double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages)
 {
     /* Each pipeline stage holds one BM x BK tile of A and one BN x BK tile of B. */
@@ -211,6 +241,7 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
     c.cm = 256;
     c.cn = 64;
     c.group_m = 8;
+    c.split_k = 1;
     return c;
 }
 
@@ -237,6 +268,21 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
         return duet__error(DUET_ERR_INVALID_ARG, "group_m %d is outside [1, 64]", (int)cfg->group_m);
     int has_gemm = wl->m > 0;
     int has_comm = wl->coll != DUET_COLL_NONE;
+    if (cfg->split_k < 0 || cfg->split_k > DUET_MAX_SPLIT_K)
+        return duet__error(DUET_ERR_INVALID_ARG, "split_k %d is outside [1, %d]", (int)cfg->split_k, DUET_MAX_SPLIT_K);
+    if (cfg->split_k > 1 && cfg->mode == DUET_MODE_VENDOR)
+        return duet__error(DUET_ERR_INVALID_ARG, "vendor mode runs the vendor library's GEMM: split_k must be 1 (got %d)",
+                           (int)cfg->split_k);
+    if (cfg->split_k > 1 && has_gemm) {
+        /* Every part must own at least one K step, or its partial sum would be an empty tile. */
+        duet_gemm_geom_t g;
+        duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
+        if ((int64_t)(g.split_k - 1) * g.k_iters >= g.k_iters_total)
+            return duet__error(DUET_ERR_INVALID_ARG,
+                               "split_k %d: K = %lld has %lld steps of %d, too few for %d parts of %lld steps each",
+                               (int)cfg->split_k, (long long)wl->k, (long long)g.k_iters_total, (int)cfg->tile.bk,
+                               (int)cfg->split_k, (long long)g.k_iters);
+    }
     if (cfg->mode == DUET_MODE_FUSED) {
         if (cfg->num_wgs < 1)
             return duet__error(DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got %d)", (int)cfg->num_wgs);

@@ -43,10 +43,11 @@ static int duet__rank_cmp(const void *a, const void *b)
 
 /* Fill in the configuration of one sweep point. */
 static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
-                                        duet_gemm_tile_t tile, int32_t split)
+                                        duet_gemm_tile_t tile, int32_t split_k, int32_t split)
 {
     duet_config_t c = duet_config_default(hw, mode);
     c.tile = tile;
+    c.split_k = split_k;
     if (p->cm > 0)
         c.cm = p->cm;
     if (p->cn > 0)
@@ -65,6 +66,31 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
         c.num_wgs = hw->n_sms;
     }
     return c;
+}
+
+/*
+ * The K splits of one (mode, tile): the given list, or the automatic one (duet_sweep_params_t).
+ * A split the configuration rules refuse (vendor mode, a part without K steps) is left out.
+ * @return the number written to out.
+ */
+static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *p,
+                                int32_t mode, duet_gemm_tile_t tile, int32_t *out)
+{
+    static const int32_t autos[] = DUET_AUTO_SPLIT_KS;
+    const int32_t *list = p->n_split_ks > 0 ? p->split_ks : autos;
+    int n_list = p->n_split_ks > 0 ? p->n_split_ks : (int)(sizeof(autos) / sizeof(autos[0]));
+    if (p->n_split_ks == 0 && p->policy == &duet_sim_policy_frozen)
+        n_list = 1;
+    int n = 0;
+    for (int i = 0; i < n_list; i++) {
+        duet_config_t c = duet__sweep_config(hw, p, mode, tile, list[i], 1);
+        if (list[i] > 1 && duet__config_check_shape(&c, wl) < 0)
+            continue;
+        if (p->n_split_ks == 0 && !duet_split_k_worth_trying(hw, wl, tile, list[i]))
+            continue;
+        out[n++] = list[i];
+    }
+    return n;
 }
 
 static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sim_policy_ops_t *policy,
@@ -116,10 +142,13 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         if (p.split_max > 0 && p.split_max < hi)
             hi = p.split_max;
         if (hi >= lo)
-            cap += (size_t)((hi - lo) / step + 1) * (size_t)p.n_tiles;
+            for (int ti = 0; ti < p.n_tiles; ti++) {
+                int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
+                cap += (size_t)((hi - lo) / step + 1) * (size_t)duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
+            }
     }
     if (cap == 0)
-        return duet__error(DUET_ERR_INVALID_ARG, "sweep: the split range is empty");
+        return duet__error(DUET_ERR_INVALID_ARG, "sweep: nothing to simulate (the split range or the K split list is empty)");
     duet_sweep_result_t res;
     memset(&res, 0, sizeof(res));
     res.points = malloc(cap * sizeof(*res.points));
@@ -135,15 +164,20 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         if (p.split_max > 0 && p.split_max < hi)
             hi = p.split_max;
         for (int ti = 0; ti < p.n_tiles; ti++) {
-            /* The queues do not depend on the split: one plan per tile, the split moves along. */
-            duet_config_t cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], lo);
-            duet_plan_t plan;
-            DUET_CHECK_GOTO(duet_plan_build(wl, &cfg, duet_plan_critical_rank(wl), &plan), st, fail);
-            for (int32_t s = lo; s <= hi; s += step) {
-                cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], s);
-                DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
-                DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.points[res.n], &res.events), st, fail);
-                res.n++;
+            int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
+            int n_ks = duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
+            for (int ki = 0; ki < n_ks; ki++) {
+                /* The queues do not depend on the split: one plan per (tile, K split), the split
+                 * moves along. */
+                duet_config_t cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], lo);
+                duet_plan_t plan;
+                DUET_CHECK_GOTO(duet_plan_build(wl, &cfg, duet_plan_critical_rank(wl), &plan), st, fail);
+                for (int32_t s = lo; s <= hi; s += step) {
+                    cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], s);
+                    DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
+                    DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.points[res.n], &res.events), st, fail);
+                    res.n++;
+                }
             }
         }
     }

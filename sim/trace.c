@@ -60,11 +60,11 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
                           "  \"plan\": {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\", \"collective\": \"%s\", "
                           "\"mc\": %lld, \"nc\": %lld, \"world\": %d, \"rank\": %d, \"mode\": \"%s\", \"num_wgs\": %d, "
                           "\"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", \"comm_tile\": \"%dx%d\", "
-                          "\"group_m\": %d},\n",
+                          "\"group_m\": %d, \"split_k\": %d},\n",
                           (long long)w->m, (long long)w->n, (long long)w->k, duet_dtype_name(w->dtype),
                           duet_collective_name(w->coll), (long long)w->mc, (long long)w->nc, w->world, plan->rank,
                           duet_mode_name(c->mode), c->num_wgs, c->gemm_wgs, c->comm_wgs, c->tile.bm, c->tile.bn,
-                          c->tile.bk, c->cm, c->cn, c->group_m);
+                          c->tile.bk, c->cm, c->cn, c->group_m, c->split_k > 1 ? c->split_k : 1);
     }
     duet__sbuf_printf(&b, "  \"tiles\": [");
     for (size_t i = 0; i < t->n; i++) {

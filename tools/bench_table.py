@@ -47,8 +47,11 @@ def gemm_table(d):
         v, g = ms(w["vendor"]["gemm"]), ms(w["duet"]["gemm"])
         tf = lambda t: None if t is None else flop / (t * 1e-3) / 1e12
         ratio = None if v is None or g is None else v / g
+        tile = w["duet"].get("gemm_tile", "-")
+        if w["duet"].get("gemm_split_k", 1) > 1:  # K split in parts (absent before split-K)
+            tile += f"/k{w['duet']['gemm_split_k']}"
         print(f"| {w['m']}x{w['n']}x{w['k']} | {f(v)} | {f(tf(v), 1)} | {f(g)} | {f(tf(g), 1)} "
-              f"| {w['duet'].get('gemm_tile', '-')} | {f(ratio, 3)} |")
+              f"| {tile} | {f(ratio, 3)} |")
 
 
 def main():

@@ -4,7 +4,8 @@
 # tool); the last lines printed are one summary line per step.
 #
 #   tools/h200-measure.sh STEP...
-#   STEP: build | collect | resume | smoke | bench | gemm | tune | timeline
+#   STEP: build | collect | resume | smoke | shapes | bench | gemm | tune | timeline
+#   shapes: duet bench on the workloads of the file $SHAPES (default bench/shapes/splitk.txt)
 #   gemm: duet's GEMM (every tile) against cuBLASLt on the seed's 15 shapes; one GPU is enough (NP=1)
 # Environment: NP (ranks, default 2), PROFILE (profile for bench/tune, default h200),
 #              BENCH_ARGS, COLLECT_ARGS (extra arguments).
@@ -63,6 +64,10 @@ for step in "$@"; do
         printf '4096x4096x4096 512x2048 all_gather,all_reduce\n' > /tmp/smoke.shapes
         run smoke 120 $MPIRUN $DUET bench --shapes /tmp/smoke.shapes --repeats 20 --warmup 3 --hw "$PROFILE" \
             --json "$OUT/smoke.json"
+        ;;
+    shapes)
+        run shapes 400 $MPIRUN $DUET bench --shapes "${SHAPES:-bench/shapes/splitk.txt}" --repeats 20 --warmup 3 \
+            --hw "$PROFILE" --json "$OUT/shapes.json" ${BENCH_ARGS:-}
         ;;
     bench)
         run bench ${BENCH_LIMIT:-450} $MPIRUN $DUET bench --repeats 20 --warmup 3 --hw "$PROFILE" \

@@ -23,7 +23,7 @@ static duet_status_t duet__tune_eval_bench(void *user, const duet_config_t *cfg,
     const duet__tune_eval_bench_t *b = user;
     for (size_t i = 0; i < b->n; i++) {
         const duet_corpus_row_t *r = &b->corpus->rows[b->rows[i]];
-        if (!duet__tune_config_same(&r->cfg, cfg))
+        if (!duet_config_same(&r->cfg, cfg))
             continue;
         if (!r->ok)
             return duet__error(DUET_ERR_BACKEND, "failed in the corpus: %s", r->error);

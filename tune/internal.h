@@ -11,9 +11,6 @@
 #include "duet/tune.h"
 #include "model/internal.h"
 
-/** 1 if two configurations are the same in every field. */
-int duet__tune_config_same(const duet_config_t *a, const duet_config_t *b);
-
 /** Add the fields of a configuration to a JSON object ("mode", "num_wgs", ..., "group_m"). */
 void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg);
 /**

@@ -149,13 +149,6 @@ duet_status_t duet_tune_key_make(const duet_hw_t *hw, const duet_workload_t *wl,
 /* Shared helpers                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-int duet__tune_config_same(const duet_config_t *a, const duet_config_t *b)
-{
-    return a->mode == b->mode && a->num_wgs == b->num_wgs && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
-           a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && a->cm == b->cm &&
-           a->cn == b->cn && a->group_m == b->group_m;
-}
-
 void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg)
 {
     char buf[48];
@@ -168,6 +161,7 @@ void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg)
     snprintf(buf, sizeof(buf), "%dx%d", (int)cfg->cm, (int)cfg->cn);
     cJSON_AddStringToObject(o, "comm_tile", buf);
     cJSON_AddNumberToObject(o, "group_m", cfg->group_m);
+    cJSON_AddNumberToObject(o, "split_k", cfg->split_k > 1 ? cfg->split_k : 1);
 }
 
 static duet_status_t duet__tune_json_int(const cJSON *o, const char *key, const char *where, int32_t *out)
@@ -193,6 +187,10 @@ duet_status_t duet__tune_config_from_json(const cJSON *o, const duet_workload_t 
     DUET_CHECK(duet__tune_json_int(o, "gemm_wgs", where, &c.gemm_wgs));
     DUET_CHECK(duet__tune_json_int(o, "comm_wgs", where, &c.comm_wgs));
     DUET_CHECK(duet__tune_json_int(o, "group_m", where, &c.group_m));
+    /* Optional: databases written before the K split have none. */
+    c.split_k = 1;
+    if (cJSON_GetObjectItemCaseSensitive(o, "split_k") != NULL)
+        DUET_CHECK(duet__tune_json_int(o, "split_k", where, &c.split_k));
     const cJSON *tile = cJSON_GetObjectItemCaseSensitive(o, "tile");
     if (!cJSON_IsString(tile) || duet_tile_parse(tile->valuestring, &c.tile) < 0)
         return duet__error(DUET_ERR_PARSE, "%s.tile: missing or not a supported tile", where);

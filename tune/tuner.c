@@ -78,7 +78,7 @@ typedef struct duet__tune_builder {
 static int duet__tune_in_space(const duet_tune_params_t *p, const duet_config_t *cfg)
 {
     for (size_t i = 0; i < p->n_space; i++)
-        if (duet__tune_config_same(&p->space[i], cfg))
+        if (duet_config_same(&p->space[i], cfg))
             return 1;
     return 0;
 }
@@ -90,7 +90,7 @@ static int duet__tune_add(duet__tune_builder_t *b, const duet_config_t *cfg, int
     if (b->n >= DUET_TUNE_MAX_CANDIDATES)
         return 0;
     for (int32_t i = 0; i < b->n; i++)
-        if (duet__tune_config_same(&b->cands[i].cfg, cfg))
+        if (duet_config_same(&b->cands[i].cfg, cfg))
             return 0;
     if (source != DUET_TUNE_SRC_DEFAULT) {
         if (!(b->p->modes & (1u << cfg->mode)))
@@ -264,7 +264,7 @@ static duet_status_t duet__tune_candidates(const duet_workload_t *wl, const duet
     for (int32_t i = 0; i < b.n; i++) {
         /* Give the model's rank to candidates from elsewhere that the model also ranked. */
         for (size_t j = 0; cands[i].model_rank == 0 && j < n_model; j++)
-            if (duet__tune_config_same(&model[j].cfg, &cands[i].cfg))
+            if (duet_config_same(&model[j].cfg, &cands[i].cfg))
                 cands[i].model_rank = (int32_t)(j + 1);
     }
 
@@ -293,8 +293,9 @@ duet_status_t duet_tune_candidates(const duet_workload_t *wl, const duet_hw_t *h
 
 static void duet__tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s gemm_wgs %d comm_wgs %d tile %dx%dx%d", duet_mode_name(c->mode), (int)c->gemm_wgs,
-             (int)c->comm_wgs, (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
+    char tile[32];
+    snprintf(buf, n, "%s gemm_wgs %d comm_wgs %d tile %s", duet_mode_name(c->mode), (int)c->gemm_wgs, (int)c->comm_wgs,
+             duet_config_tile_str(c, tile, sizeof(tile)));
 }
 
 /* Benchmark every candidate; failures are recorded, not fatal. @return the index of the lowest median or -1. */
@@ -333,7 +334,7 @@ static int32_t duet__tune_bench_all(duet_tune_result_t *r, duet_tune_bench_fn be
 static duet_status_t duet__tune_agree_config(duet_tune_agree_fn agree, void *user, duet_config_t *c)
 {
     int32_t *fields[] = {&c->mode,    &c->num_wgs, &c->gemm_wgs, &c->comm_wgs, &c->tile.bm,
-                         &c->tile.bn, &c->tile.bk, &c->cm,       &c->cn,       &c->group_m};
+                         &c->tile.bn, &c->tile.bk, &c->cm,       &c->cn,       &c->group_m, &c->split_k};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         DUET_CHECK(agree(user, fields[i]));
     return DUET_OK;
@@ -433,7 +434,7 @@ duet_status_t duet_tune_run(const duet_workload_t *wl, const duet_hw_t *hw, cons
         }
         r->cfg = cfg;
         r->cached = 1;
-        if (local_hit && duet__tune_config_same(&cfg, &e->cfg)) {
+        if (local_hit && duet_config_same(&cfg, &e->cfg)) {
             r->measured_ms = e->measured_ms;
             r->pred_ms = e->pred_ms;
             r->n_cands = e->n_cands;
@@ -459,11 +460,11 @@ duet_status_t duet_tune_run(const duet_workload_t *wl, const duet_hw_t *hw, cons
             if (winner < r->n_cands)
                 cfg = r->cands[winner].cfg;
             DUET_CHECK_GOTO(duet__tune_agree_config(agree, user, &cfg), st, out);
-            if (winner >= r->n_cands || !duet__tune_config_same(&cfg, &r->cands[winner].cfg)) {
+            if (winner >= r->n_cands || !duet_config_same(&cfg, &r->cands[winner].cfg)) {
                 duet__tune_warnf(&sink, "rank 0 built a different candidate list; using its winner");
                 winner = -2; /* rank 0's configuration, found below if this rank has it */
                 for (int32_t i = 0; i < r->n_cands; i++)
-                    if (duet__tune_config_same(&cfg, &r->cands[i].cfg))
+                    if (duet_config_same(&cfg, &r->cands[i].cfg))
                         winner = i;
                 if (duet_config_validate(&cfg, wl, hw) < 0) {
                     st = duet__error(DUET_ERR_INTERNAL, "tune: rank 0's winner does not fit this rank: %s",

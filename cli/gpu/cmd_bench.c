@@ -72,7 +72,9 @@ typedef struct bench_row {
     gpu_stat_t v_gemm, v_coll, v_seq, v_streams, v_carve[3];
     gpu_stat_t d_gemm;                          /* duet's GEMM alone, all SMs, at its best tile */
     duet_gemm_tile_t d_gemm_tile;               /* that tile */
-    gpu_stat_t d_gemm_tiles[BENCH_MAX_TILES];   /* every tile of duet_tile_get() */
+    int32_t d_gemm_split;                       /* and its K split */
+    gpu_stat_t d_gemm_tiles[BENCH_MAX_TILES];   /* every tile of duet_tile_get(), at its best K split */
+    int32_t d_gemm_tiles_split[BENCH_MAX_TILES];
     gpu_stat_t d_comm[BENCH_NCOMM];
     int best_comm; /* index into d_comm, -1 if none ran */
     duet_config_t fused_def, conc_def;
@@ -86,19 +88,12 @@ typedef struct bench_row {
     gpu_stat_t vmode[3];
 } bench_row_t;
 
-static int same_cfg(const duet_config_t *a, const duet_config_t *b)
-{
-    return a->mode == b->mode && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
-           a->num_wgs == b->num_wgs && a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn &&
-           a->tile.bk == b->tile.bk && a->cm == b->cm && a->cn == b->cn && a->group_m == b->group_m;
-}
-
 static void add_candidate(bench_row_t *r, const duet_config_t *c, double pred)
 {
     if (r->n_sweep >= BENCH_MAX_SWEEP)
         return;
     for (int i = 0; i < r->n_sweep; i++)
-        if (same_cfg(&r->sweep_cfg[i], c))
+        if (duet_config_same(&r->sweep_cfg[i], c))
             return;
     r->sweep_cfg[r->n_sweep] = *c;
     r->sweep_pred[r->n_sweep] = pred;
@@ -106,7 +101,8 @@ static void add_candidate(bench_row_t *r, const duet_config_t *c, double pred)
 }
 
 /* The sweep: the simulator's top picks of both modes, then a coarse grid of fractions and
- * comm grids over the tiles that do well on this hardware. */
+ * comm grids over the tiles that do well on this hardware, each unsplit and, where
+ * duet_split_k_worth_trying() allows, with K in two parts. */
 static void bench_candidates(const gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *r, int top, int grid)
 {
     duet_sweep_params_t sp = duet_sweep_default_params();
@@ -132,8 +128,10 @@ static void bench_candidates(const gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t 
             c.tile = tiles[t];
             c.gemm_wgs = (int32_t)lround(fracs[f] * c.num_wgs);
             c.comm_wgs = c.num_wgs - c.gemm_wgs;
-            if (duet_config_validate(&c, &r->wl, &e->hw) >= 0)
-                add_candidate(r, &c, NAN);
+            for (c.split_k = 1; c.split_k <= 2; c.split_k++)
+                if (duet_split_k_worth_trying(&e->hw, &r->wl, c.tile, c.split_k) &&
+                    duet_config_validate(&c, &r->wl, &e->hw) >= 0)
+                    add_candidate(r, &c, NAN);
         }
         for (int32_t cw = 8; cw <= 32 && t < 2; cw *= 2) {
             duet_config_t c = duet_config_default(&e->hw, DUET_MODE_CONCURRENT);
@@ -141,8 +139,10 @@ static void bench_candidates(const gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t 
             c.comm_wgs = cw;
             c.gemm_wgs = e->sms - cw;
             c.num_wgs = e->sms;
-            if (duet_config_validate(&c, &r->wl, &e->hw) >= 0)
-                add_candidate(r, &c, NAN);
+            for (c.split_k = 1; c.split_k <= 2; c.split_k++)
+                if (duet_split_k_worth_trying(&e->hw, &r->wl, c.tile, c.split_k) &&
+                    duet_config_validate(&c, &r->wl, &e->hw) >= 0)
+                    add_candidate(r, &c, NAN);
         }
     }
 }
@@ -162,30 +162,48 @@ static void bench_gemm_alone(gpu_env_t *e, bench_row_t *rows, size_t i, int warm
         if (x->m == w->m && x->n == w->n && x->k == w->k && x->dtype == w->dtype && rows[j].d_gemm.ok) {
             r->d_gemm = rows[j].d_gemm;
             r->d_gemm_tile = rows[j].d_gemm_tile;
+            r->d_gemm_split = rows[j].d_gemm_split;
             memcpy(r->d_gemm_tiles, rows[j].d_gemm_tiles, sizeof(r->d_gemm_tiles));
+            memcpy(r->d_gemm_tiles_split, rows[j].d_gemm_tiles_split, sizeof(r->d_gemm_tiles_split));
             return;
         }
     }
     duet_workload_t g = gpu_gemm_part(w);
     r->d_gemm.ok = 0;
     snprintf(r->d_gemm.error, sizeof(r->d_gemm.error), "no tile ran");
+    static const int32_t splits[] = DUET_AUTO_SPLIT_KS;
     for (int t = 0; t < duet_tile_count() && t < BENCH_MAX_TILES; t++) {
-        duet_config_t gc = duet_config_default(&e->hw, DUET_MODE_FUSED);
-        gc.tile = duet_tile_get(t);
-        gc.gemm_wgs = gc.num_wgs;
-        gc.comm_wgs = 0;
-        gpu_stat_t *s = &r->d_gemm_tiles[t];
-        if (duet_config_validate(&gc, &g, &e->hw) < 0) {
-            s->ok = 0;
-            snprintf(s->error, sizeof(s->error), "%s", duet_last_error());
-            continue;
+        gpu_stat_t *best = &r->d_gemm_tiles[t];
+        best->ok = 0;
+        snprintf(best->error, sizeof(best->error), "no K split ran");
+        for (size_t si = 0; si < sizeof(splits) / sizeof(splits[0]); si++) {
+            duet_config_t gc = duet_config_default(&e->hw, DUET_MODE_FUSED);
+            gc.tile = duet_tile_get(t);
+            gc.split_k = splits[si];
+            gc.gemm_wgs = gc.num_wgs;
+            gc.comm_wgs = 0;
+            if (!duet_split_k_worth_trying(&e->hw, &g, gc.tile, gc.split_k))
+                continue;
+            gpu_stat_t s;
+            if (duet_config_validate(&gc, &g, &e->hw) < 0) {
+                if (gc.split_k == 1) {
+                    best->ok = 0;
+                    snprintf(best->error, sizeof(best->error), "%s", duet_last_error());
+                }
+                continue;
+            }
+            gpu_duet_job_t dj;
+            gpu_duet_job_init(&dj, e, &g, &gc, b);
+            gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &s);
+            if (s.ok && (!best->ok || s.med < best->med)) {
+                *best = s;
+                r->d_gemm_tiles_split[t] = gc.split_k;
+            }
         }
-        gpu_duet_job_t dj;
-        gpu_duet_job_init(&dj, e, &g, &gc, b);
-        gpu_measure(e, gpu_run_duet, &dj, warmup, reps, s);
-        if (s->ok && (!r->d_gemm.ok || s->med < r->d_gemm.med)) {
-            r->d_gemm = *s;
-            r->d_gemm_tile = gc.tile;
+        if (best->ok && (!r->d_gemm.ok || best->med < r->d_gemm.med)) {
+            r->d_gemm = *best;
+            r->d_gemm_tile = duet_tile_get(t);
+            r->d_gemm_split = r->d_gemm_tiles_split[t];
         }
     }
 }
@@ -360,13 +378,17 @@ static cJSON *row_json(const bench_row_t *r)
         char tn[32];
         snprintf(tn, sizeof(tn), "%dx%dx%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn, r->d_gemm_tile.bk);
         cJSON_AddStringToObject(d, "gemm_tile", tn);
+        cJSON_AddNumberToObject(d, "gemm_split_k", r->d_gemm_split);
     }
     cJSON *gt = cJSON_AddObjectToObject(d, "gemm_tiles");
     for (int t = 0; t < duet_tile_count() && t < BENCH_MAX_TILES; t++) {
         duet_gemm_tile_t tl = duet_tile_get(t);
         char tn[32];
         snprintf(tn, sizeof(tn), "%dx%dx%d", tl.bm, tl.bn, tl.bk);
-        cJSON_AddItemToObject(gt, tn, stat_json(&r->d_gemm_tiles[t]));
+        cJSON *st = stat_json(&r->d_gemm_tiles[t]);
+        if (r->d_gemm_tiles[t].ok)
+            cJSON_AddNumberToObject(st, "split_k", r->d_gemm_tiles_split[t]);
+        cJSON_AddItemToObject(gt, tn, st);
     }
     if (w->coll == DUET_COLL_NONE) { /* --gemm-only */
         cli_json_add_num(o, "gemm_ratio", stat_or_inf(&r->v_gemm) / stat_or_inf(&r->d_gemm));
@@ -534,7 +556,9 @@ static void bench_print_gemms(const bench_row_t *rows, size_t n, const gpu_env_t
         double vm = stat_or_inf(&r->v_gemm), dm = stat_or_inf(&r->d_gemm), ratio = vm / dm;
         char g[32], tn[24] = "-";
         snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
-        if (r->d_gemm.ok)
+        if (r->d_gemm.ok && r->d_gemm_split > 1)
+            snprintf(tn, sizeof(tn), "%dx%d/k%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn, (int)r->d_gemm_split);
+        else if (r->d_gemm.ok)
             snprintf(tn, sizeof(tn), "%dx%d", r->d_gemm_tile.bm, r->d_gemm_tile.bn);
         printf("%-22s %10.4f %8.1f %10.4f %8.1f %-12s %7.3f\n", g, vm, flop / (vm * 1e-3) / 1e12, dm,
                flop / (dm * 1e-3) / 1e12, tn, ratio);

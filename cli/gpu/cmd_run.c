@@ -131,11 +131,13 @@ int cmd_run(int argc, char **argv)
     if (duet_plan_build(&c.wl, &c.cfg, duet_plan_critical_rank(&c.wl), &plan) >= 0 && duet_sim_ws_create(&ws) >= 0 &&
         duet_sim_run(ws, policy, &e.hw, &plan, svg ? &predicted : NULL, &r) >= 0)
         pred = r.makespan_s * 1e3;
+    char tile[32];
+    duet_config_tile_str(&c.cfg, tile, sizeof(tile));
     if (e.rank == 0)
-        printf("%s gemm_wgs %d comm_wgs %d tile %dx%dx%d: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
+        printf("%s gemm_wgs %d comm_wgs %d tile %s: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
                "%.4f ms on %s (policy %s)\n",
-               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, c.cfg.tile.bm, c.cfg.tile.bn,
-               c.cfg.tile.bk, s.med, s.min, s.max, s.n, pred, e.hw.name, policy->name);
+               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, tile, s.med, s.min, s.max, s.n, pred,
+               e.hw.name, policy->name);
     if (trace_path || svg) {
         size_t cap = (size_t)(plan.gemm.tiles + plan.comm.queue_len) + 16;
         st = duet_ctx_trace_enable(e.ctx, cap);
@@ -155,10 +157,10 @@ int cmd_run(int argc, char **argv)
         if (e.rank == 0 && svg && rc == CLI_EXIT_OK) {
             const duet_trace_t *two[2] = {&measured, &predicted};
             char title[256];
-            snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s gemm_wgs %d, tile %dx%d",
+            snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s gemm_wgs %d, tile %s",
                      e.device, (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
                      duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world,
-                     duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.tile.bm, c.cfg.tile.bn);
+                     duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, tile);
             if ((st = duet_trace_write_svg(two, pred >= 0 ? 2 : 1, title, svg)) < 0)
                 rc = cli_fail("run", st);
         }

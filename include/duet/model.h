@@ -215,6 +215,26 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode);
  */
 duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw);
 
+/**
+ * Whether a K split is worth trying for a tile: 1 for split_k 1; otherwise only if the
+ * configuration rules allow it (duet_config_validate(): every part has a K step) and the C
+ * tiles leave SMs without work: C tiles x (split_k - 1) < 2 x SMs. Beyond that a split only adds
+ * partial-sum traffic. The sweep's and the benchmark's automatic K splits follow it.
+ */
+int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k);
+
+/** The K splits the sweep and the benchmark try when none are given: 1, 2, 3, 4, 6, 8. */
+#define DUET_AUTO_SPLIT_KS {1, 2, 3, 4, 6, 8}
+
+/** @return 1 if two configurations run the same way (split_k 0 and 1 are the same), else 0. */
+int duet_config_same(const duet_config_t *a, const duet_config_t *b);
+
+/**
+ * The GEMM tile of a configuration for people: "256x128x64", or "256x128x64/k2" with a K split.
+ * @return buf.
+ */
+const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n);
+
 /** Shared memory the GEMM tile needs, bytes (pipeline stages of A and B tiles). */
 double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages);
 

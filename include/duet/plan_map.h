@@ -40,12 +40,24 @@ typedef struct duet_gemm_geom {
     int64_t m, n, k;        /* problem extents, elements */
     int32_t bm, bn, bk;     /* tile */
     int32_t group_m;        /* swizzle group height, in tile rows */
-    int64_t grid_m, grid_n; /* tiles along M and N */
-    int64_t tiles;          /* grid_m * grid_n: length of the GEMM queue */
-    int64_t k_iters;        /* ceil(k / bk): pipeline steps per tile */
+    int32_t split_k;        /* K parts per C tile (>= 1) */
+    int64_t grid_m, grid_n; /* C tiles along M and N */
+    int64_t tiles_mn;       /* grid_m * grid_n: C tiles */
+    int64_t tiles;          /* tiles_mn * split_k: length of the GEMM queue */
+    int64_t k_iters_total;  /* ceil(k / bk): K steps of a whole C tile */
+    int64_t k_iters;        /* ceil(k_iters_total / split_k): K steps of one queue tile (the last
+                             * part of a C tile may have fewer) */
 } duet_gemm_geom_t;
 
-DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t, int32_t group_m)
+/** Largest K split a configuration may ask for. */
+#define DUET_MAX_SPLIT_K 16
+
+/**
+ * Fill a GEMM geometry. split_k < 1 is read as 1. A split that leaves a part without K steps
+ * ((split_k - 1) * k_iters >= k_iters_total) is the caller's to reject (duet_config_validate()).
+ */
+DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t, int32_t group_m,
+                                 int32_t split_k)
 {
     g->m = m;
     g->n = n;
@@ -54,28 +66,51 @@ DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int6
     g->bn = t.bn;
     g->bk = t.bk;
     g->group_m = group_m < 1 ? 1 : group_m;
+    g->split_k = split_k < 1 ? 1 : split_k;
     if (m > 0 && n > 0 && k > 0 && t.bm > 0 && t.bn > 0 && t.bk > 0) {
         g->grid_m = duet_cdiv(m, t.bm);
         g->grid_n = duet_cdiv(n, t.bn);
-        g->k_iters = duet_cdiv(k, t.bk);
+        g->k_iters_total = duet_cdiv(k, t.bk);
+        g->k_iters = duet_cdiv(g->k_iters_total, g->split_k);
     } else {
-        g->grid_m = g->grid_n = g->k_iters = 0;
+        g->grid_m = g->grid_n = g->k_iters_total = g->k_iters = 0;
     }
-    g->tiles = g->grid_m * g->grid_n;
+    g->tiles_mn = g->grid_m * g->grid_n;
+    g->tiles = g->tiles_mn * g->split_k;
 }
 
 /**
- * The GROUP_M swizzle of the reference design: consecutive tile ids walk down group_m tile-rows
+ * Queue tile -> (C tile, K part). The split_k parts of one C tile are consecutive in the queue,
+ * so they run side by side and the C tile is complete early, as in the unsplit order.
+ */
+DUET_HD void duet_gemm_tile_split(const duet_gemm_geom_t *g, int64_t tile, int64_t *mn, int32_t *part)
+{
+    *mn = tile / g->split_k;
+    *part = (int32_t)(tile % g->split_k);
+}
+
+/** K range of part `part` of a C tile, in elements: [*k0, *k1), k0 a multiple of bk. */
+DUET_HD void duet_gemm_part_krange(const duet_gemm_geom_t *g, int32_t part, int64_t *k0, int64_t *k1)
+{
+    int64_t step = g->k_iters * g->bk;
+    *k0 = duet_min64((int64_t)part * step, g->k);
+    *k1 = duet_min64(*k0 + step, g->k);
+}
+
+/**
+ * The GROUP_M swizzle of the reference design: consecutive C tiles walk down group_m tile-rows
  * of one tile-column before moving right, so CTAs that run together share rows of A and columns
- * of B in L2. The last group may be shorter than group_m.
+ * of B in L2. The last group may be shorter than group_m. `tile` is a queue tile: its C tile is
+ * tile / split_k.
  */
 DUET_HD void duet_gemm_tile_coords(const duet_gemm_geom_t *g, int64_t tile, int64_t *pid_m, int64_t *pid_n)
 {
+    int64_t mn = tile / g->split_k;
     int64_t per_group = (int64_t)g->group_m * g->grid_n;
-    int64_t group = tile / per_group;
+    int64_t group = mn / per_group;
     int64_t first_m = group * g->group_m;
     int64_t height = duet_min64(g->grid_m - first_m, g->group_m);
-    int64_t in_group = tile % per_group;
+    int64_t in_group = mn % per_group;
     *pid_m = first_m + in_group % height;
     *pid_n = in_group / height;
 }

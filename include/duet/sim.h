@@ -146,6 +146,7 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
 /* ========================================================================================== */
 
 #define DUET_SWEEP_MAX_TILES 16
+#define DUET_SWEEP_MAX_SPLIT_KS 8
 
 /** What to sweep. Start from duet_sweep_default_params(). */
 typedef struct duet_sweep_params {
@@ -156,6 +157,10 @@ typedef struct duet_sweep_params {
     int32_t split_min, split_max, split_step; /* gemm_wgs values; 0 = defaults (1..SMs, step 1) */
     int32_t num_wgs;                      /* fused grid; 0 = one per SM */
     int32_t cm, cn, group_m;              /* 0 = defaults */
+    /* GEMM K splits to try. 0 = automatic: for each tile those of DUET_AUTO_SPLIT_KS that
+     * duet_split_k_worth_trying() accepts; policy frozen (the reference rules) tries 1 only. */
+    int32_t n_split_ks;
+    int32_t split_ks[DUET_SWEEP_MAX_SPLIT_KS];
 } duet_sweep_params_t;
 
 duet_sweep_params_t duet_sweep_default_params(void);

@@ -74,6 +74,8 @@ typedef struct duet_config {
     duet_gemm_tile_t tile;  /* GEMM tile */
     int32_t cm, cn;         /* comm tile, elements (rows x columns) */
     int32_t group_m;        /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */
+    int32_t split_k;        /* GEMM K split: each C tile's K range in split_k parts, summed in fp32
+                             * by the part that finishes last (1 = none; 0 is read as 1) */
 } duet_config_t;
 
 #ifdef __cplusplus

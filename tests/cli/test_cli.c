@@ -203,3 +203,40 @@ Test(cli, predict_json_is_ranked, T_TIMEOUT)
     cr_assert(t_num(cJSON_GetObjectItem(o, "static_default"), "rank") >= 1);
     cJSON_Delete(o);
 }
+
+Test(cli, split_k_flag_in_plan_simulate_and_predict, T_TIMEOUT)
+{
+    static t_cli_t r;
+    t_cli_run(&r, NULL, "plan", AG, "--gemm", "512x8192x8192", "--tile", "256x256x64", "--split-k", "4", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "256 tiles (2 x 32 C tiles, each in 4 K parts), 32 K steps each") != NULL, "%s", r.out);
+    t_cli_run(&r, NULL, "simulate", AG, "--gemm", "512x8192x8192", "--tile", "256x256x64", "--split-k", "4", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "tile 256x256x64/k4") != NULL, "%s", r.out);
+    /* Out of range, and a split that leaves a part without K steps (K = 128: 2 steps). */
+    t_cli_run(&r, NULL, "plan", AG, GEMM, "--split-k", "0", NULL);
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "--split-k") != NULL, "%s", r.err);
+    t_cli_run(&r, NULL, "plan", AG, "--gemm", "4096x4096x128", "--split-k", "3", NULL);
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "too few for 3 parts") != NULL, "%s", r.err);
+    /* predict: the list restricts the sweep, and the JSON names each point's split. */
+    t_cli_run(&r, NULL, "predict", AG, "--gemm", "512x8192x8192", "--tiles", "256x256x64", "--mode", "fused",
+              "--split-k", "1,4", "--splits", "step:33", "--top", "0", "--json", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cJSON *o = cJSON_Parse(r.out);
+    cr_assert_not_null(o);
+    int count[5] = {0};
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "ranked"))
+    {
+        int k = (int)t_num(e, "split_k");
+        cr_assert(k == 1 || k == 4, "split_k %d", k);
+        count[k]++;
+    }
+    cr_assert(count[1] == 4 && count[4] == 4, "%d %d", count[1], count[4]);
+    cJSON_Delete(o);
+    t_cli_run(&r, NULL, "predict", AG, GEMM, "--split-k", "1,x", NULL);
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "--split-k: 'x'") != NULL, "%s", r.err);
+}

@@ -366,6 +366,62 @@ static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc
     }
 }
 
+/*
+ * The K split: parts of a C tile summed by the last one to finish. Shapes: ragged (K = 200, 4
+ * steps of 64, last one partial), odd-k (K % 8 != 0: the mma.sync tile), aligned, and large
+ * (every CTA busy, parts of one C tile side by side); tiles: the default, 256x256 (two passes,
+ * two counters per C tile) and 64x64. Each split runs twice per mode: fused and concurrent
+ * schedule the parts differently, and all four results must have the same bytes.
+ */
+static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
+{
+    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    static const struct {
+        int si, split_k;
+    } cases[] = {{0, 2}, {0, 4}, {3, 2}, {2, 2}, {2, 4}, {4, 2}, {4, 3}, {4, 8}};
+    static const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {256, 256, 64}, {64, 64, 64}};
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const int si = cases[ci].si, dtype = DUET_DTYPE_BF16;
+        upload_ab(&SHAPES[si], si, dtype, bf);
+        for (size_t ti = 0; ti < sizeof(tiles) / sizeof(tiles[0]); ti++) {
+            duet_workload_t wl = make_wl(&SHAPES[si], DUET_COLL_ALL_REDUCE, dtype, t->world, 0, 1);
+            result_t res[4];
+            for (int run = 0; run < 4; run++) {
+                const int mode = run / 2 == 0 ? DUET_MODE_FUSED : DUET_MODE_CONCURRENT;
+                duet_config_t cfg = make_cfg(hw, mode, &SHAPES[si]);
+                cfg.tile = tiles[ti];
+                cfg.split_k = cases[ci].split_k;
+                char label[160];
+                snprintf(label, sizeof(label), "W=%d split_k %d tile %dx%d %s shape %s run %d", t->world,
+                         cfg.split_k, cfg.tile.bm, cfg.tile.bn, duet_mode_name(mode), SHAPES[si].name, run % 2);
+                int ok = run_one(t, ctx, bf, rc, si, &wl, &cfg, 7000 + (uint64_t)ci, &res[run], label);
+                duet_test_check(t, ok, "%s", label);
+            }
+            int same = same_bytes(&res[0], &res[1]) && same_bytes(&res[0], &res[2]) && same_bytes(&res[0], &res[3]);
+            duet_test_check(t, same, "W=%d split_k %d tile %dx%d shape %s: the same bytes in all four runs", t->world,
+                            cases[ci].split_k, tiles[ti].bm, tiles[ti].bn, SHAPES[si].name);
+            for (int run = 0; run < 4; run++)
+                result_free(&res[run]);
+        }
+    }
+    /* A split that leaves a part without K steps is refused before anything runs. */
+    duet_workload_t wl = make_wl(&SHAPES[0], DUET_COLL_ALL_REDUCE, DUET_DTYPE_BF16, t->world, 0, 1);
+    duet_config_t cfg = make_cfg(hw, DUET_MODE_FUSED, &SHAPES[0]);
+    cfg.split_k = 3; /* K = 200: 4 steps, 2 per part, the third part has none */
+    duet_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.wl = wl;
+    op.cfg = cfg;
+    op.a = bf->a;
+    op.b = bf->b;
+    op.c = bf->c;
+    op.src = bf->src;
+    op.dst = bf->dst;
+    duet_status_t st = duet_run(ctx, &op, bf->stream);
+    duet_test_check(t, st == DUET_ERR_INVALID_ARG && strstr(duet_ctx_last_error(ctx), "split_k 3") != NULL,
+                    "split_k 3 on K = 200 is refused: %s (%s)", duet_status_name(st), duet_ctx_last_error(ctx));
+}
+
 /* GEMM-only and collective-only operations. */
 static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
@@ -750,6 +806,7 @@ int main(int argc, char **argv)
         test_back_to_back(&t, ctx, &bf, &rc);
         test_partial_ops(&t, ctx, &bf, &rc);
         test_tiles(&t, ctx, &bf, &rc);
+        test_split_k(&t, ctx, &bf, &rc);
         test_timeout(&t, ctx, &bf, &rc, timeout_ms < 1500 ? timeout_ms : 1500);
     }
     if (t.rank == 0)

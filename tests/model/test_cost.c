@@ -40,6 +40,34 @@ Test(cost, gemm_tile_on_h200_by_hand, T_TIMEOUT)
     cr_assert_eq(c.l2_hit, 0.0);
 }
 
+Test(cost, split_k_part_by_hand, T_TIMEOUT)
+{
+    /* 512 x 8192 x 8192 in 256x256 tiles split 4: 64 C tiles, 256 parts of 32 K steps. */
+    duet_hw_t hw = t_hw_h200_start();
+    duet_workload_t wl = t_wl(512, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
+    duet_plan_t one = plan_of(&hw, wl, (duet_gemm_tile_t){256, 256, 64});
+    duet_config_t cfg = one.cfg;
+    cfg.split_k = 4;
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(p.gemm.tiles, 256);
+    cr_assert_eq(p.gemm.k_iters, 32);
+    duet_gemm_cost_t c1, c4;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &one, 1, &c1), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 1, &c4), DUET_OK);
+    cr_assert_eq(c4.k_iters, 32);
+    cr_assert(t_rel_eq(c4.flops, c1.flops / 4, 1e-12));
+    /* Epilogue: a quarter of the C tile, plus the fp32 partial stored and, on average, one partial
+     * read back per part (the last of four reads all four): 256*256*(2/4 + 4*2) bytes into L2. */
+    double l2share = hw.l2_gbs * 1e9 / hw.n_sms;
+    cr_assert(t_rel_eq(c4.t_epilogue, 256.0 * 256 * (2.0 / 4 + 4 * 2) / l2share, 1e-12));
+    double want = 32 * c4.t_step + c4.t_prologue + c4.t_epilogue + c4.t_overhead;
+    cr_assert(t_rel_eq(c4.t_sm, want, 1e-12));
+    /* HBM: the part's A and B (no reuse alone), a quarter of C and its whole partial. */
+    double hbm = 512.0 * 64 * 2 * 32 + 256.0 * 256 * 2 / 4 + 4.0 * 256 * 256;
+    cr_assert(t_rel_eq(c4.hbm_bytes, hbm, 1e-12), "hbm %.6g want %.6g", c4.hbm_bytes, hbm);
+}
+
 Test(cost, memory_bound_tile_takes_the_l2_step, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw_h200_start();

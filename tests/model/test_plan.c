@@ -87,7 +87,7 @@ Test(plan, gemm_swizzle_matches_hand_computed_order, T_TIMEOUT)
 {
     duet_gemm_geom_t g;
     duet_gemm_tile_t t = {128, 128, 64};
-    duet_gemm_geom_init(&g, 5 * 128, 3 * 128, 640, t, 2);
+    duet_gemm_geom_init(&g, 5 * 128, 3 * 128, 640, t, 2, 1);
     cr_assert_eq(g.tiles, 15);
     cr_assert_eq(g.k_iters, 10);
     /* Groups of 2 tile-rows walk down, then right; the last group is 1 row high. */
@@ -108,7 +108,7 @@ Test(plan, gemm_swizzle_is_a_permutation, T_TIMEOUT)
         for (int ti = 0; ti < duet_tile_count(); ti++)
             for (int gm = 1; gm <= 9; gm += 4) {
                 duet_gemm_geom_t g;
-                duet_gemm_geom_init(&g, shapes[s][0], shapes[s][1], shapes[s][2], duet_tile_get(ti), gm);
+                duet_gemm_geom_init(&g, shapes[s][0], shapes[s][1], shapes[s][2], duet_tile_get(ti), gm, 1);
                 char *seen = calloc((size_t)g.tiles, 1);
                 for (int64_t i = 0; i < g.tiles; i++) {
                     int64_t m, n;
@@ -217,4 +217,38 @@ Test(plan, bytes_per_peer_and_queue_policy, T_TIMEOUT)
     cr_assert_eq(duet_plan_build(&ar, &cc, 0, &p), DUET_OK);
     cr_assert(p.gemm_home_ctas == 116 && p.comm_home_ctas == 16 && p.steal == 0);
     cr_assert_eq(duet_plan_build(&ar, &cc, 2, &p), DUET_ERR_INVALID_ARG, "rank outside the world");
+}
+
+Test(plan, split_k_parts_cover_k_once_beside_their_c_tile, T_TIMEOUT)
+{
+    /* K = 1000: 16 steps of 64 (the last 40 wide). Split 3: 6 + 6 + 4 steps. */
+    duet_gemm_geom_t g;
+    duet_gemm_tile_t t = {128, 128, 64};
+    duet_gemm_geom_init(&g, 5 * 128, 3 * 128, 1000, t, 2, 3);
+    cr_assert_eq(g.tiles_mn, 15);
+    cr_assert_eq(g.tiles, 45);
+    cr_assert_eq(g.k_iters_total, 16);
+    cr_assert_eq(g.k_iters, 6);
+    const int64_t want_k[3][2] = {{0, 384}, {384, 768}, {768, 1000}};
+    for (int64_t i = 0; i < g.tiles; i++) {
+        int64_t mn, m, n, k0, k1, m1, n1;
+        int32_t part;
+        duet_gemm_tile_split(&g, i, &mn, &part);
+        cr_assert_eq(mn, i / 3, "the parts of one C tile are consecutive in the queue");
+        cr_assert_eq(part, i % 3);
+        duet_gemm_part_krange(&g, part, &k0, &k1);
+        cr_assert(k0 == want_k[part][0] && k1 == want_k[part][1], "part %d: [%lld, %lld)", (int)part, (long long)k0,
+                  (long long)k1);
+        /* Its C tile is the unsplit queue's tile mn. */
+        duet_gemm_geom_t u;
+        duet_gemm_geom_init(&u, g.m, g.n, g.k, t, 2, 1);
+        duet_gemm_tile_coords(&g, i, &m, &n);
+        duet_gemm_tile_coords(&u, mn, &m1, &n1);
+        cr_assert(m == m1 && n == n1);
+    }
+    /* split_k 0 reads as 1. */
+    duet_gemm_geom_init(&g, 5 * 128, 3 * 128, 1000, t, 2, 0);
+    cr_assert_eq(g.split_k, 1);
+    cr_assert_eq(g.tiles, 15);
+    cr_assert_eq(g.k_iters, 16);
 }

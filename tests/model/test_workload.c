@@ -136,6 +136,25 @@ Test(config, rejections_say_why, T_TIMEOUT)
     c.mode = 5;
     cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
 
+    /* K split: in [1, 16], not in vendor mode, and every part needs a K step (4096 = 64 steps). */
+    c = base;
+    cr_assert_eq(c.split_k, 1);
+    c.split_k = 17;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "split_k 17 is outside [1, 16]") != NULL, "%s", duet_last_error());
+    c.split_k = 16;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_OK);
+    duet_workload_t short_k = t_wl(4096, 4096, 200, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    c.split_k = 3; /* 200 = 4 steps: 2 + 2 + nothing */
+    cr_assert_eq(duet_config_validate(&c, &short_k, &h), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "too few for 3 parts") != NULL, "%s", duet_last_error());
+    c.split_k = 4;
+    cr_assert_eq(duet_config_validate(&c, &short_k, &h), DUET_OK);
+    c = duet_config_default(&h, DUET_MODE_VENDOR);
+    c.split_k = 2;
+    cr_assert_eq(duet_config_validate(&c, &wl, &h), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "vendor mode") != NULL, "%s", duet_last_error());
+
     duet_config_t cc = duet_config_default(&h, DUET_MODE_CONCURRENT);
     cc.comm_wgs = 0;
     cr_assert_eq(duet_config_validate(&cc, &wl, &h), DUET_ERR_INVALID_ARG);

@@ -316,6 +316,54 @@ Test(sim, sweep_ranks_and_places_the_default)
     duet_sweep_result_free(&res);
 }
 
+Test(sim, sweep_tries_k_splits_where_c_tiles_leave_sms_idle)
+{
+    duet_hw_t hw = t_hw("h200");
+    /* 512 x 8192 x 8192: 256x256 gives 64 C tiles, 128x128 gives 256 (of 132 SMs). */
+    duet_workload_t wl = t_wl(512, 8192, 8192, DUET_COLL_ALL_GATHER, 1024, 8192, 2);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    sp.n_tiles = 2;
+    sp.tiles[0] = (duet_gemm_tile_t){256, 256, 64};
+    sp.tiles[1] = (duet_gemm_tile_t){128, 128, 64};
+    sp.modes = 1u << DUET_MODE_FUSED;
+    sp.split_step = 33; /* gemm_wgs 1, 34, 67, 100: 4 values */
+    duet_sweep_result_t res;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    /* 256x256: 64 x (S - 1) < 264 for S in {1, 2, 3, 4}, not 6 or 8; 128x128: 256 x (S - 1) <
+     * 264 for S in {1, 2}. */
+    int seen[2][9] = {{0}};
+    for (size_t i = 0; i < res.n; i++) {
+        const duet_config_t *c = &res.points[i].cfg;
+        cr_assert(c->split_k >= 1 && c->split_k <= 8);
+        seen[c->tile.bm == 128][c->split_k]++;
+    }
+    cr_assert_eq(res.n, (size_t)(4 + 2) * 4);
+    for (int k = 1; k <= 4; k++)
+        cr_assert_eq(seen[0][k], 4, "256x256 split %d", k);
+    cr_assert(seen[1][1] == 4 && seen[1][2] == 4 && seen[1][3] == 0);
+    /* With the comm queue holding 32 SMs, the 64 C tiles alone leave SMs idle: a split wins. */
+    cr_assert(res.points[0].cfg.split_k > 1, "best: split %d", res.points[0].cfg.split_k);
+    duet_sweep_result_free(&res);
+
+    /* An explicit list, with a split that leaves parts without K steps left out. */
+    duet_workload_t short_k = t_wl(512, 8192, 128, DUET_COLL_ALL_GATHER, 1024, 8192, 2);
+    sp.n_split_ks = 2;
+    sp.split_ks[0] = 1;
+    sp.split_ks[1] = 3; /* K = 128: 2 steps */
+    cr_assert_eq(duet_sweep_run(ws, &hw, &short_k, &sp, &res), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(res.n, (size_t)2 * 4);
+    for (size_t i = 0; i < res.n; i++)
+        cr_assert_eq(res.points[i].cfg.split_k, 1);
+    duet_sweep_result_free(&res);
+
+    /* The reference rules (frozen) try no split. */
+    sp.n_split_ks = 0;
+    sp.policy = &duet_sim_policy_frozen;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(res.n, (size_t)2 * 4);
+    duet_sweep_result_free(&res);
+}
+
 Test(sim, trace_json_round_trips)
 {
     duet_hw_t hw = t_hw("h200");

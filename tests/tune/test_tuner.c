@@ -431,11 +431,11 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     int32_t pick = (int32_t)((mine + 1) % n);
     const duet_config_t *c2 = &cands[pick].cfg;
     tt_rank_t k = {.bench = {.target = 110},
-                   .n_script = 12,
+                   .n_script = 13,
                    .script = {0, pick, c2->mode, c2->num_wgs, c2->gemm_wgs, c2->comm_wgs, c2->tile.bm, c2->tile.bn,
-                              c2->tile.bk, c2->cm, c2->cn, c2->group_m}};
+                              c2->tile.bk, c2->cm, c2->cn, c2->group_m, c2->split_k}};
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, tt_agree, &k, &r), DUET_OK, "%s", duet_last_error());
-    cr_assert_eq(k.pos, 12);
+    cr_assert_eq(k.pos, 13);
     cr_assert_eq(k.sent[0], 0, "this rank's verdict was a miss");
     cr_assert_eq(k.sent[1], mine, "this rank offered its own winner");
     cr_assert_eq(k.sent[4], c2->gemm_wgs, "then rank 0's pick, field by field");
@@ -452,11 +452,11 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     c0.comm_wgs = 12;
     c0.num_wgs = 132;
     c0.tile = (duet_gemm_tile_t){128, 256, 64};
-    tt_rank_t h = {.n_script = 11,
+    tt_rank_t h = {.n_script = 12,
                    .script = {1, c0.mode, c0.num_wgs, c0.gemm_wgs, c0.comm_wgs, c0.tile.bm, c0.tile.bn, c0.tile.bk,
-                              c0.cm, c0.cn, c0.group_m}};
+                              c0.cm, c0.cn, c0.group_m, c0.split_k}};
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, tt_agree, &h, &r), DUET_OK, "%s", duet_last_error());
-    cr_assert_eq(h.pos, 11);
+    cr_assert_eq(h.pos, 12);
     cr_assert_eq(h.bench.calls, 0);
     cr_assert_eq(r.cached, 1);
     cr_assert(memcmp(&r.cfg, &c0, sizeof(c0)) == 0);
@@ -480,9 +480,9 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     x.gemm_wgs = 7;
     x.comm_wgs = 125;
     tt_rank_t o = {.bench = {.target = 110},
-                   .n_script = 12,
+                   .n_script = 13,
                    .script = {0, 40, x.mode, x.num_wgs, x.gemm_wgs, x.comm_wgs, x.tile.bm, x.tile.bn, x.tile.bk, x.cm,
-                              x.cn, x.group_m}};
+                              x.cn, x.group_m, x.split_k}};
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, tt_agree, &o, &r), DUET_OK, "%s", duet_last_error());
     cr_assert(memcmp(&r.cfg, &x, sizeof(x)) == 0);
     cr_assert_eq(r.winner, -1);

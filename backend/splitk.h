@@ -1,0 +1,112 @@
+/*
+ * The K split (plan split_k > 1): the split_k parts of one C tile run as separate GEMM-queue
+ * tiles, each over its own K range (duet_gemm_part_krange), possibly on different CTAs at the
+ * same time. Each part stores its fp32 accumulators in its own workspace block and counts itself
+ * in; the part that arrives last sums every block in part order and writes C. No part ever
+ * waits for another, so a persistent CTA is never blocked (the work-stealing loop orders no
+ * tiles), and C has the same bits whichever part finishes last.
+ *
+ * A block is one pass of the tile, PM x BN fp32, row-major: each tile path stores its fragments
+ * there (duet__splitk_put2), and the sum streams through it with 16-byte loads, independent of
+ * the fragment layout. Keeping the sum out of the accumulator registers matters: summing into
+ * them needs the loaded blocks live beside 128 accumulators, and ptxas then spilled 0.9-2 KB per
+ * thread in every tile (measured with -Xptxas -v).
+ */
+#ifndef DUET_BACKEND_SPLITK_H
+#define DUET_BACKEND_SPLITK_H
+
+#include "backend/convert.h"
+#include "backend/internal.h"
+
+/** The workspace block of (C tile mn, pass, part): PM x BN floats. */
+__device__ static inline float *duet__splitk_block(const duet__kparams_t &p, int64_t mn, int pass, int passes, int part,
+                                                   int block_elems)
+{
+    return p.sk_ws + ((mn * passes + pass) * p.gemm.split_k + part) * (int64_t)block_elems;
+}
+
+/** Store two horizontally adjacent accumulators at `at` (8-byte aligned) of a block. */
+__device__ static inline void duet__splitk_put2(float *at, float v0, float v1)
+{
+    /* .cg: the reader is another SM. */
+#if defined(DUET_GPU_NVIDIA)
+    __stcg((float2 *)at, make_float2(v0, v1));
+#else
+    *(float2 *)at = make_float2(v0, v1);
+#endif
+}
+
+/**
+ * The part has stored its block (every thread, before this call). Count it in.
+ * @return true in the CTA whose part completed the C tile's pass; it then calls
+ * duet__splitk_finish.
+ */
+__device__ static inline bool duet__splitk_arrive(const duet__kparams_t &p, int64_t mn, int pass, int passes)
+{
+    __shared__ int s_last;
+    /* Release: every thread's block stores are visible device-wide before the count. */
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t *cnt = &p.sk_cnt[mn * passes + pass];
+        const uint32_t before = atomicAdd(cnt, 1u);
+        s_last = before == (uint32_t)(p.gemm.split_k - 1);
+        /* Every part has counted itself: nothing touches the counter again in this operation,
+         * and the next one finds it at zero. */
+        if (s_last)
+            *cnt = 0;
+    }
+    __syncthreads();
+    const bool last = s_last != 0;
+    /* Acquire (last part): the other parts' blocks are read after their counts were seen. */
+    if (last)
+        __threadfence();
+    return last;
+}
+
+/**
+ * Sum the split_k blocks of (C tile mn, pass) in part order and store the PM x BN result at C
+ * rows m0.., columns n0.. (bounds-checked; 16 bytes at a time where C allows). All threads.
+ * Not inlined: the tile's registers hold its accumulators, and this loop needs none of them.
+ */
+template <int PM, int BN>
+__device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p, int64_t mn, int pass, int passes,
+                                                  int64_t m0, int64_t n0)
+{
+    static_assert(BN % 8 == 0, "a thread sums 8 columns at a time");
+    const duet_gemm_geom_t &g = p.gemm;
+    const int S = g.split_k;
+    const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
+    constexpr int GROUPS = PM * BN / 8;
+    /* Two groups per thread per round: four 16-byte loads of each part in flight. */
+#pragma unroll 2
+    for (int e = threadIdx.x; e < GROUPS; e += DUET_THREADS) {
+        const int row = e / (BN / 8), col = (e % (BN / 8)) * 8;
+        const int64_t gr = m0 + row, gc = n0 + col;
+        if (gr >= g.m || gc >= g.n)
+            continue;
+        float s[8];
+        for (int q = 0; q < S; q++) {
+            const float *x = first + (int64_t)q * PM * BN + row * BN + col;
+            const float4 lo = duet_dev_ld_cg4((const float4 *)x), hi = duet_dev_ld_cg4((const float4 *)(x + 4));
+            const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                s[i] = q == 0 ? v[i] : s[i] + v[i];
+        }
+        uint16_t h[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            h[i] = duet_from_f32(s[i], p.dtype);
+        uint16_t *dst = p.c + gr * g.n + gc;
+        if (p.c_vec16 && gc + 8 <= g.n) {
+            *(uint4 *)dst = make_uint4((uint32_t)h[0] | ((uint32_t)h[1] << 16), (uint32_t)h[2] | ((uint32_t)h[3] << 16),
+                                       (uint32_t)h[4] | ((uint32_t)h[5] << 16), (uint32_t)h[6] | ((uint32_t)h[7] << 16));
+        } else {
+            for (int i = 0; i < 8 && gc + i < g.n; i++)
+                dst[i] = h[i];
+        }
+    }
+}
+
+#endif /* DUET_BACKEND_SPLITK_H */
