@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 duet=${1:-build/duet}
 # l2_gbs is not fitted: on the wgmma corpus the L2 step bound the 128x256 and 256x128 tiles in the
 # model, left their factors undetermined and predicted held-out shapes worse on every metric
-# (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound. Fitted on
-# this corpus it binds again (12.2 TB/s) and predicts held-out shapes worse than gemm_sm_contention.
+# (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound. Fitted beside
+# gemm_sm_contention it runs to its bound or binds again, and predicts held-out shapes no better.
 params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
 params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
