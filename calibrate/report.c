@@ -326,6 +326,17 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     DUET_CHECK_GOTO(duet__pool_run(&pool, p->threads), st, cleanup);
 
     DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &pool.tasks[0], k, held, pred, &rep->model), st, cleanup);
+    /* pred holds the fit on every row now: hand each measured row's predictions to the caller. */
+    for (size_t i = 0; p->rows != NULL && i < s.n; i++) {
+        if (!s.row[i]->ok)
+            continue;
+        duet_cal_row_pred_t r = {s.row[i], s.file[i], s.line[i], s.shape[i], -1, pred[i], NAN};
+        if (k > 0) {
+            r.fold = s.fold[s.shape[i]];
+            r.held_out_ms = held[i];
+        }
+        p->rows(p->rows_arg, &r);
+    }
     if (have_fused)
         DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &pool.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
                         cleanup);
@@ -355,6 +366,13 @@ cleanup:
 duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
                                 duet_cal_progress_fn progress, void *progress_arg, duet_cal_validation_t *v_p)
 {
+    return duet_cal_validate_rows(corpora, names, n, hw, progress, progress_arg, NULL, NULL, v_p);
+}
+
+duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
+                                     duet_cal_progress_fn progress, void *progress_arg, duet_cal_row_fn rows,
+                                     void *rows_arg, duet_cal_validation_t *v_p)
+{
     DUET_CHECK(duet_cal_init());
     duet__cal_set_t s;
     duet_sim_ws_t *ws = NULL;
@@ -372,6 +390,12 @@ duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const 
     DUET_CHECK_GOTO(duet_sim_ws_create(&ws), st, cleanup);
     DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_fluid, hw, &s, pred), st, cleanup);
     DUET_CHECK_GOTO(duet__cal_metrics(&s, pred, NULL, &v.model), st, cleanup);
+    for (size_t i = 0; rows != NULL && i < s.n; i++) {
+        if (!s.row[i]->ok)
+            continue;
+        duet_cal_row_pred_t r = {s.row[i], s.file[i], s.line[i], s.shape[i], -1, pred[i], NAN};
+        rows(rows_arg, &r);
+    }
 
     duet_cal_params_t base = duet_cal_default_params();
     base.progress = progress;

@@ -4,6 +4,7 @@
  * `duet calibrate collect` (the measurement, under mpirun) lives in the GPU build.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ enum {
     OPT_DATE,
     OPT_QUIET,
     OPT_ACCEPT,
-    OPT_THREADS
+    OPT_THREADS,
+    OPT_ROWS
 };
 
 #define CLI_CAL_MAX_CORPORA 64
@@ -86,7 +88,7 @@ static void cmd_fit_usage(FILE *f)
     fprintf(f,
             "usage: duet calibrate fit --corpus FILE... --hw BASE -o PROFILE.json --report REPORT.json\n"
             "                          [--params LIST] [--folds K] [--max-iter N] [--threads N] [--name NAME]\n"
-            "                          [--date DATE] [--accept-unconverged] [--quiet]\n"
+            "                          [--date DATE] [--accept-unconverged] [--rows FILE] [--quiet]\n"
             "\n"
             "Fits the chosen constants of the profile BASE to every measured row of the corpora: minimises the\n"
             "sum of squared log errors log(predicted / measured) with GSL's trust-region least squares, each\n"
@@ -113,6 +115,7 @@ static void cmd_fit_usage(FILE *f)
             "  --name NAME           name of the fitted profile (default: the base's)\n"
             "  --date DATE           date written into the sources (default: today, UTC)\n"
             "  --accept-unconverged  write the outputs even when the fit stopped without converging\n"
+            "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out ms), for residual analysis\n"
             "  --quiet               no progress on stderr\n"
             "  -h, --help            this text\n"
             "\n"
@@ -124,7 +127,7 @@ static void cmd_fit_usage(FILE *f)
 
 static void cmd_validate_usage(FILE *f)
 {
-    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--json] [--quiet]\n"
+    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--json] [--rows FILE] [--quiet]\n"
                "\n"
                "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
                "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
@@ -136,6 +139,7 @@ static void cmd_validate_usage(FILE *f)
                "  --corpus FILE...   duet-corpus/1 files (repeat the flag or list several files after it)\n"
                "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
                "  --json             machine-readable output\n"
+               "  --rows FILE        per-row predictions as CSV (measured and predicted ms), for residual analysis\n"
                "  --quiet            no progress on stderr\n"
                "  -h, --help         this text\n"
                "\n"
@@ -248,6 +252,64 @@ static void cli_progress_init(cli_progress_t *pr, int quiet)
     pr->tty = isatty(STDERR_FILENO);
     pr->last_done = -1;
     pr->last_print = -1e9;
+}
+
+/*
+ * --rows FILE: one CSV line per measured row with its prediction(s), for residual analysis
+ * (docs/calibration.md). Columns: the row's corpus and index, shape id and fold, what ran, the
+ * workload and configuration, the measured median, fastest and slowest run (ms), and the
+ * predictions (ms): by the fitted profile and, for `calibrate fit` with folds, by the fold's fit
+ * that did not see the row's shape.
+ */
+typedef struct cli_rows {
+    FILE *f;
+    int err;
+} cli_rows_t;
+
+static const char cli_rows_header[] = "corpus,index,shape,fold,kind,collective,dtype,m,n,k,mc,nc,world,mode,num_wgs,"
+                                      "gemm_wgs,comm_wgs,tile,comm_tile,group_m,ms,min_ms,max_ms,pred_ms,held_out_ms\n";
+
+static void cli_rows_fn(void *arg, const duet_cal_row_pred_t *r)
+{
+    cli_rows_t *rw = arg;
+    const duet_corpus_row_t *w = r->row;
+    if (fprintf(rw->f, "%d,%lld,%d,%d,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%d,%d,%dx%dx%d,%dx%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                (int)r->corpus, (long long)r->index, (int)r->shape, (int)r->fold, duet_row_kind_name(w->kind),
+                duet_collective_name(w->wl.coll), duet_dtype_name(w->wl.dtype), (long long)w->wl.m, (long long)w->wl.n,
+                (long long)w->wl.k, (long long)w->wl.mc, (long long)w->wl.nc, (int)w->wl.world,
+                duet_mode_name(w->cfg.mode), (int)w->cfg.num_wgs, (int)w->cfg.gemm_wgs, (int)w->cfg.comm_wgs,
+                (int)w->cfg.tile.bm, (int)w->cfg.tile.bn, (int)w->cfg.tile.bk, (int)w->cfg.cm, (int)w->cfg.cn,
+                (int)w->cfg.group_m, w->ms, w->min_ms, w->max_ms, r->fitted_ms, r->held_out_ms) < 0)
+        rw->err = 1;
+}
+
+/* Open the --rows file and write its header; NULL path: nothing to do. */
+static int cli_rows_open(cli_rows_t *rw, const char *cmd, const char *path)
+{
+    rw->f = NULL;
+    rw->err = 0;
+    if (path == NULL)
+        return CLI_EXIT_OK;
+    rw->f = fopen(path, "w");
+    if (rw->f == NULL) {
+        cli_error(cmd, "--rows: cannot write '%s': %s", path, strerror(errno));
+        return CLI_EXIT_FAILED;
+    }
+    fputs(cli_rows_header, rw->f);
+    return CLI_EXIT_OK;
+}
+
+static int cli_rows_close(cli_rows_t *rw, const char *cmd, const char *path)
+{
+    if (rw->f == NULL)
+        return CLI_EXIT_OK;
+    int bad = rw->err | (fclose(rw->f) != 0);
+    rw->f = NULL;
+    if (bad) {
+        cli_error(cmd, "--rows: error while writing '%s'", path);
+        return CLI_EXIT_FAILED;
+    }
+    return CLI_EXIT_OK;
 }
 
 /* A fraction as a percentage, or "-" when it is undefined. */
@@ -380,12 +442,14 @@ static int cmd_calibrate_fit(int argc, char **argv)
                                              {"date", required_argument, NULL, OPT_DATE},
                                              {"accept-unconverged", no_argument, NULL, OPT_ACCEPT},
                                              {"threads", required_argument, NULL, OPT_THREADS},
+                                             {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_corpora_t *cs = calloc(1, sizeof(*cs));
     duet_cal_report_t *rep = calloc(1, sizeof(*rep));
-    const char *hw_arg = NULL, *out = NULL, *report = NULL, *name = NULL, *date = NULL;
+    const char *hw_arg = NULL, *out = NULL, *report = NULL, *name = NULL, *date = NULL, *rows = NULL;
+    cli_rows_t rw = {NULL, 0};
     int quiet = 0, accept = 0, rc = CLI_EXIT_OK, opt;
     long long v;
     duet_cal_params_t p = duet_cal_default_params();
@@ -458,6 +522,9 @@ static int cmd_calibrate_fit(int argc, char **argv)
         case OPT_ACCEPT:
             accept = 1;
             break;
+        case OPT_ROWS:
+            rows = optarg;
+            break;
         case OPT_QUIET:
             quiet = 1;
             break;
@@ -494,12 +561,20 @@ static int cmd_calibrate_fit(int argc, char **argv)
     cli_progress_init(&pr, quiet);
     p.progress = cli_progress_fn;
     p.progress_arg = &pr;
+    if ((rc = cli_rows_open(&rw, cmd, rows)) != CLI_EXIT_OK)
+        goto cleanup;
+    if (rw.f != NULL) {
+        p.rows = cli_rows_fn;
+        p.rows_arg = &rw;
+    }
     st = duet_cal_report_run(cs->c, cs->path, cs->n, &base, &p, rep);
     cli_progress_end(&pr);
     if (st < 0) {
         rc = cli_fail(cmd, st);
         goto cleanup;
     }
+    if ((rc = cli_rows_close(&rw, cmd, rows)) != CLI_EXIT_OK)
+        goto cleanup;
     duet_cal_fit_t *fit = &rep->model.fit;
     if (!fit->converged && !accept) {
         cli_error(cmd,
@@ -561,6 +636,8 @@ static int cmd_calibrate_fit(int argc, char **argv)
         fprintf(stderr, "duet: %s: warning: the fit did not converge (%s); written because of --accept-unconverged\n",
                 cmd, fit->stop_reason);
 cleanup:
+    if (rw.f != NULL)
+        fclose(rw.f);
     if (cs != NULL)
         cli_corpora_free(cs);
     free(rep);
@@ -635,11 +712,12 @@ int cmd_validate(int argc, char **argv)
     static const struct option longopts[] = {{"corpus", required_argument, NULL, OPT_CORPUS},
                                              {"hw", required_argument, NULL, OPT_HW},
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_corpora_t *cs = calloc(1, sizeof(*cs));
-    const char *hw_arg = NULL;
+    const char *hw_arg = NULL, *rows = NULL;
     int json = 0, quiet = 0, rc = CLI_EXIT_OK, opt;
     if (cs == NULL) {
         cli_error(cmd, "out of memory");
@@ -661,6 +739,9 @@ int cmd_validate(int argc, char **argv)
             break;
         case OPT_JSON:
             json = 1;
+            break;
+        case OPT_ROWS:
+            rows = optarg;
             break;
         case OPT_QUIET:
             quiet = 1;
@@ -688,12 +769,18 @@ int cmd_validate(int argc, char **argv)
     cli_progress_t pr;
     cli_progress_init(&pr, quiet);
     duet_cal_validation_t v;
-    st = duet_cal_validate(cs->c, cs->path, cs->n, &hw, cli_progress_fn, &pr, &v);
+    cli_rows_t rw = {NULL, 0};
+    if ((rc = cli_rows_open(&rw, cmd, rows)) != CLI_EXIT_OK)
+        goto cleanup;
+    st = duet_cal_validate_rows(cs->c, cs->path, cs->n, &hw, cli_progress_fn, &pr, rw.f ? cli_rows_fn : NULL, &rw, &v);
     cli_progress_end(&pr);
+    int rc_rows = cli_rows_close(&rw, cmd, rows);
     if (st < 0) {
         rc = cli_fail(cmd, st);
         goto cleanup;
     }
+    if ((rc = rc_rows) != CLI_EXIT_OK)
+        goto cleanup;
     int have_seed = v.seed_fit.n_params > 0;
     if (json) {
         cJSON *o = cJSON_CreateObject();

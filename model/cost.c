@@ -12,11 +12,37 @@
 #define GB 1e9   /* bytes per GB (decimal, as bandwidths are quoted) */
 #define KIB 1024.0
 #define MIB (1024.0 * 1024.0)
+#define DUET__GEMM_PASS_ACC 32768 /* fp32 accumulators of one pass of duet's GEMM tile (both vendors) */
 
 double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype)
 {
     double per_cycle = dtype == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16;
     return per_cycle * hw->clock_ghz * 1e9 * hw->n_sms; /* FLOP/s */
+}
+
+/*
+ * Operand rows a GEMM tile loads from beyond the matrix, per K step, averaged over the tiles (one
+ * price serves every tile). duet's tile (backend/gemm_tile.h, gemm_hopper.h) holds at most 32768
+ * fp32 accumulators: a larger tile runs as passes of PM = BM / passes rows, and a pass whose rows
+ * all lie beyond M is a box the copy engine never fills, so it is not counted. Only the last
+ * tile-row (A rows beyond M) and the last tile-column (B rows beyond N) have such rows.
+ */
+static double duet__oob_rows(const duet_gemm_geom_t *g)
+{
+    int64_t passes = duet_cdiv((int64_t)g->bm * g->bn, DUET__GEMM_PASS_ACC);
+    int64_t pm = g->bm / passes;
+    int64_t m_last = g->m - (g->grid_m - 1) * g->bm; /* rows of the last tile-row inside M */
+    int64_t n_last = g->n - (g->grid_n - 1) * g->bn;
+    double a = 0, b = 0;
+    for (int64_t p = 0; p < passes; p++) {
+        int64_t lo = p * pm;
+        if (lo >= m_last)
+            continue;
+        a += (double)duet_min64(pm, lo + pm - m_last > 0 ? lo + pm - m_last : 0);
+    }
+    for (int64_t p = 0; p < passes; p++)
+        b += p * pm < g->m ? (double)(g->bn - n_last) : 0.0; /* every pass of the last column loads all of B's box */
+    return a / (double)g->grid_m + b / (double)g->grid_n;
 }
 
 /*
@@ -65,17 +91,39 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
                         : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) *
                               duet_hw_tile_eff(hw, plan->cfg.tile);
     double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
+    /* The SMs that run the operation's GEMM: min(tiles, its CTAs); in fused mode every CTA ends on
+     * the GEMM queue. */
+    int64_t gemm_sms = plan->cfg.mode == DUET_MODE_FUSED ? plan->cfg.num_wgs : plan->cfg.gemm_wgs;
+    int64_t busy = duet_min64(g->tiles, gemm_sms > 0 ? gemm_sms : g->tiles);
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
 
-    double step_flops = 2.0 * g->bm * g->bn * g->bk;         /* FLOP per K step */
-    double step_bytes = (double)(g->bm + g->bn) * g->bk * eb; /* A + B bytes per K step */
+    double step_flops = 2.0 * g->bm * g->bn * g->bk;          /* FLOP per K step */
+    double step_bytes = (double)(g->bm + g->bn) * g->bk * eb; /* distinct A + B bytes per K step */
+    /* duet's tile holds at most DUET__GEMM_PASS_ACC accumulators: a larger tile (256x256) runs as
+     * passes over K, each reading its own rows of A and all of B's box again from L2. */
+    double passes = (double)duet_cdiv((int64_t)g->bm * g->bn, DUET__GEMM_PASS_ACC);
+    double step_l2 = (double)(g->bm + passes * g->bn) * g->bk * eb; /* A + B bytes per K step from L2 */
     c.k_iters = g->k_iters;
     c.t_step_mma = step_flops / sm_rate;
-    c.t_step_l2 = step_bytes / l2_share;
+    c.t_step_l2 = step_l2 / l2_share;
     /* The vendor library's tile and L2 reuse are not duet's: its GEMM is priced by its matrix
      * rate and efficiency alone. */
     c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
-    c.t_prologue = hw->tile_prologue_us * US;
+    /* Rows of an operand box beyond the matrix are zero-filled by the copy engine: on H200 a tile
+     * whose rows run past a small M loads measurably slower (1x8192x8192 with 256x128x64 tiles:
+     * 1.47 us per K step against 0.73 us for the same tile inside the matrix), in series with the
+     * step. tile_oob_row_ns is that time per row of 128 bytes (BK 64 fp16) per K step. */
+    if (!vendor) {
+        c.t_step += duet__oob_rows(g) * hw->tile_oob_row_ns * 1e-9;
+        /* The more SMs run the GEMM, the slower each one's K step: the clocks fall under the
+         * board's power limit and the SMs queue at L2 (on H200 duet's 256x256 tile takes 1.30 us a
+         * step on 32 SMs and 1.63 us on all 132). A factor 1 + gemm_sm_contention * busy / S on
+         * the step; it follows the load over the operation (clocks move over milliseconds), not
+         * tile by tile, so every split of one shape sees the same factor in fused mode, and an
+         * SM given to the GEMM always adds throughput (busy / (1 + c busy / S) grows with busy). */
+        c.t_step *= 1.0 + hw->gemm_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
+    }
+    c.t_prologue = passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
     /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part)
      * and, with a K split, the fp32 partial every part stores plus the S partials the last part
      * reads back (its own included: backend/splitk.h): 4 bm bn (1 + S / S) bytes on average over

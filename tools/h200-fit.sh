@@ -2,19 +2,21 @@
 # The CPU side of the H200 calibration (docs/calibration.md): fit the committed corpus from the
 # uncalibrated start profile, write the calibrated profile, the report and the printed table, and
 # regenerate the built-in h200 profile from the result.
-#   tools/h200-fit.sh [BUILD/duet]
+#   tools/h200-fit.sh [BUILD/duet]        (ROWS=FILE also writes the per-row predictions, --rows)
 set -eu
 cd "$(dirname "$0")/.."
 duet=${1:-build/duet}
 # l2_gbs is not fitted: on the wgmma corpus the L2 step bound the 128x256 and 256x128 tiles in the
 # model, left their factors undetermined and predicted held-out shapes worse on every metric
-# (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound.
+# (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound. Fitted beside
+# gemm_sm_contention it runs to its bound or binds again, and predicts held-out shapes no better.
 params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
 params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
+params=$params,gemm_sm_contention,tile_oob_row_ns
 "$duet" calibrate fit --corpus tuning_data/h200_world2.json --hw tuning_data/h200_start.json --name h200 \
     -o tuning_data/h200.json --report tuning_data/h200_fit_report.json --date 2026-11-30 --threads 2 \
-    --accept-unconverged --quiet --params "$params" | tee tuning_data/h200_fit.txt
+    --accept-unconverged --quiet --params "$params" ${ROWS:+--rows "$ROWS"} | tee tuning_data/h200_fit.txt
 # The corpus is fp16: Hopper's bf16 matrix rate equals its fp16 one, so bf16 takes the fp16 fit.
 tmp=tuning_data/h200.json.tmp.$$
 jq '.constants.gemm_eff_bf16 = (.constants.gemm_eff_fp16

@@ -149,6 +149,23 @@ typedef struct duet_cal_progress {
 
 typedef void (*duet_cal_progress_fn)(void *arg, const duet_cal_progress_t *p);
 
+/**
+ * One measured row's predictions, for residual analysis (`duet calibrate fit --rows`): the row
+ * (`corpus`-th corpus, `index`-th row of it), the fold that held its shape out (-1: no
+ * cross-validation), and its predicted time in ms by the fit on every row and by the fit that did
+ * not see its shape (NaN: not predicted, e.g. no cross-validation).
+ */
+typedef struct duet_cal_row_pred {
+    const duet_corpus_row_t *row;
+    int32_t corpus;
+    int64_t index;
+    int32_t shape; /* shape id, shared by the rows of one workload */
+    int32_t fold;
+    double fitted_ms;
+    double held_out_ms;
+} duet_cal_row_pred_t;
+typedef void (*duet_cal_row_fn)(void *arg, const duet_cal_row_pred_t *r);
+
 /** How to fit. Start from duet_cal_default_params(). */
 typedef struct duet_cal_params {
     const duet_sim_policy_ops_t *policy; /* default fluid */
@@ -166,6 +183,8 @@ typedef struct duet_cal_params {
     int32_t threads;               /* reports: fits run in parallel on this many threads; 0 = one per CPU (default) */
     duet_cal_progress_fn progress; /* may be NULL */
     void *progress_arg;
+    duet_cal_row_fn rows;          /* reports: once per measured row (duet's model), in row order; may be NULL */
+    void *rows_arg;
 } duet_cal_params_t;
 
 /**
@@ -310,6 +329,14 @@ typedef struct duet_cal_validation {
  */
 duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
                                 duet_cal_progress_fn progress, void *progress_arg, duet_cal_validation_t *v_p);
+
+/**
+ * duet_cal_validate, and each measured row's prediction handed to `rows` (may be NULL) in row
+ * order (fold -1, held_out_ms NaN), for residual analysis (`duet validate --rows`).
+ */
+duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
+                                     duet_cal_progress_fn progress, void *progress_arg, duet_cal_row_fn rows,
+                                     void *rows_arg, duet_cal_validation_t *v_p);
 
 #ifdef __cplusplus
 }

@@ -281,3 +281,85 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     unlink(corpus);
     free(r);
 }
+
+/* Read a --rows CSV: the header, then per measured row its measured and predicted ms. */
+static int read_rows_csv(const char *path, double *ms, double *pred, double *held, int *fold, int max)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[1024];
+    cr_assert_not_null(fgets(line, sizeof(line), f));
+    cr_assert(strncmp(line, "corpus,index,shape,fold,kind,", 29) == 0, "header: %s", line);
+    cr_assert(strstr(line, ",ms,min_ms,max_ms,pred_ms,held_out_ms\n") != NULL, "header: %s", line);
+    int n = 0;
+    while (n < max && fgets(line, sizeof(line), f) != NULL) {
+        /* Columns 4 (fold) and the last five. */
+        char *col[32];
+        int nc = 0;
+        for (char *s = strtok(line, ",\n"); s != NULL && nc < 32; s = strtok(NULL, ",\n"))
+            col[nc++] = s;
+        cr_assert_eq(nc, 25, "25 columns, got %d", nc);
+        fold[n] = atoi(col[3]);
+        ms[n] = strtod(col[20], NULL);
+        pred[n] = strtod(col[23], NULL);
+        held[n] = strtod(col[24], NULL);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+Test(cli_calibrate, rows_dump_per_row_predictions, T_TIMEOUT)
+{
+    t_cli_t *r = malloc(sizeof(*r));
+    char corpus[96], prof[96], rep[96], rows[96], vrows[96];
+    t_tmp(corpus, sizeof(corpus), "rcorpus.json");
+    t_tmp(prof, sizeof(prof), "rfitted.json");
+    t_tmp(rep, sizeof(rep), "rreport.json");
+    t_tmp(rows, sizeof(rows), "rows.csv");
+    t_tmp(vrows, sizeof(vrows), "vrows.csv");
+    save_synthetic(corpus, 0.01);
+    duet_corpus_t c;
+    cr_assert_eq(duet_corpus_load(corpus, &c), DUET_OK, "%s", duet_last_error());
+    int measured = 0;
+    for (size_t i = 0; i < c.n; i++)
+        measured += c.rows[i].ok != 0;
+    duet_corpus_free(&c);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
+        "gemm_eff_fp16,link_gbs", "--folds", "3", "--rows", rows, "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    enum { MAX = 4096 };
+    double *ms = calloc(4 * MAX, sizeof(double));
+    double *pred = ms + MAX, *held = ms + 2 * MAX, *vpred = ms + 3 * MAX;
+    int fold[MAX], vfold[MAX];
+    int n = read_rows_csv(rows, ms, pred, held, fold, MAX);
+    cr_assert_eq(n, measured, "one line per measured row: %d of %d", n, measured);
+    for (int i = 0; i < n; i++) {
+        cr_assert(fold[i] >= 0 && fold[i] < 3, "row %d: fold %d", i, fold[i]);
+        cr_assert(ms[i] > 0 && pred[i] > 0 && held[i] > 0, "row %d: %g %g %g", i, ms[i], pred[i], held[i]);
+        /* 1 % noise on the true model: both predictions are close to the measurement. */
+        cr_assert(fabs(pred[i] / ms[i] - 1) < 0.1 && fabs(held[i] / ms[i] - 1) < 0.1, "row %d", i);
+    }
+    /* validate --rows predicts the same rows with the fitted profile: the fit's own predictions. */
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--rows", vrows, "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    double *vms = calloc(2 * MAX, sizeof(double)), *vheld = vms + MAX;
+    cr_assert_eq(read_rows_csv(vrows, vms, vpred, vheld, vfold, MAX), n);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(vms[i], ms[i]);
+        cr_assert(t_rel_eq(vpred[i], pred[i], 1e-5), "row %d: %g against %g", i, vpred[i], pred[i]);
+        cr_assert(vfold[i] == -1 && isnan(vheld[i]), "validate has no folds");
+    }
+    /* An unwritable --rows file fails the command. */
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--rows", "/nonexistent/dir/rows.csv", "--quiet",
+              NULL);
+    t_cli_expect_error(r, 1, "validate", "--rows: cannot write");
+    free(vms);
+    free(ms);
+    unlink(corpus);
+    unlink(prof);
+    unlink(rep);
+    unlink(rows);
+    unlink(vrows);
+    free(r);
+}

@@ -20,7 +20,8 @@ static duet_hw_t truth_profile(void)
     duet_hw_t hw = t_hw_h200_start();
     hw.gemm_eff_bf16 = 0.72;
     hw.link_gbs = 350;
-    hw.hbm_gbs = 3000;
+    hw.hbm_gbs = 1800; /* low enough that HBM still binds some GEMM rows with the K loop slowed by
+                        * gemm_sm_contention on every SM, so that the rows determine it */
     hw.seed_link_gbs = 200;
     return hw;
 }
@@ -44,11 +45,13 @@ static const duet_cal_param_result_t *param(const duet_cal_fit_t *fit, int32_t f
     return NULL;
 }
 
-/* Nine constants the synthetic corpus determines (launch_us is left out here: with both
+/* Eleven constants the synthetic corpus determines (launch_us is left out here: with both
  * per-tile costs fitted it only trades off against them; comm_sm_share needs co-resident
- * comm CTAs that the corpus does not have). */
+ * comm CTAs that the corpus does not have). gemm_sm_contention is seen through the GEMM alone on
+ * 16, 66 and 132 SMs, tile_oob_row_ns through the 256x128 tiles of the 128-row GEMM. */
 static const char identifiable[] = "gemm_eff_fp16,gemm_eff_bf16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,"
-                                   "link_gbs,link_half_inflight_kib,cta_push_gbs,hbm_gbs";
+                                   "link_gbs,link_half_inflight_kib,cta_push_gbs,hbm_gbs,gemm_sm_contention,"
+                                   "tile_oob_row_ns";
 
 Test(fit, default_parameters_are_continuous_profile_constants, T_TIMEOUT)
 {

@@ -20,14 +20,15 @@ Test(cost, gemm_tile_on_h200_by_hand, T_TIMEOUT)
     duet_plan_t p = plan_of(&hw, t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 128, 64});
     duet_gemm_cost_t c;
     cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
-    /* Matrix step: 2*256*128*64 FLOP at 4096 FLOP/cycle x 1.83 GHz x 0.80. */
-    double mma = 2.0 * 256 * 128 * 64 / (4096 * 1.83e9 * 0.80);
-    /* L2 step: (256 + 128) * 64 * 2 bytes at 12 TB/s / 132 SMs. */
-    double l2share = 12000e9 / 132, l2 = 384.0 * 64 * 2 / l2share;
+    /* Matrix step: 2*256*128*64 FLOP at 4096 FLOP/cycle x 1.83 GHz x 1.0. */
+    double mma = 2.0 * 256 * 128 * 64 / (4096 * 1.83e9 * 1.0);
+    /* L2 step: (256 + 128) * 64 * 2 bytes at 24 TB/s / 132 SMs. */
+    double l2share = 24000e9 / 132, l2 = 384.0 * 64 * 2 / l2share;
     cr_assert(t_rel_eq(c.t_step_mma, mma, 1e-12));
     cr_assert(t_rel_eq(c.t_step_l2, l2, 1e-12));
-    cr_assert(t_rel_eq(c.t_step, mma, 1e-12), "compute-bound");
-    double want = 128 * mma + 1.0e-6 + 256.0 * 128 * 2 / l2share + 0.3e-6;
+    /* Compute-bound, slowed by 1 + 0.3 with the GEMM on every SM; no rows beyond the matrix. */
+    cr_assert(t_rel_eq(c.t_step, mma * 1.3, 1e-12), "compute-bound");
+    double want = 128 * mma * 1.3 + 1.0e-6 + 256.0 * 128 * 2 / l2share + 0.3e-6;
     cr_assert(t_rel_eq(c.t_sm, want, 1e-12), "t_sm %.9g want %.9g", c.t_sm, want);
     cr_assert_eq(c.k_iters, 128);
     /* L2 reuse: 132 tiles = 8 rows x 17 columns; A+B over K (16 KiB a row) is 69 MB > 60 MiB,
@@ -72,6 +73,7 @@ Test(cost, memory_bound_tile_takes_the_l2_step, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw_h200_start();
     hw.l2_gbs = 1000; /* starve L2 on purpose */
+    hw.gemm_sm_contention = 0;
     duet_plan_t p = plan_of(&hw, t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){128, 128, 64});
     duet_gemm_cost_t c;
     duet_cost_gemm_tile(&hw, &p, 132, &c);
@@ -184,14 +186,110 @@ Test(cost, tile_efficiency_scales_the_matrix_step, T_TIMEOUT)
         duet_plan_t p = plan_of(&h, t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1), t);
         duet_gemm_cost_t c;
         cr_assert_eq(duet_cost_gemm_tile(&h, &p, 132, &c), DUET_OK);
-        /* 2 BM BN BK FLOP at 4096 FLOP/cycle x 1.83 GHz x 0.80 (bf16) x f. */
-        double want = 2.0 * t.bm * t.bn * 64 / (4096 * 1.83e9 * 0.80 * f);
+        /* 2 BM BN BK FLOP at 4096 FLOP/cycle x 1.83 GHz x 1.0 (bf16) x f. */
+        double want = 2.0 * t.bm * t.bn * 64 / (4096 * 1.83e9 * 1.0 * f);
         cr_assert(t_rel_eq(c.t_step_mma, want, 1e-12), "%dx%d: %g vs %g", t.bm, t.bn, c.t_step_mma, want);
         /* The vendor library's GEMM is not duet's tile: its own efficiency only. */
         p.cfg.mode = DUET_MODE_VENDOR;
         cr_assert_eq(duet_cost_gemm_tile(&h, &p, 132, &c), DUET_OK);
-        cr_assert(t_rel_eq(c.t_step_mma, want * f * 0.80 / h.vendor_gemm_eff_bf16, 1e-12));
+        cr_assert(t_rel_eq(c.t_step_mma, want * f * 1.0 / h.vendor_gemm_eff_bf16, 1e-12));
     }
     /* A tile without a factor of its own (BK 32 is not a duet tile) gets 1. */
     cr_assert_eq(duet_hw_tile_eff(&hw, (duet_gemm_tile_t){256, 256, 32}), 1.0);
+}
+
+static duet_plan_t plan_cfg(duet_workload_t wl, duet_config_t cfg)
+{
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    return p;
+}
+
+/* The K step grows by 1 + gemm_sm_contention * busy / S, busy being the SMs the operation's GEMM
+ * runs on: min(tiles, CTAs); every CTA of a fused grid, the GEMM kernel's grid in concurrent mode. */
+Test(cost, gemm_step_grows_with_the_sms_running_the_gemm, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    hw.l2_gbs = 1e6; /* matrix-bound */
+    hw.tile_oob_row_ns = 0;
+    hw.gemm_sm_contention = 0.4;
+    duet_hw_t off = hw;
+    off.gemm_sm_contention = 0;
+    duet_gemm_tile_t t = {256, 128, 64};
+    duet_workload_t big = t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 512, 4096, 2);
+    duet_workload_t small = t_wl(512, 8192, 8192, DUET_COLL_NONE, 0, 0, 2); /* 2 x 64 = 128 tiles */
+    struct {
+        duet_workload_t wl;
+        int32_t mode, gemm_wgs, comm_wgs;
+        double busy;
+    } cases[] = {
+        {big, DUET_MODE_FUSED, 132, 0, 132},
+        {big, DUET_MODE_FUSED, 73, 59, 132}, /* the comm CTAs end on the GEMM queue too */
+        {big, DUET_MODE_CONCURRENT, 66, 16, 66},
+        {small, DUET_MODE_FUSED, 132, 0, 128},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        duet_config_t cfg = duet_config_default(&hw, cases[i].mode);
+        cfg.tile = t;
+        cfg.gemm_wgs = cases[i].gemm_wgs;
+        cfg.comm_wgs = cases[i].comm_wgs;
+        cfg.num_wgs = cases[i].mode == DUET_MODE_FUSED ? 132 : cfg.gemm_wgs + cfg.comm_wgs;
+        duet_plan_t p = plan_cfg(cases[i].wl, cfg);
+        duet_gemm_cost_t on, base;
+        cr_assert_eq(duet_cost_gemm_tile(&hw, &p, cfg.gemm_wgs, &on), DUET_OK);
+        cr_assert_eq(duet_cost_gemm_tile(&off, &p, cfg.gemm_wgs, &base), DUET_OK);
+        cr_assert(t_rel_eq(base.t_step, base.t_step_mma, 1e-12));
+        cr_assert(t_rel_eq(on.t_step, base.t_step * (1 + 0.4 * cases[i].busy / 132), 1e-12), "case %zu", i);
+    }
+    /* An SM given to the GEMM still adds throughput: busy / (1 + c busy / S) grows with busy. */
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_CONCURRENT);
+    cfg.tile = t;
+    double prev = 0;
+    for (int32_t g = 33; g <= 132; g += 33) {
+        cfg.gemm_wgs = g;
+        cfg.comm_wgs = 0;
+        cfg.num_wgs = g;
+        duet_plan_t p = plan_cfg(t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), cfg);
+        duet_gemm_cost_t c;
+        duet_cost_gemm_tile(&hw, &p, g, &c);
+        double rate = g / c.t_sm;
+        cr_assert_gt(rate, prev, "%d SMs", (int)g);
+        prev = rate;
+    }
+    /* The vendor GEMM's efficiency is measured at full load: no factor. */
+    duet_config_t v = duet_config_default(&hw, DUET_MODE_VENDOR);
+    duet_plan_t pv = plan_cfg(t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), v);
+    duet_gemm_cost_t a, b;
+    duet_cost_gemm_tile(&hw, &pv, v.gemm_wgs, &a);
+    duet_cost_gemm_tile(&off, &pv, v.gemm_wgs, &b);
+    cr_assert_eq(a.t_step, b.t_step);
+}
+
+/* Rows of a tile's operand boxes beyond M (A) or N (B) cost tile_oob_row_ns each per K step,
+ * averaged over the tile-rows (tile-columns); a pass entirely beyond M is not loaded. */
+Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    hw.l2_gbs = 1e6;
+    hw.gemm_sm_contention = 0;
+    hw.tile_oob_row_ns = 2.0;
+    const struct {
+        int64_t m, n;
+        duet_gemm_tile_t t;
+        double rows; /* per K step, averaged over the tiles */
+    } cases[] = {
+        {1, 8192, {256, 128, 64}, 255},           /* one pass of 256 rows, 1 inside M */
+        {128, 8192, {256, 256, 64}, 0},           /* two passes of 128: the second is entirely beyond M */
+        {16, 8192, {256, 256, 64}, 112},          /* the first pass has 112 rows beyond M, the second none loaded */
+        {4096, 8192, {128, 128, 64}, 0},          /* a multiple of the tile */
+        {4097, 8192, {128, 128, 64}, 127.0 / 33}, /* only the last of 33 tile-rows */
+        {4096, 100, {128, 128, 64}, 28},          /* B rows beyond N, one tile-column */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        duet_plan_t p = plan_of(&hw, t_wl(cases[i].m, cases[i].n, 4096, DUET_COLL_NONE, 0, 0, 1), cases[i].t);
+        duet_gemm_cost_t c;
+        cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
+        cr_assert(t_rel_eq(c.t_step, c.t_step_mma + cases[i].rows * 2e-9, 1e-12), "case %zu: %g vs %g + %g rows", i,
+                  c.t_step, c.t_step_mma, cases[i].rows);
+    }
 }
