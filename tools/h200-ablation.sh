@@ -1,6 +1,7 @@
 #!/bin/sh
 # The held-out table of docs/calibration.md ("Which terms help", wgmma corpus): the H200 fit of
-# tuning_data/h200_world2.json with the model's newer terms switched on one at a time, each fit
+# $CORPUS (default tuning_data/h200_world2.json; the documented table was made with
+# CORPUS=tuning_data/h200_world2_wgmma1.json, the first wgmma corpus) with the model's newer terms switched on one at a time, each fit
 # from tuning_data/h200_start.json with the terms not yet added switched off. Prints each fit's
 # table (the "held out (5-f)" column is the table's).
 #   A: before: gemm_sm_contention 0 and tile_oob_row_ns 0, with the start values of that fit
@@ -17,6 +18,7 @@ set -eu
 cd "$(dirname "$0")/.."
 duet=${1:-build/duet}
 out=${2:-/tmp/duet-ablation}
+corpus=${CORPUS:-tuning_data/h200_world2.json}
 mkdir -p "$out"
 base=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
 base=$base,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
@@ -29,7 +31,7 @@ jq '.constants.tile_oob_row_ns.value = 0' tuning_data/h200_start.json > "$out/st
 jq '.constants.tile_oob_row_ns.value = 1' "$out/start-before.json" > "$out/start-oob.json"
 fit() { # NAME START PARAMS
     echo "== $1: --hw $2 --params $3"
-    "$duet" calibrate fit --corpus tuning_data/h200_world2.json --hw "$2" -o "$out/$1.json" \
+    "$duet" calibrate fit --corpus "$corpus" --hw "$2" -o "$out/$1.json" \
         --report "$out/$1-report.json" --threads 2 --accept-unconverged --quiet --params "$3" \
         --rows "$out/$1-rows.csv" > "$out/$1.txt"
     sed -n '/base profile  /,/alone-row error, p95/p' "$out/$1.txt"

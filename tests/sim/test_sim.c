@@ -481,10 +481,10 @@ Test(sim, gemm_stretches_only_the_remote_loads)
 }
 
 /* The built-in h200 is calibrated to duet's kernels as the corpus measured them: the GEMM of 8192^3
- * (fp16, 256x256x64 tiles, alone on 132 SMs) took 1.530 ms with the wgmma tile on 2 x H200
- * (tuning_data/h200_world2.json, the all_gather shape's gemm_alone row; 719 TFLOP/s, against
- * cuBLASLt's 710-760 that day). The same configuration measured 1.51-1.78 ms in the other shapes'
- * rows: the tolerance is that drift. */
+ * (fp16, 256x256x64 tiles, alone on 132 SMs) took 1.629 ms with the wgmma tile on 2 x H200
+ * (tuning_data/h200_world2.json, the first all_gather shape's gemm_alone row; 675 TFLOP/s, against
+ * cuBLASLt's 700-750 in the bench runs of that day). The same configuration measured 1.62-1.84 ms
+ * in the other shapes' rows: the tolerance is that drift. */
 Test(sim, builtin_h200_predicts_duets_measured_gemm)
 {
     duet_hw_t hw = t_hw("h200");
@@ -498,5 +498,5 @@ Test(sim, builtin_h200_predicts_duets_measured_gemm)
     cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
     duet_sim_result_t r;
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
-    cr_assert(fabs(r.makespan_s / 1.530e-3 - 1) <= 0.10, "predicted %.3f ms, measured 1.530 ms", r.makespan_s * 1e3);
+    cr_assert(fabs(r.makespan_s / 1.629e-3 - 1) <= 0.10, "predicted %.3f ms, measured 1.629 ms", r.makespan_s * 1e3);
 }
