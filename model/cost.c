@@ -124,14 +124,17 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         c.t_step *= 1.0 + hw->gemm_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
     }
     c.t_prologue = passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
-    /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part)
-     * and, with a K split, the fp32 partial every part stores plus the S partials the last part
-     * reads back (its own included: backend/splitk.h): 4 bm bn (1 + S / S) bytes on average over
-     * the parts. */
+    /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part),
+     * issued into L2 at the SM's share, and with a K split the fp32 partial the part stores plus
+     * the S partials the summing part reads back (its own included: backend/splitk.h), charged
+     * to every part: 4 bm bn (1 + S) bytes at splitk_sm_gbs, one SM streaming them alone. The read
+     * is on the C tile's critical path: averaged over the parts (1 + 1 blocks each) the model
+     * priced splits of 3 or more parts 20 % too fast against the bench runs' 3531 K-split points,
+     * and with 1 + S blocks at 30 GB/s their median error is that of the unsplit points. */
     double S = (double)g->split_k;
     double c_bytes = (double)g->bm * g->bn * eb / S;
-    double part_bytes = S > 1 ? 4.0 * g->bm * g->bn * 2.0 : 0.0;
-    c.t_epilogue = (c_bytes + part_bytes) / l2_share; /* issued into L2 */
+    double part_bytes = S > 1 ? 4.0 * g->bm * g->bn * (1.0 + S) : 0.0;
+    c.t_epilogue = c_bytes / l2_share + part_bytes / (hw->splitk_sm_gbs * GB);
     c.t_overhead = hw->tile_overhead_us * US;
     c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
     c.l2_hit = duet__l2_hit(hw, g, active, eb);

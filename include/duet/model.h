@@ -76,6 +76,7 @@ typedef enum {
     X(tile_prologue_us, DBL, "us", 0, 1000, "GEMM tile pipeline fill before the first matrix step")                    \
     X(gemm_sm_contention, DBL, "1", 0, 100, "relative growth of a GEMM tile's K step with every SM running the GEMM")  \
     X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")     \
+    X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")    \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per GEMM tile (address setup, epilogue sync)")                 \
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \

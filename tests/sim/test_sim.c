@@ -341,7 +341,20 @@ Test(sim, sweep_tries_k_splits_where_c_tiles_leave_sms_idle)
     for (int k = 1; k <= 4; k++)
         cr_assert_eq(seen[0][k], 4, "256x256 split %d", k);
     cr_assert(seen[1][1] == 4 && seen[1][2] == 4 && seen[1][3] == 0);
-    /* With the comm queue holding 32 SMs, the 64 C tiles alone leave SMs idle: a split wins. */
+    duet_sweep_result_free(&res);
+
+    /* 1x8192x8192 alone in 64x256 tiles: 32 C tiles for 132 SMs. Measured (bench-h200-w2.json):
+     * 64x256 in 4 parts 0.051 ms, the best unsplit tile of the round before 0.072 ms. The model
+     * must rank a split first. */
+    duet_workload_t gemv = t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
+    gemv.dtype = DUET_DTYPE_FP16;
+    duet_sweep_params_t gp = duet_sweep_default_params();
+    gp.n_tiles = 1;
+    gp.tiles[0] = (duet_gemm_tile_t){64, 256, 64};
+    gp.modes = 1u << DUET_MODE_FUSED;
+    gp.split_min = gp.split_max = 132;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &gemv, &gp, &res), DUET_OK, "%s", duet_last_error());
+    cr_assert(res.n >= 4);
     cr_assert(res.points[0].cfg.split_k > 1, "best: split %d", res.points[0].cfg.split_k);
     duet_sweep_result_free(&res);
 
