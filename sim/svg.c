@@ -151,6 +151,8 @@ static int duet__point_order(const void *a, const void *b)
     int tx = x->cfg.tile.bm * 100000 + x->cfg.tile.bn, ty = y->cfg.tile.bm * 100000 + y->cfg.tile.bn;
     if (tx != ty)
         return tx < ty ? -1 : 1;
+    if (x->cfg.split_k != y->cfg.split_k)
+        return x->cfg.split_k - y->cfg.split_k;
     return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
 }
 
@@ -213,11 +215,12 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
 
     /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
     const duet_sweep_point_t *best = &res->points[0];
+    char tile[32];
     duet__sbuf_printf(&b,
-                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, gemm_wgs %d, comm_wgs %d, tile %dx%dx%d: "
+                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, gemm_wgs %d, comm_wgs %d, tile %s: "
                       "%.4g ms (circle)</text>\n",
-                      FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs, best->cfg.tile.bm,
-                      best->cfg.tile.bn, best->cfg.tile.bk, best->makespan_s * 1e3);
+                      FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
+                      duet_config_tile_str(&best->cfg, tile, sizeof(tile)), best->makespan_s * 1e3);
     duet__sbuf_printf(&b,
                       "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default: fused, gemm_wgs %d, "
                       "tile %dx%dx%d: %.4g ms, rank %zu of %zu (square)%s</text>\n",
@@ -226,12 +229,13 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                       clipped ? "; curves clipped at 3x the best" : "");
     duet__sbuf_printf(&b, "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
                       left, top, pw, ph);
-    int series = 0;
+    /* One series per (mode, tile, K split); the legend lists as many as fit beside the plot. */
+    int series = 0, unlisted = 0;
     double ly = top + 8;
     for (size_t i = 0; i < res->n;) {
         size_t j = i;
         while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode && pts[j].cfg.tile.bm == pts[i].cfg.tile.bm &&
-               pts[j].cfg.tile.bn == pts[i].cfg.tile.bn)
+               pts[j].cfg.tile.bn == pts[i].cfg.tile.bn && pts[j].cfg.split_k == pts[i].cfg.split_k)
             j++;
         const char *col = duet__palette[series % 8];
         const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
@@ -242,16 +246,22 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         for (size_t k = i; k < j; k++)
             duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
         duet__sbuf_printf(&b, "\"/>\n");
-        duet__sbuf_printf(&b,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %dx%dx%d</text>\n",
-                          left + pw + 14, ly, left + pw + 44, ly, col, dash,
-                          left + pw + 50, ly + 4, FONT, duet_mode_name(pts[i].cfg.mode), pts[i].cfg.tile.bm,
-                          pts[i].cfg.tile.bn, pts[i].cfg.tile.bk);
-        ly += 18;
+        if (ly + 18 <= top + ph) {
+            duet__sbuf_printf(&b,
+                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
+                              left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
+                              duet_mode_name(pts[i].cfg.mode), duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
+            ly += 18;
+        } else {
+            unlisted++;
+        }
         series++;
         i = j;
     }
+    if (unlisted > 0)
+        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>(%d more curves)</text>\n",
+                          left + pw + 14, ly + 4, FONT, unlisted);
     /* Mark the best configuration (circle) and the static default (square). */
     duet__sbuf_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
                       PX(best->cfg.gemm_wgs), PY(best->makespan_s * 1e3));
