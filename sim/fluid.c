@@ -28,6 +28,9 @@ enum { ST_DEQ = 0, ST_RUN = 1, ST_PENDING = 2, ST_DONE = 3 };
 enum { R_OUT = 0, R_IN = 1, R_HBM = 2, R_COUNT = 3 };
 
 #define US 1e-6
+/* The comm drain (backend/kernels.h) claims its next queue position while the current tile runs,
+ * unless fewer than this many grids' worth of tiles remain after the current one. */
+#define DUET__COMM_PREFETCH_GRIDS 2
 
 /* Per-run constants: tile prices and resource demands. */
 typedef struct duet__fluid {
@@ -41,6 +44,7 @@ typedef struct duet__fluid {
     double inflight_out, inflight_in;       /* bytes in flight per running comm tile */
     int peers_out, peers_in;
     double dequeue[DUET_QUEUE_COUNT];       /* seconds per dequeue */
+    int64_t comm_grid;                      /* CTAs of the kernel that drains the comm queue */
     int64_t next[DUET_QUEUE_COUNT], len[DUET_QUEUE_COUNT];
     int32_t ncoh;
     uint64_t seq;
@@ -77,10 +81,11 @@ static duet__cohort_t *duet__new_cohort(duet__fluid_t *F, int32_t off, int32_t k
  * If the queue can serve only some members, the cohort splits: the first ones got tiles, the
  * rest found the queue empty after the same dequeue cost.
  */
-static void duet__issue(duet__fluid_t *F, int32_t ci)
+static void duet__issue(duet__fluid_t *F, int32_t ci, int hidden)
 {
     duet__cohort_t *c = &F->ws->cohorts[ci];
     int32_t q = c->queue;
+    double deq = hidden ? 0.0 : F->dequeue[q];
     int64_t avail = F->len[q] - F->next[q];
     int32_t got = avail >= c->k ? c->k : (int32_t)(avail > 0 ? avail : 0);
     if (got > 0 && got < c->k) {
@@ -89,7 +94,7 @@ static void duet__issue(duet__fluid_t *F, int32_t ci)
         rest->queue = q;
         rest->switched = c->switched;
         rest->claimed = 0;
-        rest->t_event = F->now + F->dequeue[q];
+        rest->t_event = F->now + deq;
         rest->seq = F->seq++;
         c->k = got;
     }
@@ -99,7 +104,7 @@ static void duet__issue(duet__fluid_t *F, int32_t ci)
         c->tile0 = F->next[q];
         F->next[q] += got;
     }
-    c->t_event = F->now + F->dequeue[q];
+    c->t_event = F->now + deq;
     c->seq = F->seq++;
 }
 
@@ -124,7 +129,7 @@ static void duet__start_pending(duet__fluid_t *F)
             F->ws->sm_of[cta] = F->next_free_sm;
             F->next_free_sm = F->next_free_sm + 1 < F->gemm_ctas ? F->next_free_sm + 1 : 0;
         }
-        duet__issue(F, ci);
+        duet__issue(F, ci, 0);
     }
 }
 
@@ -143,7 +148,7 @@ static duet_status_t duet__dequeue_done(duet__fluid_t *F, int32_t ci)
     if (duet_may_steal(F->plan->cfg.mode) && !c->switched) {
         c->switched = 1;
         c->queue = 1 - c->queue;
-        duet__issue(F, ci);
+        duet__issue(F, ci, 0);
         return DUET_OK;
     }
     c->state = ST_DONE;
@@ -181,7 +186,12 @@ static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
             DUET_CHECK(duet_trace_add(F->trace, &r));
         }
     }
-    duet__issue(F, ci);
+    /* A comm CTA claimed its next position during the tile when the queue still held more than
+     * DUET__COMM_PREFETCH_GRIDS grids' worth of tiles past it: that atomic's round trip was
+     * spent beside the tile, and the next tile starts at once. Near the end of the queue (and
+     * on the GEMM queue, which does not prefetch) the dequeue follows the tile. */
+    int hidden = q == DUET_QUEUE_COMM && c->tile0 + DUET__COMM_PREFETCH_GRIDS * F->comm_grid < F->len[q];
+    duet__issue(F, ci, hidden);
     return DUET_OK;
 }
 
@@ -371,6 +381,7 @@ static void duet__prices(duet__fluid_t *F)
     F->dequeue[DUET_QUEUE_COMM] = hw->dequeue_comm_us * US;
     F->len[DUET_QUEUE_GEMM] = p->gemm.tiles;
     F->len[DUET_QUEUE_COMM] = p->comm.queue_len;
+    F->comm_grid = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.comm_wgs;
 }
 
 static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
@@ -394,7 +405,7 @@ static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, con
     duet__launch(&F);
     for (int32_t i = 0; i < F.ncoh; i++)
         if (ws->cohorts[i].state == ST_DEQ)
-            duet__issue(&F, i);
+            duet__issue(&F, i, 0);
 
     for (;;) {
         /* The next instant anything happens. */

@@ -467,6 +467,28 @@ Test(sim, comm_sync_is_paid_once_per_collective_operation)
     }
 }
 
+/* The comm drain claims its next position while the current tile runs (backend/kernels.h), except
+ * when at most two grids' worth of tiles remain after it: of n CTAs draining T tiles in lockstep,
+ * only the first dequeue and the last two rounds' (the one that finds the queue empty included)
+ * add their cost, not all T/n + 1 of them. */
+Test(sim, comm_dequeues_are_hidden_but_the_last_two_rounds)
+{
+    duet_hw_t hw = t_hw_h200_start(), slow = hw;
+    slow.dequeue_comm_us = hw.dequeue_comm_us + 5.0; /* us */
+    /* 2 x 64 = 128 tiles of 256x64 */
+    duet_workload_t c = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 512, 4096, 2);
+    const int32_t ctas[] = {4, 16, 64};
+    for (size_t i = 0; i < sizeof(ctas) / sizeof(ctas[0]); i++) {
+        duet_plan_t p = make_plan(&hw, c, DUET_MODE_CONCURRENT, 0, ctas[i]);
+        cr_assert_eq(p.comm.queue_len, 128);
+        duet_sim_result_t a, b;
+        cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &a), DUET_OK, "%s", duet_last_error());
+        cr_assert_eq(duet_sim_run(ws, NULL, &slow, &p, NULL, &b), DUET_OK, "%s", duet_last_error());
+        cr_assert(fabs(b.makespan_s - a.makespan_s - 3 * 5e-6) < 1e-12, "%d CTAs: %.9g -> %.9g s", ctas[i],
+                  a.makespan_s, b.makespan_s);
+    }
+}
+
 /* Remote loads stretch beside running GEMM tiles: pulling collectives slow down, pushing ones and
  * a collective alone do not. */
 Test(sim, gemm_stretches_only_the_remote_loads)
