@@ -119,7 +119,7 @@ int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, du
         return 0;
     duet_gemm_geom_t g;
     duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, tile, 1, split_k);
-    if ((int64_t)(g.split_k - 1) * g.k_iters >= g.k_iters_total)
+    if (!duet_gemm_parts_nonempty(&g))
         return 0;
     return g.tiles_mn * (split_k - 1) < 2 * (int64_t)hw->n_sms;
 }
@@ -277,7 +277,7 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
         /* Every part must own at least one K step, or its partial sum would be an empty tile. */
         duet_gemm_geom_t g;
         duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
-        if ((int64_t)(g.split_k - 1) * g.k_iters >= g.k_iters_total)
+        if (!duet_gemm_parts_nonempty(&g))
             return duet__error(DUET_ERR_INVALID_ARG,
                                "split_k %d: K = %lld has %lld steps of %d, too few for %d parts of %lld steps each",
                                (int)cfg->split_k, (long long)wl->k, (long long)g.k_iters_total, (int)cfg->tile.bk,

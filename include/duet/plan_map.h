@@ -54,7 +54,7 @@ typedef struct duet_gemm_geom {
 
 /**
  * Fill a GEMM geometry. split_k < 1 is read as 1. A split that leaves a part without K steps
- * ((split_k - 1) * k_iters >= k_iters_total) is the caller's to reject (duet_config_validate()).
+ * (duet_gemm_parts_nonempty() false) is the caller's to reject (duet_config_validate()).
  */
 DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t, int32_t group_m,
                                  int32_t split_k)
@@ -77,6 +77,12 @@ DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int6
     }
     g->tiles_mn = g->grid_m * g->grid_n;
     g->tiles = g->tiles_mn * g->split_k;
+}
+
+/** 1 if every K part of a C tile has at least one K step (always true without a split). */
+DUET_HD int duet_gemm_parts_nonempty(const duet_gemm_geom_t *g)
+{
+    return (int64_t)(g->split_k - 1) * g->k_iters < g->k_iters_total;
 }
 
 /**
