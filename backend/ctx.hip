@@ -153,14 +153,12 @@ static duet_status_t duet__ctx_runtime_objects(duet_ctx_h ctx)
 {
     duet_status_t st = DUET_OK;
     void *err = NULL;
-    HIP_CHECK(hipStreamCreateWithFlags(&ctx->s_gemm, hipStreamNonBlocking), st, out);
     HIP_CHECK(hipStreamCreateWithFlags(&ctx->s_comm, hipStreamNonBlocking), st, out);
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_fork, hipEventDisableTiming), st, out);
-    HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_gemm, hipEventDisableTiming), st, out);
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_comm, hipEventDisableTiming), st, out);
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_last, hipEventDisableTiming), st, out);
-    HIP_CHECK(hipMalloc((void **)&ctx->ctl, sizeof(duet__ctl_t)), st, out);
-    HIP_CHECK(hipMemset(ctx->ctl, 0, sizeof(duet__ctl_t)), st, out);
+    HIP_CHECK(hipMalloc((void **)&ctx->ctl, 2 * sizeof(duet__ctl_t)), st, out);
+    HIP_CHECK(hipMemset(ctx->ctl, 0, 2 * sizeof(duet__ctl_t)), st, out);
     HIP_CHECK(hipHostMalloc(&err, sizeof(duet__dev_err_t), hipHostMallocMapped), st, out);
     ctx->err_host = (duet__dev_err_t *)err;
     memset(ctx->err_host, 0, sizeof(*ctx->err_host));
@@ -200,14 +198,10 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipEventDestroy(ctx->ev_last);
     if (ctx->ev_comm != NULL)
         (void)hipEventDestroy(ctx->ev_comm);
-    if (ctx->ev_gemm != NULL)
-        (void)hipEventDestroy(ctx->ev_gemm);
     if (ctx->ev_fork != NULL)
         (void)hipEventDestroy(ctx->ev_fork);
     if (ctx->s_comm != NULL)
         (void)hipStreamDestroy(ctx->s_comm);
-    if (ctx->s_gemm != NULL)
-        (void)hipStreamDestroy(ctx->s_gemm);
     if (ctx->heap != NULL)
         (void)hipFree(ctx->heap);
     free(ctx->allocs);
@@ -445,7 +439,8 @@ duet_status_t duet_ctx_resync(duet_ctx_h ctx)
     MPI_CHECK(MPI_Allreduce(&mine, &top, 1, MPI_UNSIGNED, MPI_MAX, ctx->comm), st, out);
     ctx->epoch = top;
     memset((void *)ctx->err_host, 0, sizeof(*ctx->err_host));
-    HIP_CHECK(hipMemset(ctx->ctl, 0, sizeof(duet__ctl_t)), st, out);
+    HIP_CHECK(hipMemset(ctx->ctl, 0, 2 * sizeof(duet__ctl_t)), st, out);
+    ctx->any_op = 0;
     /* GEMM tiles never wait, so a failed operation still completes its K-split sums and resets
      * their counters; zero them anyway, as a resync promises a clean state. */
     if (ctx->sk_cnt != NULL)

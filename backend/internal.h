@@ -31,7 +31,12 @@
 #define DUET__FLAG_DEPART 64 /* words: the two arrays sit on different 256-byte lines */
 #define DUET__HEAP_RESERVED 4096
 
-/** Device-local control block of the operation in flight; zeroed before every operation. */
+/**
+ * Device-local control block of an operation. A context has two, used by operations of odd and
+ * even epoch: CTA 0 of an operation's kernels zeroes the other one for the next operation (which
+ * starts only after this one has ended, run.hip), so no memset (one more launch on the stream)
+ * sits in front of every operation.
+ */
 typedef struct duet__ctl {
     unsigned long long queue[DUET_QUEUE_COUNT]; /* next position of each queue (dequeue counters) */
     uint32_t done;                              /* CTAs of the comm-bearing kernel that have finished */
@@ -96,7 +101,8 @@ typedef struct duet__kparams {
     /* Where each rank's heap is mapped in this process (bases[rank] is the local heap). */
     char *bases[DUET_OP_MAX_WORLD];
     uint32_t *flags;      /* this rank's flag words (local address, start of the heap) */
-    duet__ctl_t *ctl;     /* device-local */
+    duet__ctl_t *ctl;      /* device-local: this operation's control block (zeroed) */
+    duet__ctl_t *ctl_next; /* the next operation's, which CTA 0 zeroes */
     duet__dev_err_t *err; /* device address of the host-mapped error record */
     /* Measured timeline: NULL, or a buffer of trace_cap records (duet_ctx_trace_enable). */
     duet__trace_rec_t *trace;

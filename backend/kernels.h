@@ -110,6 +110,13 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
 {
     __shared__ long long s_idx;
     const bool comm_role = p.role != DUET__ROLE_GEMM && p.has_comm;
+    /* Zero the next operation's control block (internal.h): its last user, the operation before
+     * this one, has ended, and the next one starts after this kernel. Every kernel of the
+     * operation does it; the writes are the same. */
+    static_assert(sizeof(duet__ctl_t) % sizeof(uint32_t) == 0 && sizeof(duet__ctl_t) / sizeof(uint32_t) <= DUET_THREADS,
+                  "the control block is zeroed one word per thread");
+    if (blockIdx.x == 0 && threadIdx.x < (int)(sizeof(duet__ctl_t) / sizeof(uint32_t)))
+        ((uint32_t *)p.ctl_next)[threadIdx.x] = 0u;
     if (comm_role && blockIdx.x == 0 && threadIdx.x == 0)
         duet__signal_arrival(p);
 

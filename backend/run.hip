@@ -40,7 +40,8 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     for (int p = 0; p < ctx->world; p++)
         kp->bases[p] = ctx->bases[p];
     kp->flags = (uint32_t *)ctx->heap;
-    kp->ctl = ctx->ctl;
+    kp->ctl = &ctx->ctl[kp->epoch & 1u];
+    kp->ctl_next = &ctx->ctl[(kp->epoch + 1u) & 1u];
     kp->trace = ctx->trace_dev;
     kp->trace_cap = (uint32_t)ctx->trace_cap;
     kp->err = ctx->err_dev;
@@ -99,41 +100,54 @@ static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_
                                         : duet__launch_persistent_fp16(kp, tile, grid, s);
 }
 
-/* Enqueue the kernels. Any failure here leaves the ranks' epochs possibly split: the caller
- * marks the context failed. */
+/*
+ * Enqueue the kernels. Any failure here leaves the ranks' epochs possibly split: the caller
+ * marks the context failed.
+ *
+ * Each operation costs as few stream commands as it can, since the smallest ones last 25-50 us
+ * and every command adds to that: the kernels zero their control block themselves (internal.h),
+ * a collective without a GEMM runs in the comm kernel alone, and concurrent mode runs its GEMM
+ * kernel on the caller's stream and only its comm kernel on a second one (one fork, one join).
+ */
 static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, duet__kparams_t *kp, hipStream_t s)
 {
     duet_status_t st = DUET_OK;
     const duet_config_t *cfg = &op->cfg;
+    const int gemm = kp->gemm.tiles > 0;
     /* Operations of one context run in issue order whatever their streams: they share the
-     * control block and the flag epochs. */
-    HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_last, 0), st, out);
-    HIP_CHECK(hipMemsetAsync(ctx->ctl, 0, sizeof(duet__ctl_t), s), st, out);
-    if (cfg->mode == DUET_MODE_FUSED) {
-        kp->role = DUET__ROLE_FUSED;
-        kp->cta_base = 0;
-        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->num_wgs, s), st, out);
+     * control blocks and the flag epochs. On the stream of the previous operation that order
+     * holds already. */
+    if (ctx->any_op && (void *)s != ctx->last_stream)
+        HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_last, 0), st, out);
+    kp->cta_base = 0;
+    if (!gemm && !kp->has_comm) {
+        /* No kernel runs (an empty GEMM without a collective): zero the next block here. */
+        HIP_CHECK(hipMemsetAsync(kp->ctl_next, 0, sizeof(duet__ctl_t), s), st, out);
+    } else if (!gemm) {
+        /* A collective alone: the same CTAs and queue as the fused kernel with gemm_wgs = 0,
+         * without the GEMM tile's shared memory and barriers. */
+        kp->role = DUET__ROLE_COMM;
+        HIP_CHECK(duet__launch_comm(kp, cfg->mode == DUET_MODE_FUSED ? cfg->num_wgs : cfg->comm_wgs, s), st, out);
+    } else if (cfg->mode == DUET_MODE_FUSED || !kp->has_comm) {
+        kp->role = cfg->mode == DUET_MODE_FUSED ? DUET__ROLE_FUSED : DUET__ROLE_GEMM;
+        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->mode == DUET_MODE_FUSED ? cfg->num_wgs : cfg->gemm_wgs,
+                                           s),
+                  st, out);
     } else {
         HIP_CHECK(hipEventRecord(ctx->ev_fork, s), st, out);
-        HIP_CHECK(hipStreamWaitEvent(ctx->s_gemm, ctx->ev_fork, 0), st, out);
         HIP_CHECK(hipStreamWaitEvent(ctx->s_comm, ctx->ev_fork, 0), st, out);
-        if (kp->gemm.tiles > 0) {
-            kp->role = DUET__ROLE_GEMM;
-            kp->cta_base = 0;
-            HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->gemm_wgs, ctx->s_gemm), st, out);
-        }
-        if (kp->has_comm) {
-            kp->role = DUET__ROLE_COMM;
-            /* The timeline numbers the comm kernel's CTAs after the GEMM kernel's, as the simulator. */
-            kp->cta_base = kp->gemm.tiles > 0 ? cfg->gemm_wgs : 0;
-            HIP_CHECK(duet__launch_comm(kp, cfg->comm_wgs, ctx->s_comm), st, out);
-        }
-        HIP_CHECK(hipEventRecord(ctx->ev_gemm, ctx->s_gemm), st, out);
+        kp->role = DUET__ROLE_GEMM;
+        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->gemm_wgs, s), st, out);
+        kp->role = DUET__ROLE_COMM;
+        /* The timeline numbers the comm kernel's CTAs after the GEMM kernel's, as the simulator. */
+        kp->cta_base = cfg->gemm_wgs;
+        HIP_CHECK(duet__launch_comm(kp, cfg->comm_wgs, ctx->s_comm), st, out);
         HIP_CHECK(hipEventRecord(ctx->ev_comm, ctx->s_comm), st, out);
-        HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_gemm, 0), st, out);
         HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_comm, 0), st, out);
     }
     HIP_CHECK(hipEventRecord(ctx->ev_last, s), st, out);
+    ctx->last_stream = (void *)s;
+    ctx->any_op = 1;
 out:
     return st;
 }
@@ -156,7 +170,7 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
     DUET_CHECK_GOTO(duet__ctx_collect(ctx), st, out);
     DUET_CHECK_GOTO(duet_op_validate(op, &ctx->hw, (uintptr_t)ctx->heap, ctx->heap_size, ctx->world, ctx->rank), st,
                     out);
-    DUET_CHECK_GOTO(duet_plan_build(&op->wl, &op->cfg, ctx->rank, &plan), st, out);
+    DUET_CHECK_GOTO(duet_plan_build_queues(&op->wl, &op->cfg, ctx->rank, &plan), st, out);
     if (duet__gemm_smem_bytes(op->cfg.tile) > (size_t)(ctx->hw.smem_kib * 1024.0)) {
         st = duet__error(
             DUET_ERR_INFEASIBLE, "GEMM tile %dx%dx%d needs %zu bytes of shared memory; the device has %.0f KiB",

@@ -41,7 +41,7 @@ duet_status_t duet_ctx_trace_read(duet_ctx_h ctx, void *stream, duet_trace_t *tr
     if (ctx == NULL || ctx->trace_dev == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_trace_read: tracing is not enabled on this context");
     DUET_CHECK(duet_ctx_sync(ctx, stream));
-    HIP_CHECK(hipMemcpy(&n, &ctx->ctl->trace_n, sizeof(n), hipMemcpyDeviceToHost), st, out);
+    HIP_CHECK(hipMemcpy(&n, &ctx->ctl[ctx->epoch & 1u].trace_n, sizeof(n), hipMemcpyDeviceToHost), st, out);
     if (n > ctx->trace_cap)
         n = ctx->trace_cap;
     recs = (duet__trace_rec_t *)malloc((n ? n : 1) * sizeof(*recs));

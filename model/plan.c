@@ -137,7 +137,8 @@ duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t c
     return DUET_OK;
 }
 
-duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank, duet_plan_t *plan_p)
+duet_status_t duet_plan_build_queues(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank,
+                                     duet_plan_t *plan_p)
 {
     DUET_CHECK(duet_workload_validate(wl));
     DUET_CHECK(duet__config_check_shape(cfg, wl));
@@ -152,7 +153,15 @@ duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cf
     duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
     p.gemm_flops = 2.0 * (double)wl->m * (double)wl->n * (double)wl->k;
     duet_comm_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc, cfg->cm, cfg->cn);
+    duet__plan_policy(&p);
+    *plan_p = p;
+    return DUET_OK;
+}
 
+duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank, duet_plan_t *plan_p)
+{
+    duet_plan_t p;
+    DUET_CHECK(duet_plan_build_queues(wl, cfg, rank, &p));
     /* Walk this rank's comm queue once: exact traffic, and the tile-granular remote bytes. */
     double eb = duet_dtype_bytes(wl->dtype);
     for (int64_t q = 0; q < p.comm.queue_len; q++) {
@@ -185,8 +194,6 @@ duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cf
             p.bytes_per_peer_in = p.bytes_per_peer_out;
         }
     }
-
-    duet__plan_policy(&p);
     *plan_p = p;
     return DUET_OK;
 }

@@ -4,7 +4,7 @@
  * For each workload, on the same buffers: the vendor GEMM alone, the vendor collective alone,
  * both one after the other, both on two streams, both on two streams with the GEMM planned for
  * 8/16/32 fewer SMs and the collective capped at that many CTAs; duet's GEMM alone, duet's
- * collective alone at its best CTA count, duet fused and concurrent at the static default and
+ * collective alone at its best CTA count and comm tile, duet fused and concurrent at the static default and
  * at the best of a sweep (the simulator's top picks plus a coarse grid). Every figure is the
  * median over --repeats runs after --warmup, with a barrier before each run, of the slowest
  * rank's time.
@@ -21,8 +21,22 @@
 
 #define BENCH_MAX_SWEEP 64
 #define BENCH_MAX_TILES 8
-#define BENCH_NCOMM 7
-static const int32_t bench_comm_ctas[BENCH_NCOMM] = {8, 16, 32, 48, 66, 100, 132};
+#define BENCH_NCTAS 7
+static const int32_t bench_comm_ctas[BENCH_NCTAS] = {8, 16, 32, 48, 66, 100, 132};
+/* Comm tiles of the collective alone: the default 256 x 64 (32 KB of fp16), and 64 x 64 (8 KB),
+ * which spreads a small collective over more CTAs: at 2 MB per rank a reduce_scatter has 32 tiles
+ * of 32 KB for 132 CTAs, and each tile's remote reads wait in turn (H200, 132 CTAs: 30.2 us with
+ * 256 x 64, 22.7 us with 64 x 64; tools/h200-commtile.sh). */
+#define BENCH_NCTILES 2
+static const int32_t bench_comm_tiles[BENCH_NCTILES][2] = {{256, 64}, {64, 64}};
+#define BENCH_NCOMM (BENCH_NCTAS * BENCH_NCTILES)
+
+/* Entry i of the collective-alone list: CTA count i % BENCH_NCTAS, comm tile i / BENCH_NCTAS. */
+static const char *bench_comm_tile_str(int i, char *buf, size_t n)
+{
+    snprintf(buf, n, "%dx%d", (int)bench_comm_tiles[i / BENCH_NCTAS][0], (int)bench_comm_tiles[i / BENCH_NCTAS][1]);
+    return buf;
+}
 static const int32_t bench_carve[3] = {8, 16, 32};
 
 enum { V_GEMM, V_COLL, V_SEQ, V_STREAMS, V_CARVE };
@@ -236,9 +250,11 @@ static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *rows, s
     r->best_comm = -1;
     for (int i = 0; i < BENCH_NCOMM; i++) {
         duet_config_t cc = duet_config_default(&e->hw, DUET_MODE_FUSED);
-        cc.num_wgs = bench_comm_ctas[i] < e->sms ? bench_comm_ctas[i] : e->sms;
+        cc.num_wgs = bench_comm_ctas[i % BENCH_NCTAS] < e->sms ? bench_comm_ctas[i % BENCH_NCTAS] : e->sms;
         cc.gemm_wgs = 0;
         cc.comm_wgs = cc.num_wgs;
+        cc.cm = bench_comm_tiles[i / BENCH_NCTAS][0];
+        cc.cn = bench_comm_tiles[i / BENCH_NCTAS][1];
         gpu_duet_job_init(&dj, e, &c, &cc, b);
         gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_comm[i]);
         if (r->d_comm[i].ok && (r->best_comm < 0 || r->d_comm[i].med < r->d_comm[r->best_comm].med))
@@ -405,7 +421,9 @@ static cJSON *row_json(const bench_row_t *r)
     cJSON *ca = cJSON_AddArrayToObject(d, "collective");
     for (int i = 0; i < BENCH_NCOMM; i++) {
         cJSON *x = stat_json(&r->d_comm[i]);
-        cJSON_AddNumberToObject(x, "ctas", bench_comm_ctas[i]);
+        cJSON_AddNumberToObject(x, "ctas", bench_comm_ctas[i % BENCH_NCTAS]);
+        char t[32];
+        cJSON_AddStringToObject(x, "comm_tile", bench_comm_tile_str(i, t, sizeof(t)));
         cJSON_AddItemToArray(ca, x);
     }
     cJSON_AddItemToObject(d, "fused_default", stat_cfg_json(&r->d_fused_def, &r->fused_def, NAN));
@@ -431,8 +449,11 @@ static cJSON *row_json(const bench_row_t *r)
     cli_json_add_num(dv, "speedup_over_vendor", x.best_vendor / x.best_duet);
     cli_json_add_num(dv, "gemm_tflops_ratio", stat_or_inf(&r->v_gemm) / x.duet_gemm);
     cli_json_add_num(dv, "collective_speed_ratio", stat_or_inf(&r->v_coll) / x.duet_comm);
-    if (r->best_comm >= 0)
-        cJSON_AddNumberToObject(dv, "collective_best_ctas", bench_comm_ctas[r->best_comm]);
+    if (r->best_comm >= 0) {
+        char t[32];
+        cJSON_AddNumberToObject(dv, "collective_best_ctas", bench_comm_ctas[r->best_comm % BENCH_NCTAS]);
+        cJSON_AddStringToObject(dv, "collective_best_comm_tile", bench_comm_tile_str(r->best_comm, t, sizeof(t)));
+    }
     if (w->coll == DUET_COLL_ALL_GATHER && isfinite(x.duet_comm))
         cli_json_add_num(dv, "all_gather_push_gbs", (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm * 1e-3) / 1e9);
     return o;

@@ -326,6 +326,15 @@ typedef struct duet_plan {
  */
 duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank, duet_plan_t *plan_p);
 /**
+ * The part of duet_plan_build() that the kernels need: the same checks, the two queues'
+ * geometry and the queue policy, in constant time. The traffic totals (comm_total, remote_bytes,
+ * remote_bytes_tiles, bytes_per_peer_in/out, comm_valid_tiles), which only the model reads and
+ * which take a walk over the comm queue (tens of microseconds for a 64 MB collective, on the
+ * host, while the GPU waits for the launch), are left zero.
+ */
+duet_status_t duet_plan_build_queues(const duet_workload_t *wl, const duet_config_t *cfg, int32_t rank,
+                                     duet_plan_t *plan_p);
+/**
  * Change only the split of a built plan: gemm_wgs and comm_wgs (and, in fused mode, num_wgs
  * stays). The queues and their traffic do not depend on the split, so a sweep builds one plan
  * per tile and moves the split along it. Checks the same rules as duet_plan_build().

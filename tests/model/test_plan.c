@@ -252,3 +252,40 @@ Test(plan, split_k_parts_cover_k_once_beside_their_c_tile, T_TIMEOUT)
     cr_assert_eq(g.tiles, 15);
     cr_assert_eq(g.k_iters, 16);
 }
+
+/* The kernels' plan (duet_plan_build_queues) is the model's plan without the traffic totals:
+ * the same queues and policy for every collective, mode and rank; the same refusals. */
+Test(plan, queues_only_plan_is_the_plan_without_traffic, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    for (int32_t coll = DUET_COLL_NONE; coll <= DUET_COLL_BROADCAST; coll++)
+        for (int32_t mode = DUET_MODE_FUSED; mode <= DUET_MODE_CONCURRENT; mode++)
+            for (int32_t rank = 0; rank < 4; rank++) {
+                duet_workload_t wl = coll == DUET_COLL_NONE ? t_wl(1000, 3000, 512, coll, 0, 0, 4)
+                                                            : t_wl(1000, 3000, 512, coll, 1000, 3000, 4);
+                wl.root = 1;
+                duet_config_t cfg = duet_config_default(&hw, mode);
+                duet_plan_t full, q;
+                cr_assert_eq(duet_plan_build(&wl, &cfg, rank, &full), DUET_OK, "%s", duet_last_error());
+                cr_assert_eq(duet_plan_build_queues(&wl, &cfg, rank, &q), DUET_OK, "%s", duet_last_error());
+                cr_assert_eq(memcmp(&q.gemm, &full.gemm, sizeof(q.gemm)), 0);
+                cr_assert_eq(memcmp(&q.comm, &full.comm, sizeof(q.comm)), 0);
+                cr_assert_eq(q.gemm_home_ctas, full.gemm_home_ctas);
+                cr_assert_eq(q.comm_home_ctas, full.comm_home_ctas);
+                cr_assert_eq(q.steal, full.steal);
+                cr_assert_eq(q.remote_bytes, 0.0);
+                cr_assert_eq(q.comm_valid_tiles, 0);
+                if (coll != DUET_COLL_NONE && !(coll == DUET_COLL_BROADCAST && rank != 1))
+                    cr_assert_gt(full.comm_valid_tiles, 0, "coll %d rank %d", coll, rank);
+            }
+    /* A bad configuration is refused by both, with the same message. */
+    duet_workload_t wl = t_wl(1000, 3000, 512, DUET_COLL_ALL_GATHER, 1000, 3000, 4);
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    cfg.split_k = 64; /* more parts than K steps */
+    duet_plan_t p;
+    cr_assert_lt(duet_plan_build(&wl, &cfg, 0, &p), 0);
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s", duet_last_error());
+    cr_assert_lt(duet_plan_build_queues(&wl, &cfg, 0, &p), 0);
+    cr_assert_str_eq(duet_last_error(), msg);
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Two builds side by side in one machine session: this tree (B) and another checkout (A, $BASE,
+# e.g. the previous commit), both built at once, then `duet bench --shapes $SHAPES` alternately
+# B, A, B (so that slow drift of the machine does not favour one). Results go to $OUT as
+# ab-B1.json, ab-A.json, ab-B2.json; tools/bench_table.py compares them.
+#   BASE=.gpu-base SHAPES=bench/shapes/floor.txt tools/h200-ab.sh   (2 x H200)
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/duet-ab}
+BASE=${BASE:?BASE: the other checkout}
+SHAPES=${SHAPES:-bench/shapes/floor.txt}
+NP=${NP:-2}
+DEP=/tmp/dep
+mkdir -p "$OUT" "$DEP"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=$DEP/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
+for f in .deps/*.deb; do dpkg -x "$f" "$DEP"; done
+MK=(make JOBS=16 -j16 "CFLAGS=-I$DEP/usr/include"
+    "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu" gpu)
+t0=$SECONDS
+"${MK[@]}" > "$OUT/ab-build-B.log" 2>&1 &
+(cd "$BASE" && "${MK[@]}") > "$OUT/ab-build-A.log" 2>&1 &
+wait
+echo "== builds: $((SECONDS - t0)) s"
+[ -x build-gpu/duet ] && [ -x "$BASE/build-gpu/duet" ] || { tail -5 "$OUT"/ab-build-*.log; exit 1; }
+for run in B1 A B2; do
+    bin=build-gpu/duet
+    [ "$run" = A ] && bin=$BASE/build-gpu/duet
+    t0=$SECONDS
+    timeout 200 $MPIRUN "$bin" bench --shapes "$SHAPES" --repeats 30 --warmup 5 --hw tuning_data/h200.json \
+        --json "$OUT/ab-$run.json" ${BENCH_ARGS:-} > "$OUT/ab-$run.log" 2>&1
+    echo "== bench $run: rc=$?, $((SECONDS - t0)) s"
+done
