@@ -1,14 +1,15 @@
 #!/bin/bash
 # Two builds side by side in one machine session: this tree (B) and another checkout (A, $BASE,
-# e.g. the previous commit), both built at once, then `duet bench --shapes $SHAPES` alternately
-# B, A, B (so that slow drift of the machine does not favour one). Results go to $OUT as
-# ab-B1.json, ab-A.json, ab-B2.json; tools/bench_table.py compares them.
-#   BASE=.gpu-base SHAPES=bench/shapes/floor.txt tools/h200-ab.sh   (2 x H200)
+# e.g. the previous commit), both built at once, then `duet bench --shapes $SHAPES $BENCH_ARGS`
+# alternately B, A, B (so that slow drift of the machine does not favour one). Results go to $OUT
+# as ab-B1.json, ab-A.json, ab-B2.json.
+#   BASE=.gpu-base SHAPES=bench/shapes/floor.txt tools/h200-ab.sh      (2 x H200)
+#   BASE=.gpu-base SHAPES= BENCH_ARGS=--gemm-only tools/h200-ab.sh      (the seed's GEMMs alone)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/duet-ab}
 BASE=${BASE:?BASE: the other checkout}
-SHAPES=${SHAPES:-bench/shapes/floor.txt}
+SHAPES=${SHAPES-bench/shapes/floor.txt} # empty: the default workload set
 NP=${NP:-2}
 DEP=/tmp/dep
 mkdir -p "$OUT" "$DEP"
@@ -28,7 +29,7 @@ for run in B1 A B2; do
     bin=build-gpu/duet
     [ "$run" = A ] && bin=$BASE/build-gpu/duet
     t0=$SECONDS
-    timeout 200 $MPIRUN "$bin" bench --shapes "$SHAPES" --repeats 30 --warmup 5 --hw tuning_data/h200.json \
+    timeout 200 $MPIRUN "$bin" bench ${SHAPES:+--shapes "$SHAPES"} --repeats 30 --warmup 5 --hw tuning_data/h200.json \
         --json "$OUT/ab-$run.json" ${BENCH_ARGS:-} > "$OUT/ab-$run.log" 2>&1
     echo "== bench $run: rc=$?, $((SECONDS - t0)) s"
 done
