@@ -83,17 +83,20 @@ test-gpu: gpu
 	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np 1 $(GPU_TESTBIN) $(GPU_TEST_ARGS)
 
 # Compile checks (no GPU needed): each compiles every backend and GPU-test source into its own
-# folder; check-amd also links the test binary against the host library.
+# folder, and the GPU commands' C sources (cli/gpu: bench, calibrate collect, ...; not linked,
+# that needs the vendor libraries); check-amd also links the test binary against the host library.
 CHECK_CUDA_DIR := build-check-cuda
 CHECK_AMD_DIR  := build-check-amd
 
 check-cuda:
 	@test -n "$(NVCC)" || { echo "duet: check-cuda needs nvcc ($(CUDA_HOME)/bin/nvcc)"; exit 1; }
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=cuda GPU_BUILD=$(CHECK_CUDA_DIR) \
-	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o))
-	@echo "check-cuda: $(words $(BACKEND_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a"
+	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o)) \
+	    $(addprefix $(CHECK_CUDA_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
+	@echo "check-cuda: $(words $(BACKEND_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a, and the GPU commands (cli/gpu)"
 
 check-amd:
 	$(Q)./tools/deps.sh amd mpi
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) $(CHECK_AMD_DIR)/duet-gpu-tests
-	@echo "check-amd: backend compiled and linked for $(AMD_ARCHS)"
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) $(CHECK_AMD_DIR)/duet-gpu-tests \
+	    $(addprefix $(CHECK_AMD_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
+	@echo "check-amd: backend compiled and linked for $(AMD_ARCHS), and the GPU commands (cli/gpu) compiled"

@@ -39,7 +39,9 @@
  * - cta_push_gbs: one CTA's remote store rate, the slope of comm time against comm CTAs;
  * - hbm_gbs: what GEMM and comm tiles share when both run;
  * - launch_us: the floor of every measured time, which dominates the small shapes;
- * - comm_sm_share: the slow-down of a GEMM tile beside comm CTAs in concurrent mode.
+ * - comm_sm_share: the slow-down of a GEMM tile beside comm CTAs in concurrent mode;
+ * - and, for corpora with K-split rows (duet_cal_params_set_default_fit), splitk_sm_gbs: one SM's
+ *   rate for the split's partial sums.
  * Constants no row depends on (e.g. gemm_eff_fp16 on a bf16 corpus) are left out of the fit
  * automatically and reported as not fitted.
  */
@@ -64,6 +66,19 @@ duet_cal_params_t duet_cal_default_params(void)
     if (duet_cal_params_set_fit(&p, duet_cal_default_fit_names) < 0)
         p.n_fit = 0; /* cannot happen: the default names are profile fields (a test checks) */
     return p;
+}
+
+duet_status_t duet_cal_params_set_default_fit(duet_cal_params_t *p, const duet_corpus_t *corpora, int n)
+{
+    /* splitk_sm_gbs prices a K split's partial sums: only rows with a split depend on it. Listed
+     * without them it would be searched for nothing and reported as not fitted. */
+    int split = 0;
+    for (int f = 0; f < n && !split; f++)
+        for (size_t i = 0; i < corpora[f].n && !split; i++)
+            split = corpora[f].rows[i].ok && corpora[f].rows[i].cfg.split_k > 1;
+    char list[sizeof(duet_cal_default_fit_names) + 32];
+    snprintf(list, sizeof(list), "%s%s", duet_cal_default_fit_names, split ? ",splitk_sm_gbs" : "");
+    return duet_cal_params_set_fit(p, list);
 }
 
 duet_status_t duet_cal_params_set_fit(duet_cal_params_t *p, const char *list)

@@ -31,9 +31,11 @@ static int duet__cand_cmp(const void *x, const void *y)
     return (a->row > b->row) - (a->row < b->row);
 }
 
+/* The same GEMM tile cut into the same K parts: a K split is another GEMM schedule. */
 static int duet__same_tile(const duet_config_t *a, const duet_config_t *b)
 {
-    return a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk;
+    int ska = a->split_k > 1 ? a->split_k : 1, skb = b->split_k > 1 ? b->split_k : 1;
+    return a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && ska == skb;
 }
 
 duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,

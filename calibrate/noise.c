@@ -18,7 +18,9 @@
  *
  * Both read only the spread inside one point's timed runs. Drift between points (clocks and
  * temperature that change over the minutes of a sweep) is not in it, so the real floor is lower
- * than this: the simulated pick rate is an upper bound for any model on this corpus.
+ * than this: the simulated pick rate is an upper bound for any model on this corpus. (A corpus
+ * collected in interleaved rounds spreads each point's runs over its shape's measurement, so slow
+ * drift is in the spread there, and the bound is closer.)
  */
 #include <math.h>
 #include <stdint.h>

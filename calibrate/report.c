@@ -13,7 +13,7 @@
 
 #include "calibrate/internal.h"
 
-/* The reference design's rules as a fit: policy frozen on fused op rows, with its one effective
+/* The reference design's rules as a fit: policy frozen on unsplit fused op rows, with its one effective
  * link bandwidth (XGMI_BW_GBPS, iris-concurrent.md 3.1) as the only constant, as its author
  * tuned it by regret sweeps over the corpus. */
 static duet_cal_params_t duet__seed_params(const duet_cal_params_t *p)
@@ -35,6 +35,15 @@ static duet_cal_params_t duet__seed_params(const duet_cal_params_t *p)
     q.progress = p->progress;
     q.progress_arg = p->progress_arg;
     return q;
+}
+
+/* Whether the set has a row the reference rules predict and fit: a measured fused op row, unsplit. */
+static int duet__have_seed_rows(const duet__cal_set_t *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->row[i]->kind == DUET_ROW_OP && duet__cal_row_usable(s, i, &duet_sim_policy_frozen))
+            return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -302,9 +311,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
         held[i] = held_seed[i] = NAN;
 
     /* The reference rules need fused op rows; a corpus of concurrent rows only has none. */
-    int have_fused = 0;
-    for (size_t i = 0; i < s.n && !have_fused; i++)
-        have_fused = s.row[i]->ok && s.row[i]->kind == DUET_ROW_OP && s.row[i]->cfg.mode == DUET_MODE_FUSED;
+    int have_fused = duet__have_seed_rows(&s);
     int32_t k = p->folds >= 2 ? p->folds : 0;
     pool.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*pool.tasks));
     if (pool.tasks == NULL) {
@@ -401,9 +408,7 @@ duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *c
     base.progress = progress;
     base.progress_arg = progress_arg;
     duet_cal_params_t sp = duet__seed_params(&base);
-    int have_fused = 0;
-    for (size_t i = 0; i < s.n && !have_fused; i++)
-        have_fused = s.row[i]->ok && s.row[i]->kind == DUET_ROW_OP && s.row[i]->cfg.mode == DUET_MODE_FUSED;
+    int have_fused = duet__have_seed_rows(&s);
     if (have_fused) {
         duet__cal_stage_t stage = {"reference rules: fit seed_link_gbs", 0, 1, duet__cal_now()};
         DUET_CHECK_GOTO(duet__cal_fit_set(&s, NULL, hw, &sp, &stage, &v.seed_fit), st, cleanup);
@@ -584,14 +589,14 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
     cJSON_AddStringToObject(d, "ape", "|pred/meas - 1| over measured op rows (fractions: 0.05 = 5 %)");
     cJSON_AddStringToObject(d, "exact_pick", "share of shapes whose predicted best configuration is the measured best");
     cJSON_AddStringToObject(d, "pick_within8",
-                            "same mode and GEMM tile, |gemm_wgs - best| <= 8 and |comm_wgs - best| <= 8");
+                            "same mode, GEMM tile and K split, |gemm_wgs - best| <= 8 and |comm_wgs - best| <= 8");
     cJSON_AddStringToObject(d, "pick_within8_loose", "same mode, |gemm_wgs - best| <= 8, any GEMM tile");
     cJSON_AddStringToObject(d, "regret", "meas(predicted best) / meas(best) - 1, over shapes");
     cJSON_AddStringToObject(d, "topk_cover",
                             "share of shapes where one of the model's top k is within 3 % of the best");
     cJSON_AddStringToObject(d, "reference_rules",
-                            "policy frozen (the reference predictor) on fused rows, seed_link_gbs fitted on fused op "
-                            "rows; concurrent rows are not predicted and count as missed picks");
+                            "policy frozen (the reference predictor) on unsplit fused rows, seed_link_gbs fitted on "
+                            "them; concurrent and K-split rows are not predicted and count as missed picks");
     cJSON_AddStringToObject(d, "noise_floor",
                             "from the rows' own min/max spread: runner_up_in_spread is the share of shapes whose "
                             "second-best median is within the best's slowest run; remeasure scores a perfect model "

@@ -80,7 +80,7 @@ static void cli_print_default_params(FILE *f)
         col += len;
         s += len + (end ? 1 : 0);
     }
-    fprintf(f, ")\n");
+    fprintf(f, ";\n%24sand splitk_sm_gbs when a corpus has K-split rows)\n", "");
 }
 
 static void cmd_fit_usage(FILE *f)
@@ -257,9 +257,9 @@ static void cli_progress_init(cli_progress_t *pr, int quiet)
 /*
  * --rows FILE: one CSV line per measured row with its prediction(s), for residual analysis
  * (docs/calibration.md). Columns: the row's corpus and index, shape id and fold, what ran, the
- * workload and configuration, the measured median, fastest and slowest run (ms), and the
- * predictions (ms): by the fitted profile and, for `calibrate fit` with folds, by the fold's fit
- * that did not see the row's shape.
+ * workload and configuration (the tile with "/kS" for a K split in S parts), the measured
+ * median, fastest and slowest run (ms), and the predictions (ms): by the fitted profile and, for
+ * `calibrate fit` with folds, by the fold's fit that did not see the row's shape.
  */
 typedef struct cli_rows {
     FILE *f;
@@ -273,13 +273,14 @@ static void cli_rows_fn(void *arg, const duet_cal_row_pred_t *r)
 {
     cli_rows_t *rw = arg;
     const duet_corpus_row_t *w = r->row;
-    if (fprintf(rw->f, "%d,%lld,%d,%d,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%d,%d,%dx%dx%d,%dx%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+    char tile[48];
+    if (fprintf(rw->f, "%d,%lld,%d,%d,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%d,%d,%s,%dx%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n",
                 (int)r->corpus, (long long)r->index, (int)r->shape, (int)r->fold, duet_row_kind_name(w->kind),
                 duet_collective_name(w->wl.coll), duet_dtype_name(w->wl.dtype), (long long)w->wl.m, (long long)w->wl.n,
                 (long long)w->wl.k, (long long)w->wl.mc, (long long)w->wl.nc, (int)w->wl.world,
                 duet_mode_name(w->cfg.mode), (int)w->cfg.num_wgs, (int)w->cfg.gemm_wgs, (int)w->cfg.comm_wgs,
-                (int)w->cfg.tile.bm, (int)w->cfg.tile.bn, (int)w->cfg.tile.bk, (int)w->cfg.cm, (int)w->cfg.cn,
-                (int)w->cfg.group_m, w->ms, w->min_ms, w->max_ms, r->fitted_ms, r->held_out_ms) < 0)
+                duet_config_tile_str(&w->cfg, tile, sizeof(tile)), (int)w->cfg.cm, (int)w->cfg.cn, (int)w->cfg.group_m,
+                w->ms, w->min_ms, w->max_ms, r->fitted_ms, r->held_out_ms) < 0)
         rw->err = 1;
 }
 
@@ -450,7 +451,7 @@ static int cmd_calibrate_fit(int argc, char **argv)
     duet_cal_report_t *rep = calloc(1, sizeof(*rep));
     const char *hw_arg = NULL, *out = NULL, *report = NULL, *name = NULL, *date = NULL, *rows = NULL;
     cli_rows_t rw = {NULL, 0};
-    int quiet = 0, accept = 0, rc = CLI_EXIT_OK, opt;
+    int quiet = 0, accept = 0, params_given = 0, rc = CLI_EXIT_OK, opt;
     long long v;
     duet_cal_params_t p = duet_cal_default_params();
     if (cs == NULL || rep == NULL) {
@@ -483,6 +484,7 @@ static int cmd_calibrate_fit(int argc, char **argv)
                 rc = cli_usage_error(cmd, "--params: %s", duet_last_error());
                 goto cleanup;
             }
+            params_given = 1;
             break;
         case OPT_FOLDS:
             if (cli_parse_i64(optarg, 0, DUET_CAL_MAX_FOLDS, &v) != 0) {
@@ -556,6 +558,11 @@ static int cmd_calibrate_fit(int argc, char **argv)
     }
     if ((rc = cli_corpora_load(cs, cmd)) != CLI_EXIT_OK)
         goto cleanup;
+    /* The default list depends on the corpora: splitk_sm_gbs only where rows have a K split. */
+    if (!params_given && (st = duet_cal_params_set_default_fit(&p, cs->c, cs->n)) < 0) {
+        rc = cli_fail(cmd, st);
+        goto cleanup;
+    }
 
     cli_progress_t pr;
     cli_progress_init(&pr, quiet);
@@ -629,7 +636,7 @@ static int cmd_calibrate_fit(int argc, char **argv)
     cli_noise_lines(&rep->noise);
     if (rep->seed.fit.n_params > 0)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s (%s); concurrent "
-               "rows are not predicted by them.\n",
+               "and K-split rows are not predicted by them.\n",
                rep->seed.fit.params[0].value, rep->seed.fit.stop_reason);
     printf("\nwrote %s (profile %s) and %s\n", out, fit->hw.name, report);
     if (!fit->converged)
@@ -828,11 +835,12 @@ int cmd_validate(int argc, char **argv)
     cli_noise_lines(&v.noise);
     if (have_seed)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s on %lld fused op "
-               "rows (%s%s); concurrent rows are not predicted by them and count as misses when they are the best.\n",
+               "rows (%s%s); concurrent and K-split rows are not predicted by them and count as misses when they are "
+               "the best.\n",
                v.seed_fit.params[0].value, (long long)v.seed_fit.rows, v.seed_fit.stop_reason,
                v.seed_fit.params[0].at_bound ? ", at its bound" : "");
     else
-        printf("\nreference rules: not available (the corpora have no measured fused op rows)\n");
+        printf("\nreference rules: not available (the corpora have no measured unsplit fused op rows)\n");
 cleanup:
     cli_corpora_free(cs);
     free(cs);

@@ -16,7 +16,11 @@ const char *duet_row_kind_name(int32_t kind)
     return kind >= 0 && kind < DUET_ROW_KIND_COUNT ? duet__row_kinds[kind] : "unknown";
 }
 
-void duet_corpus_init(duet_corpus_t *c) { memset(c, 0, sizeof(*c)); }
+void duet_corpus_init(duet_corpus_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->rounds = 1;
+}
 
 void duet_corpus_free(duet_corpus_t *c)
 {
@@ -225,11 +229,47 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     return DUET_OK;
 }
 
+/* grid.<key>: up to 32 fractions of the SMs, in (0, 1]. An optional key may be absent (none). */
+static duet_status_t duet__grid_fracs(const cJSON *grid, const char *key, int optional, const duet__ctx_t *x,
+                                      double *out, int32_t *n)
+{
+    const cJSON *arr, *e;
+    if (optional && cJSON_GetObjectItemCaseSensitive(grid, key) == NULL)
+        return DUET_OK;
+    DUET_CHECK(duet__get(grid, key, 3, x, &arr));
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1 || *n >= 32)
+            return duet__error(DUET_ERR_PARSE, "%s: grid.%s: up to 32 numbers in (0, 1]", x->origin, key);
+        out[(*n)++] = e->valuedouble;
+    }
+    return DUET_OK;
+}
+
+/* grid.<key>: up to 16 integers in [lo, hi]. An optional key may be absent (none). */
+static duet_status_t duet__grid_ints(const cJSON *grid, const char *key, int optional, int32_t lo, int32_t hi,
+                                     const duet__ctx_t *x, int32_t *out, int32_t *n)
+{
+    const cJSON *arr, *e;
+    if (optional && cJSON_GetObjectItemCaseSensitive(grid, key) == NULL)
+        return DUET_OK;
+    DUET_CHECK(duet__get(grid, key, 3, x, &arr));
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsNumber(e) || e->valuedouble < lo || e->valuedouble > hi ||
+            e->valuedouble != floor(e->valuedouble) || *n >= 16)
+            return duet__error(DUET_ERR_PARSE, "%s: grid.%s: up to 16 integers in [%d, %d]", x->origin, key, (int)lo,
+                               (int)hi);
+        out[(*n)++] = (int32_t)e->valuedouble;
+    }
+    return DUET_OK;
+}
+
 static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
 {
     duet__ctx_t x = {origin, "corpus"};
-    static const char *const keys[] = {"schema", "device", "arch",    "sms",    "world", "driver", "runtime",
-                                       "date",   "duet",   "repeats", "warmup", "grid",  "rows"};
+    static const char *const keys[] = {"schema", "device", "arch",   "sms",    "world", "driver", "runtime",
+                                       "date",   "duet",   "repeats", "warmup", "rounds", "grid", "rows"};
     if (!cJSON_IsObject(root))
         return duet__error(DUET_ERR_PARSE, "%s: a corpus must be a JSON object", origin);
     const cJSON *it;
@@ -260,17 +300,17 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
     c->repeats = (int32_t)v;
     DUET_CHECK(duet__int(root, "warmup", 0, 1 << 20, &x, &v));
     c->warmup = (int32_t)v;
+    /* Optional (corpora measured one point after the other have none): 1. */
+    c->rounds = 1;
+    if (cJSON_GetObjectItemCaseSensitive(root, "rounds") != NULL) {
+        DUET_CHECK(duet__int(root, "rounds", 1, 1 << 20, &x, &v));
+        c->rounds = (int32_t)v;
+    }
 
     const cJSON *grid, *arr, *e;
     DUET_CHECK(duet__get(root, "grid", 4, &x, &grid));
     snprintf(x.where, sizeof(x.where), "grid");
-    DUET_CHECK(duet__get(grid, "fused_fracs", 3, &x, &arr));
-    cJSON_ArrayForEach(e, arr)
-    {
-        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1 || c->n_fracs >= 32)
-            return duet__error(DUET_ERR_PARSE, "%s: grid.fused_fracs: up to 32 numbers in (0, 1]", origin);
-        c->fracs[c->n_fracs++] = e->valuedouble;
-    }
+    DUET_CHECK(duet__grid_fracs(grid, "fused_fracs", 0, &x, c->fracs, &c->n_fracs));
     DUET_CHECK(duet__get(grid, "tiles", 3, &x, &arr));
     cJSON_ArrayForEach(e, arr)
     {
@@ -278,13 +318,10 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
             return duet__error(DUET_ERR_PARSE, "%s: grid.tiles: up to 16 supported tiles such as \"256x128x64\"", origin);
         c->n_tiles++;
     }
-    DUET_CHECK(duet__get(grid, "concurrent_comm_wgs", 3, &x, &arr));
-    cJSON_ArrayForEach(e, arr)
-    {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble != floor(e->valuedouble) || c->n_comm_wgs >= 16)
-            return duet__error(DUET_ERR_PARSE, "%s: grid.concurrent_comm_wgs: up to 16 positive integers", origin);
-        c->comm_wgs[c->n_comm_wgs++] = (int32_t)e->valuedouble;
-    }
+    DUET_CHECK(duet__grid_ints(grid, "concurrent_comm_wgs", 0, 1, 1 << 20, &x, c->comm_wgs, &c->n_comm_wgs));
+    /* Optional (grids without K-split rows have none). */
+    DUET_CHECK(duet__grid_ints(grid, "split_ks", 1, 2, DUET_MAX_SPLIT_K, &x, c->split_ks, &c->n_split_ks));
+    DUET_CHECK(duet__grid_fracs(grid, "split_fused_fracs", 1, &x, c->split_fracs, &c->n_split_fracs));
 
     snprintf(x.where, sizeof(x.where), "corpus");
     DUET_CHECK(duet__get(root, "rows", 3, &x, &arr));
@@ -348,6 +385,19 @@ static void duet__json_str(duet__sbuf_t *b, const char *s)
     duet__sbuf_printf(b, "\"");
 }
 
+/* "key": [numbers] from d (doubles, exact) or else i (integers). */
+static void duet__json_list(duet__sbuf_t *b, const char *key, const double *d, const int32_t *i, int32_t n)
+{
+    duet__sbuf_printf(b, "\"%s\": [", key);
+    for (int32_t k = 0; k < n; k++) {
+        if (d != NULL)
+            duet__sbuf_printf(b, "%s%.17g", k ? ", " : "", d[k]);
+        else
+            duet__sbuf_printf(b, "%s%d", k ? ", " : "", (int)i[k]);
+    }
+    duet__sbuf_printf(b, "]");
+}
+
 duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
 {
     duet__sbuf_t b;
@@ -364,17 +414,24 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
     duet__json_str(&b, c->date);
     duet__sbuf_printf(&b, ",\n  \"duet\": ");
     duet__json_str(&b, c->duet_version);
-    duet__sbuf_printf(&b, ",\n  \"repeats\": %d,\n  \"warmup\": %d,\n  \"grid\": {\"fused_fracs\": [", c->repeats,
-                      c->warmup);
-    for (int i = 0; i < c->n_fracs; i++)
-        duet__sbuf_printf(&b, "%s%.17g", i ? ", " : "", c->fracs[i]);
-    duet__sbuf_printf(&b, "], \"tiles\": [");
+    duet__sbuf_printf(&b, ",\n  \"repeats\": %d,\n  \"warmup\": %d", c->repeats, c->warmup);
+    /* Written only when it says something, so that an older corpus saves back unchanged. */
+    if (c->rounds > 1)
+        duet__sbuf_printf(&b, ",\n  \"rounds\": %d", c->rounds);
+    duet__sbuf_printf(&b, ",\n  \"grid\": {");
+    duet__json_list(&b, "fused_fracs", c->fracs, NULL, c->n_fracs);
+    duet__sbuf_printf(&b, ", \"tiles\": [");
     for (int i = 0; i < c->n_tiles; i++)
         duet__sbuf_printf(&b, "%s\"%dx%dx%d\"", i ? ", " : "", c->tiles[i].bm, c->tiles[i].bn, c->tiles[i].bk);
-    duet__sbuf_printf(&b, "], \"concurrent_comm_wgs\": [");
-    for (int i = 0; i < c->n_comm_wgs; i++)
-        duet__sbuf_printf(&b, "%s%d", i ? ", " : "", c->comm_wgs[i]);
-    duet__sbuf_printf(&b, "]},\n  \"rows\": [");
+    duet__sbuf_printf(&b, "], ");
+    duet__json_list(&b, "concurrent_comm_wgs", NULL, c->comm_wgs, c->n_comm_wgs);
+    if (c->n_split_ks > 0) {
+        duet__sbuf_printf(&b, ", ");
+        duet__json_list(&b, "split_ks", NULL, c->split_ks, c->n_split_ks);
+        duet__sbuf_printf(&b, ", ");
+        duet__json_list(&b, "split_fused_fracs", c->split_fracs, NULL, c->n_split_fracs);
+    }
+    duet__sbuf_printf(&b, "},\n  \"rows\": [");
     for (size_t i = 0; i < c->n; i++) {
         const duet_corpus_row_t *r = &c->rows[i];
         const duet_workload_t *w = &r->wl;

@@ -14,6 +14,9 @@ params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,
 params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
 params=$params,gemm_sm_contention,tile_oob_row_ns
+# splitk_sm_gbs only where the corpus has K-split rows (collected since rounds); nothing else
+# depends on it, and the committed corpus has none.
+if grep -q '"split_k"' tuning_data/h200_world2.json; then params=$params,splitk_sm_gbs; fi
 "$duet" calibrate fit --corpus tuning_data/h200_world2.json --hw tuning_data/h200_start.json --name h200 \
     -o tuning_data/h200.json --report tuning_data/h200_fit_report.json --date 2026-11-30 --threads 2 \
     --accept-unconverged --quiet --params "$params" ${ROWS:+--rows "$ROWS"} | tee tuning_data/h200_fit.txt

@@ -344,8 +344,10 @@ duet_status_t duet_tune_candset_derive(const duet_corpus_t *corpora, size_t n_co
         for (size_t r = 0; r < c->n; r++) {
             const duet_corpus_row_t *row = &c->rows[r];
             /* Only the operation itself, and only what was measured: a failed row is a configuration
-             * the shape does not have (the reference design's NaN). */
-            if (row->kind != DUET_ROW_OP || !row->ok || !(row->ms > 0))
+             * the shape does not have (the reference design's NaN). The set's configurations have
+             * no K split (the tuner adds the model's splits itself): a split row would otherwise
+             * lend its time to the unsplit configuration of the same key. */
+            if (row->kind != DUET_ROW_OP || !row->ok || !(row->ms > 0) || row->cfg.split_k > 1)
                 continue;
             DUET_CHECK_GOTO(duet__tune_work_add_row(&work[a], c->sms, row), st, out);
         }

@@ -137,15 +137,9 @@ void gpu_bufs_free(gpu_env_t *e, gpu_bufs_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st)
+int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, double *samples, int *n,
+                     char *error, size_t error_size)
 {
-    memset(st, 0, sizeof(*st));
-    double *s = calloc((size_t)reps, sizeof(double));
-    if (s == NULL) {
-        snprintf(st->error, sizeof(st->error), "out of memory");
-        return;
-    }
-    int k = 0;
     for (int i = 0; i < warmup + reps; i++) {
         MPI_Barrier(e->comm);
         double ms = 0;
@@ -162,22 +156,44 @@ void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int rep
                      duet_ctx_last_error(e->ctx)[0] ? duet_ctx_last_error(e->ctx) : duet_last_error());
         MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, e->comm);
         if (any_bad) {
-            snprintf(st->error, sizeof(st->error), "%s", bad ? why : "failed on another rank");
+            snprintf(error, error_size, "%s", bad ? why : "failed on another rank");
             /* Leave the context usable for the next measurement. */
             duet_ctx_resync(e->ctx);
-            free(s);
-            return;
+            return -1;
         }
         double slowest = 0;
         MPI_Allreduce(&ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, e->comm);
         if (i >= warmup)
-            s[k++] = slowest;
+            samples[(*n)++] = slowest;
     }
-    st->med = cli_median(s, (size_t)k); /* sorts s */
+    return 0;
+}
+
+void gpu_stat_summarise(double *samples, int n, gpu_stat_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (n < 1) {
+        snprintf(st->error, sizeof(st->error), "no timed run");
+        return;
+    }
+    st->med = cli_median(samples, (size_t)n); /* sorts samples */
     st->ok = 1;
-    st->n = k;
-    st->min = s[0];
-    st->max = s[k - 1];
+    st->n = n;
+    st->min = samples[0];
+    st->max = samples[n - 1];
+}
+
+void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    double *s = calloc((size_t)reps, sizeof(double));
+    if (s == NULL) {
+        snprintf(st->error, sizeof(st->error), "out of memory");
+        return;
+    }
+    int k = 0;
+    if (gpu_measure_runs(e, fn, user, warmup, reps, s, &k, st->error, sizeof(st->error)) == 0)
+        gpu_stat_summarise(s, k, st);
     free(s);
 }
 

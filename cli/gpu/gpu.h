@@ -80,6 +80,18 @@ typedef struct gpu_stat {
  */
 void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st);
 
+/**
+ * The loop of gpu_measure, for callers that gather the samples of one configuration over several
+ * calls (calibrate collect's rounds): `warmup` untimed runs, then `reps` timed ones, each the
+ * slowest rank's time in ms appended at samples[*n] (room for `reps` more; *n grows by one per
+ * timed run). Collective. @return 0, or -1 when a run failed on any rank: every rank returns -1
+ * with the reason in `error`, and the context is resynchronised.
+ */
+int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, double *samples, int *n,
+                     char *error, size_t error_size);
+/** Median, min and max of n samples (sorts them) as a successful measurement; n < 1 is a failed one. */
+void gpu_stat_summarise(double *samples, int n, gpu_stat_t *st);
+
 /* Ready-made things to time. */
 typedef struct gpu_duet_job {
     gpu_env_t *e;

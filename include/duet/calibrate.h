@@ -198,6 +198,13 @@ duet_cal_params_t duet_cal_default_params(void);
 extern const char duet_cal_default_fit_names[];
 
 /**
+ * The default parameters for these corpora (n of them): duet_cal_default_fit_names, plus
+ * splitk_sm_gbs when a measured row has a K split (split_k > 1). Without such rows nothing
+ * depends on it, so it is not listed. What `duet calibrate fit` fits without --params.
+ */
+duet_status_t duet_cal_params_set_default_fit(duet_cal_params_t *p, const duet_corpus_t *corpora, int n);
+
+/**
  * Set the parameters to fit from a comma-separated list of profile field names, e.g.
  * "gemm_eff_bf16,link_gbs". @return DUET_ERR_INVALID_ARG for an unknown name, a duplicate, an
  * integer field (counts are not fitted) or more than DUET_CAL_MAX_PARAMS names.

@@ -57,6 +57,9 @@ typedef struct duet_corpus {
     char date[32];           /* ISO 8601 UTC of the measurement */
     char duet_version[16];
     int32_t repeats, warmup; /* timed runs per point and untimed ones before them */
+    /* Interleaved rounds the timed runs were taken in (1, also for files without the key: each
+     * point's runs one after the other). */
+    int32_t rounds;
     /* The grid the collector swept (informational; rows carry their own configurations). */
     int32_t n_fracs;
     double fracs[32];        /* fused gemm_wgs as fractions of the SMs */
@@ -64,11 +67,15 @@ typedef struct duet_corpus {
     duet_gemm_tile_t tiles[16];
     int32_t n_comm_wgs;
     int32_t comm_wgs[16];    /* concurrent-mode comm grids */
+    int32_t n_split_ks;      /* 0: no K-split rows in the grid (files without the key) */
+    int32_t split_ks[16];    /* K splits of the split rows */
+    int32_t n_split_fracs;
+    double split_fracs[32];  /* fused gemm_wgs fractions of the split op rows */
     duet_corpus_row_t *rows;
     size_t n, cap;
 } duet_corpus_t;
 
-/** An empty corpus (no rows). */
+/** An empty corpus (no rows, rounds 1). */
 void duet_corpus_init(duet_corpus_t *c);
 /** Release the rows. NULL is a no-op. */
 void duet_corpus_free(duet_corpus_t *c);

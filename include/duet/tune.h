@@ -244,7 +244,7 @@ typedef struct duet_tune_candset {
 
 /**
  * Derive the candidate set of corpora: per arch (stripped), rows = shapes (world, workload and SM
- * count), the op rows that were measured; a configuration covers a shape when its ms <=
+ * count), the op rows that were measured, without a K split; a configuration covers a shape when its ms <=
  * (1 + tol) x the shape's best (with a relative slack of 1e-9 for rounding). Greedy: take the
  * configuration covering the most uncovered shapes, ties to the lowest mean relative cost, then to
  * the lower (mode, gemm_frac, comm_frac, tile); stop when the gain is 0; then append each

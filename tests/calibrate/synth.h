@@ -151,6 +151,32 @@ static inline duet_corpus_t t_synthetic_corpus(const duet_hw_t *truth, const due
     return c;
 }
 
+/* Six K-split rows on the 128-row GEMM of the synthetic corpus (64 C tiles of 256x128 on 132 SMs,
+ * K in 2 and in 4 parts: the GEMM alone, and fused with 111 and 132 CTAs first on the GEMM, as the
+ * collector measures them), "measured" on `truth` by the fluid model. */
+static inline void t_add_split_rows(duet_corpus_t *c, const duet_hw_t *truth)
+{
+    duet_sim_ws_t *ws = NULL;
+    if (duet_sim_ws_create(&ws) != DUET_OK)
+        abort();
+    duet_workload_t wl = t_wl(128, 8192, 8192, DUET_COLL_ALL_GATHER, 1024, 4096, 2);
+    wl.dtype = DUET_DTYPE_BF16;
+    const duet_gemm_tile_t tile = {256, 128, 64};
+    for (int32_t s = 2; s <= 4; s += 2) {
+        if (!duet_split_k_worth_trying(truth, &wl, tile, s))
+            abort();
+        duet_config_t g = t_fused(truth, truth->n_sms, truth->n_sms, tile);
+        g.split_k = s;
+        t_add_sim(c, ws, &duet_sim_policy_fluid, truth, DUET_ROW_GEMM_ALONE, wl, g, 0);
+        for (int32_t gw = 111; gw <= 132; gw += 21) {
+            duet_config_t f = t_fused(truth, truth->n_sms, gw, tile);
+            f.split_k = s;
+            t_add_sim(c, ws, &duet_sim_policy_fluid, truth, DUET_ROW_OP, wl, f, 0);
+        }
+    }
+    duet_sim_ws_destroy(ws);
+}
+
 /* A path under /tmp unique to this process and tag. */
 static inline void t_tmp(char *buf, size_t n, const char *tag)
 {

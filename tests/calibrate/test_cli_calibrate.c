@@ -282,6 +282,45 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     free(r);
 }
 
+Test(cli_calibrate, k_split_rows_fit_splitk_sm_gbs_by_default_and_validate, T_TIMEOUT)
+{
+    t_cli_t *r = malloc(sizeof(*r));
+    char corpus[96], prof[96], rep[96], rows[96];
+    t_tmp(corpus, sizeof(corpus), "kcorpus.json");
+    t_tmp(prof, sizeof(prof), "kfitted.json");
+    t_tmp(rep, sizeof(rep), "kreport.json");
+    t_tmp(rows, sizeof(rows), "krows.csv");
+    duet_hw_t truth = t_hw("h200");
+    duet_corpus_t c = t_synthetic_corpus(&truth, &duet_sim_policy_fluid, 0.0);
+    t_add_split_rows(&c, &truth);
+    cr_assert_eq(duet_corpus_save(&c, corpus), DUET_OK, "%s", duet_last_error());
+    duet_corpus_free(&c);
+    /* No --params: the default list, with splitk_sm_gbs because the corpus has split rows. */
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds",
+              "2", "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    cr_assert(strstr(r->out, "\nsplitk_sm_gbs ") != NULL, "%s", r->out);
+    cr_assert(strstr(r->out, "concurrent and K-split rows are not predicted by them") != NULL, "%s", r->out);
+    /* validate predicts the split rows; --rows names their tiles with the split. */
+    t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--rows", rows, "--quiet", NULL);
+    cr_assert_eq(r->code, 0, "stderr: %s", r->err);
+    FILE *f = fopen(rows, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    int split2 = 0, split4 = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        split2 += strstr(line, ",256x128x64/k2,") != NULL;
+        split4 += strstr(line, ",256x128x64/k4,") != NULL;
+    }
+    fclose(f);
+    cr_assert(split2 == 3 && split4 == 3, "%d and %d split rows", split2, split4);
+    unlink(corpus);
+    unlink(prof);
+    unlink(rep);
+    unlink(rows);
+    free(r);
+}
+
 /* Read a --rows CSV: the header, then per measured row its measured and predicted ms. */
 static int read_rows_csv(const char *path, double *ms, double *pred, double *held, int *fold, int max)
 {

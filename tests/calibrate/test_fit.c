@@ -211,6 +211,47 @@ Test(fit, constants_no_row_depends_on_are_reported_not_fitted, T_TIMEOUT)
     duet_corpus_free(&c);
 }
 
+Test(fit, splitk_sm_gbs_is_a_default_parameter_only_with_k_split_rows, T_TIMEOUT)
+{
+    duet_hw_t truth = truth_profile();
+    truth.splitk_sm_gbs = 30;
+    duet_corpus_t c = t_synthetic_corpus(&truth, &duet_sim_policy_fluid, 0.0);
+    duet_cal_params_t p = duet_cal_default_params(), q = p;
+    /* Without split rows: the default list as it is. */
+    cr_assert_eq(duet_cal_params_set_default_fit(&p, &c, 1), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(p.n_fit, q.n_fit);
+    cr_assert_eq(memcmp(p.fit, q.fit, sizeof(p.fit[0]) * (size_t)p.n_fit), 0);
+    /* A failed split row is no evidence either. */
+    duet_corpus_row_t failed = c.rows[0];
+    failed.cfg.split_k = 2;
+    failed.ok = 0;
+    failed.ms = failed.min_ms = failed.max_ms = 0;
+    snprintf(failed.error, sizeof(failed.error), "timed out");
+    cr_assert_eq(duet_corpus_add(&c, &failed), DUET_OK);
+    cr_assert_eq(duet_cal_params_set_default_fit(&p, &c, 1), DUET_OK);
+    cr_assert_eq(p.n_fit, q.n_fit);
+
+    /* With measured split rows (in the second corpus): splitk_sm_gbs joins the list. */
+    duet_corpus_t two[2] = {c, t_corpus_header(truth.n_sms, 2)};
+    t_add_split_rows(&two[1], &truth);
+    cr_assert_eq(two[1].n, 6);
+    cr_assert_eq(duet_cal_params_set_default_fit(&p, two, 2), DUET_OK);
+    cr_assert_eq(p.n_fit, q.n_fit + 1);
+    cr_assert_eq(p.fit[p.n_fit - 1], DUET_HW_F_splitk_sm_gbs);
+
+    /* And the split rows determine it: from twice the truth back to it. */
+    cr_assert_eq(duet_cal_params_set_fit(&p, "splitk_sm_gbs"), DUET_OK);
+    p.presearch = 0;
+    duet_hw_t base = truth;
+    base.splitk_sm_gbs = 60;
+    duet_cal_fit_t fit;
+    cr_assert_eq(duet_cal_fit_run(two, NULL, 2, &base, &p, &fit), DUET_OK, "%s", duet_last_error());
+    cr_assert(fit.params[0].fitted);
+    cr_assert(t_rel_eq(fit.hw.splitk_sm_gbs, 30, 0.01), "%g", fit.hw.splitk_sm_gbs);
+    duet_corpus_free(&two[1]);
+    duet_corpus_free(&c);
+}
+
 Test(fit, unusable_corpora_and_profiles_are_refused_with_reasons, T_TIMEOUT)
 {
     duet_hw_t truth = truth_profile();

@@ -135,6 +135,30 @@ Test(metrics, ties_pick_the_first_row_and_nothing_predicted_is_an_error, T_TIMEO
     cr_assert(strstr(duet_last_error(), "no measured row was predicted") != NULL, "%s", duet_last_error());
 }
 
+Test(metrics, a_k_split_is_another_configuration_of_the_same_tile, T_TIMEOUT)
+{
+    duet_corpus_row_t rows[NHAND];
+    double pred[NHAND];
+    hand_build(rows, pred);
+    /* Shape A: the pick a2 (105 CTAs) is 5 CTAs from the best a0 with the same tile: within 8.
+     * With K in two parts the pick is another GEMM schedule: not within 8 any more (only the
+     * loose reading, same mode and gemm_wgs within 8, still counts it), and no exact pick. */
+    duet_cal_metrics_t m;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(m.pick_within8, 1.0);
+    rows[2].cfg.split_k = 2;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(m.pick_within8, 0.0);
+    cr_assert_eq(m.pick_within8_loose, 1.0);
+    /* The split row on a0's own point is not a0: the model now picks it (pred 1.0 < 1.3), and the
+     * pick is not exact although it has a0's CTAs and tile. */
+    rows[2].cfg = rows[0].cfg;
+    rows[2].cfg.split_k = 2;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(m.exact_pick, 0.0);
+    cr_assert_eq(m.pick_within8, 0.0);
+}
+
 Test(metrics, perfect_predictions_score_perfectly, T_TIMEOUT)
 {
     duet_corpus_row_t rows[NHAND];

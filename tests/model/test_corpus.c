@@ -109,3 +109,88 @@ Test(corpus, rejects_corrupt_and_partial_files, T_TIMEOUT)
     expect_reject("\n  ]\n}", "", "not valid JSON");
     expect_reject("\"kind\": \"gemm_alone\"", "\"kind\": \"op\"", "same point as rows[0]");
 }
+
+/* The saved text of a corpus (at most 8 KiB). */
+static void saved_text(const duet_corpus_t *c, char *text, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/duet-corpus-text-%d.json", (int)getpid());
+    cr_assert_eq(duet_corpus_save(c, path), DUET_OK, "%s", duet_last_error());
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    size_t got = fread(text, 1, n - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    unlink(path);
+}
+
+Test(corpus, rounds_and_k_split_rows_round_trip, T_TIMEOUT)
+{
+    duet_corpus_t c = small_corpus(), back;
+    cr_assert_eq(c.rounds, 1, "an initialised corpus was measured in one round");
+    c.rounds = 3;
+    c.repeats = 9;
+    c.n_split_ks = 2;
+    c.split_ks[0] = 2;
+    c.split_ks[1] = 4;
+    c.n_split_fracs = 2;
+    c.split_fracs[0] = 0.84;
+    c.split_fracs[1] = 1.0;
+    duet_corpus_row_t split = c.rows[0];
+    split.cfg.split_k = 2;
+    split.ms = 0.305;
+    cr_assert(!duet_corpus_row_same_point(&split, &c.rows[0]), "a K split is another point");
+    cr_assert_eq(duet_corpus_add(&c, &split), DUET_OK);
+    char text[8192];
+    saved_text(&c, text, sizeof(text));
+    cr_assert(strstr(text, "\"rounds\": 3") != NULL, "%s", text);
+    cr_assert(strstr(text, "\"split_ks\": [2, 4], \"split_fused_fracs\": [0.83999999999999997, 1]") != NULL, "%s",
+              text);
+    cr_assert(strstr(text, "\"split_k\": 2") != NULL, "%s", text);
+    cr_assert_eq(duet_corpus_parse(text, "c.json", &back), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(back.rounds, 3);
+    cr_assert_eq(back.repeats, 9);
+    cr_assert_eq(back.n_split_ks, 2);
+    cr_assert_eq(back.split_ks[1], 4);
+    cr_assert_eq(back.n_split_fracs, 2);
+    cr_assert_eq(back.split_fracs[0], 0.84);
+    cr_assert_eq(back.n, 3);
+    cr_assert_eq(back.rows[2].cfg.split_k, 2);
+    cr_assert_eq(back.rows[0].cfg.split_k, 1);
+    /* Resume finds each of the two points, not the other. */
+    cr_assert_eq(duet_corpus_find(&back, &split), 2);
+    cr_assert_eq(duet_corpus_find(&back, &c.rows[0]), 0);
+    duet_corpus_free(&back);
+    duet_corpus_free(&c);
+}
+
+Test(corpus, files_without_rounds_or_split_grid_load_as_one_round, T_TIMEOUT)
+{
+    /* One round and no split rows: the keys are left out, so the file is what an older collector
+     * wrote, and it loads back as one round with no splits. */
+    duet_corpus_t c = small_corpus(), back;
+    char text[8192];
+    saved_text(&c, text, sizeof(text));
+    cr_assert(strstr(text, "rounds") == NULL && strstr(text, "split") == NULL, "%s", text);
+    cr_assert(strstr(text, "\"warmup\": 2,\n  \"grid\": {\"fused_fracs\": [0.75, 1], \"tiles\": [\"256x128x64\"], "
+                           "\"concurrent_comm_wgs\": [16]},\n  \"rows\": [") != NULL,
+              "the header as before: %s", text);
+    back.rounds = 7;
+    cr_assert_eq(duet_corpus_parse(text, "c.json", &back), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(back.rounds, 1);
+    cr_assert_eq(back.n_split_ks, 0);
+    cr_assert_eq(back.n_split_fracs, 0);
+    cr_assert_eq(back.n, 2);
+    duet_corpus_free(&back);
+    duet_corpus_free(&c);
+}
+
+Test(corpus, rejects_bad_rounds_and_split_grids, T_TIMEOUT)
+{
+    expect_reject("\"warmup\": 2", "\"warmup\": 2, \"rounds\": 0", "corpus.rounds");
+    expect_reject("\"warmup\": 2", "\"warmup\": 2, \"rounds\": 1.5", "corpus.rounds");
+    expect_reject("\"concurrent_comm_wgs\": [16]", "\"concurrent_comm_wgs\": [16], \"split_ks\": [1]", "grid.split_ks");
+    expect_reject("\"concurrent_comm_wgs\": [16]", "\"concurrent_comm_wgs\": [16], \"split_fused_fracs\": [1.5]",
+                  "grid.split_fused_fracs");
+    expect_reject("\"group_m\": 8", "\"group_m\": 8, \"split_k\": 17", "rows[0].split_k");
+}

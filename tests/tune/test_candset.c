@@ -37,6 +37,11 @@ static duet_corpus_t grid_corpus(double c3_s4)
         duet_corpus_row_t g = tt_row(wl, DUET_MODE_FUSED, 100, 100, 0, T256x256, 0.01);
         g.kind = DUET_ROW_GEMM_ALONE;
         cr_assert_eq(duet_corpus_add(&c, &g), DUET_OK);
+        /* Nor do K-split points: the set has no split, and this one must not lend its time to
+         * c0, the unsplit configuration of the same key (it would cover every shape). */
+        duet_corpus_row_t k2 = tt_row(wl, DUET_MODE_FUSED, 100, gw[0], 100 - gw[0], tiles[0], 0.5);
+        k2.cfg.split_k = 2;
+        cr_assert_eq(duet_corpus_add(&c, &k2), DUET_OK);
     }
     return c;
 }

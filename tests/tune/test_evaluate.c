@@ -144,3 +144,38 @@ Test(evaluate, a_missing_default_and_a_wrong_profile, T_TIMEOUT)
     cr_assert(strstr(duet_last_error(), "132 SMs") != NULL, "%s", duet_last_error());
     duet_corpus_free(&c);
 }
+
+Test(evaluate, a_k_split_row_is_a_candidate_of_its_shape, T_TIMEOUT)
+{
+    /* The collector measures K-split points beside the unsplit ones: the replay ranks them as
+     * configurations of their own, and finds the split when it is the best. */
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_t c = tt_corpus("sm_90", 132, 2);
+    duet_workload_t wl = t_wl(512, 8192, 8192, DUET_COLL_ALL_GATHER, 1024, 2048, 2);
+    const duet_gemm_tile_t t256 = {256, 256, 64};
+    duet_corpus_row_t rows[4] = {tt_row(wl, DUET_MODE_FUSED, 132, 132, 0, t256, 1.0),
+                                 tt_row(wl, DUET_MODE_FUSED, 132, 132, 0, t256, 0.8),
+                                 tt_row(wl, DUET_MODE_FUSED, 132, 111, 21, t256, 0.9),
+                                 tt_row(wl, DUET_MODE_FUSED, 132, 99, 33, (duet_gemm_tile_t){256, 128, 64}, 1.2)};
+    rows[1].cfg.split_k = 2;
+    rows[2].cfg.split_k = 2;
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(duet_corpus_add(&c, &rows[i]), DUET_OK, "%s", duet_last_error());
+    duet_tune_params_t p = duet_tune_default_params();
+    p.top_k = 16;
+    duet_tune_eval_t ev;
+    cr_assert_eq(duet_tune_evaluate(&c, 1, &hw, &p, &ev), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(ev.n, 1);
+    cr_assert_eq(ev.shapes[0].n_configs, 4);
+    cr_assert_eq(ev.shapes[0].n_cands, 4, "the split and the unsplit point are two candidates");
+    cr_assert_eq(ev.shapes[0].n_cands_measured, 4);
+    cr_assert_eq(ev.shapes[0].oracle_ms, 0.8);
+    cr_assert_eq(ev.shapes[0].oracle_cfg.split_k, 2);
+    cr_assert_eq(ev.shapes[0].tuned_ms, 0.8);
+    cr_assert_eq(ev.shapes[0].tuned_cfg.split_k, 2);
+    cr_assert_eq(ev.shapes[0].tuned_cfg.gemm_wgs, 132);
+    cr_assert_eq(ev.shapes[0].default_ms, 1.2);
+    cr_assert_eq(ev.n_exact, 1);
+    duet_tune_eval_free(&ev);
+    duet_corpus_free(&c);
+}
