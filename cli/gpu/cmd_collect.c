@@ -164,10 +164,10 @@ static void collect_usage(FILE *f)
                "collective alone on 8, 16, 32, 66 and 132 CTAs; and for K in 2 and in 4 parts, at each tile where the\n"
                "split is worth trying (C tiles x (parts - 1) < 2 x SMs), the GEMM alone and fused at 0.84 and 1.0.\n"
                "\n"
-               "Each point: --warmup untimed runs (default 3), then its timed runs in R interleaved rounds (--rounds,\n"
-               "default 3): each round visits every point of the shape once, in an order shuffled per round, and takes\n"
-               "ceil(N/R) timed runs of it (N = --repeats, default 8; 3 x 3 = 9 runs by default). The row holds the\n"
-               "median, min and max of all of a point's runs, each the slowest rank's, with a barrier before each.\n"
+               "Each point: --warmup untimed runs (default 3; one at each later visit), then its timed runs in R\n"
+               "interleaved rounds (--rounds, default 3): each round visits every point of the shape once, in an order\n"
+               "shuffled per round, and takes ceil(N/R) timed runs of it (N = --repeats, default 8; 3 x 3 = 9 runs by\n"
+               "default). The row holds the median, min and max of all of a point's runs, each the slowest rank's, with a barrier before each.\n"
                "Why rounds: the GPU's clocks drift over tenths of a second (power, temperature), so the runs of a\n"
                "point taken one after the other share one moment's clock, and configurations the model predicts\n"
                "alike measured 15-25 %% apart in no order. Spread over the shape's whole measurement, drift hits\n"
@@ -218,7 +218,8 @@ typedef struct collect_ws {
     double *runs;             /* NPOINTS x per_point times (ms) */
 } collect_ws_t;
 
-/* One round's runs of point p (collective); the round 0 visit warms it up first. */
+/* One round's runs of point p (collective); the round 0 visit warms it up first (--warmup runs),
+ * later visits with one run. */
 static void collect_run(gpu_env_t *e, const gpu_bufs_t *b, collect_ws_t *w, size_t p, int round, int warm,
                         int per_round, int per_point)
 {
@@ -233,7 +234,9 @@ static void collect_run(gpu_env_t *e, const gpu_bufs_t *b, collect_ws_t *w, size
     }
     gpu_duet_job_t j;
     gpu_duet_job_init(&j, e, &wl, &r->cfg, b);
-    if (gpu_measure_runs(e, gpu_run_duet, &j, round == 0 ? warm : 0, per_round, w->runs + p * (size_t)per_point,
+    /* A later visit comes after other configurations ran: one untimed run first, so that the
+     * first timed one does not pay for the switch (another kernel, cold instruction cache). */
+    if (gpu_measure_runs(e, gpu_run_duet, &j, round == 0 ? warm : (warm > 0 ? 1 : 0), per_round, w->runs + p * (size_t)per_point,
                          &w->n_runs[p], w->stat[p].error, sizeof(w->stat[p].error)) < 0)
         w->state[p] = COLLECT_FAILED;
 }
