@@ -3,11 +3,13 @@
 
     python3 tools/bench_table.py bench/results/bench-h200-w2.json            # all workloads
     python3 tools/bench_table.py --gemm bench/results/bench-h200-w2.json     # each GEMM once
+    python3 tools/bench_table.py --compare A.json B1.json B2.json            # runs of tools/h200-ab.sh
 
 Only reads the JSON that `duet bench` wrote; every number is a measured median or a ratio of two.
 """
 import argparse
 import json
+import os
 import sys
 
 
@@ -54,18 +56,65 @@ def gemm_table(d):
               f"| {tile} | {f(ratio, 3)} |")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="a duet bench JSON (schema duet-bench/1)")
-    ap.add_argument("--gemm", action="store_true", help="one row per GEMM shape: duet's GEMM against cuBLASLt")
-    a = ap.parse_args()
+def best_collective(w):
+    """duet's collective alone at its best CTA count and comm tile, ms (None if none ran)."""
+    times = [c["ms"] for c in w["duet"].get("collective", []) if c.get("ok")]
+    return min(times) if times else None
+
+
+def compare_table(runs):
+    """Side-by-side runs of one workload list (tools/h200-ab.sh: A, then B1 and B2), times in us."""
+    names = [n for n, _ in runs]
+    # The files' names without their common beginning: ab-overhead-h200-w2-A.json, -B1, -B2 -> A, B1, B2.
+    common = len(os.path.commonprefix(names)) if len(names) > 1 else 0
+    names = [n[common:] or n for n in names]
+    ws = [d["workloads"] for _, d in runs]
+    if any(len(x) != len(ws[0]) for x in ws):
+        sys.exit("bench_table: --compare: the files hold different workload lists")
+    gemm_only = runs[0][1].get("gemm_only")
+    cols = [("duet GEMM", lambda w: ms(w["duet"]["gemm"])), ("cuBLASLt", lambda w: ms(w["vendor"]["gemm"]))]
+    if not gemm_only:
+        cols += [("duet collective", best_collective), ("NCCL", lambda w: ms(w["vendor"]["collective"])),
+                 ("best duet", lambda w: w["derived"].get("best_duet_ms"))]
+    order = " / ".join(names)
+    print("| workload | " + " | ".join(f"{c} us ({order})" for c, _ in cols) + " |")
+    print("| --- |" + " --- |" * len(cols))
+    for i, w in enumerate(ws[0]):
+        key = [(x[i]["m"], x[i]["n"], x[i]["k"], x[i]["collective"], x[i]["mc"], x[i]["nc"]) for x in ws]
+        if any(k != key[0] for k in key):
+            sys.exit(f"bench_table: --compare: workload {i} differs between the files")
+        label = f"{w['m']}x{w['n']}x{w['k']}" + ("" if gemm_only else f" {w['collective']} {w['mc']}x{w['nc']}")
+        cells = []
+        for _, get in cols:
+            vals = [get(x[i]) for x in ws]
+            cells.append(" / ".join("-" if v is None else f"{v * 1e3:.1f}" for v in vals))
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+def load(path):
     try:
-        with open(a.json) as fh:
+        with open(path) as fh:
             d = json.load(fh)
     except (OSError, ValueError) as e:
-        sys.exit(f"bench_table: {a.json}: {e}")
+        sys.exit(f"bench_table: {path}: {e}")
     if d.get("schema") != "duet-bench/1":
-        sys.exit(f"bench_table: {a.json}: not a duet bench file (schema {d.get('schema')!r})")
+        sys.exit(f"bench_table: {path}: not a duet bench file (schema {d.get('schema')!r})")
+    return d
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", nargs="+", help="duet bench JSON files (schema duet-bench/1); several with --compare")
+    ap.add_argument("--gemm", action="store_true", help="one row per GEMM shape: duet's GEMM against cuBLASLt")
+    ap.add_argument("--compare", action="store_true",
+                    help="one row per workload, each figure from every file in turn (A / B1 / B2 of tools/h200-ab.sh)")
+    a = ap.parse_args()
+    if a.compare:
+        compare_table([(p.rsplit("/", 1)[-1].removesuffix(".json"), load(p)) for p in a.json])
+        return
+    if len(a.json) != 1:
+        sys.exit("bench_table: one file, or several with --compare")
+    d = load(a.json[0])
     if a.gemm or d.get("gemm_only"):
         gemm_table(d)
     else:

@@ -2,7 +2,8 @@
 # Two builds side by side in one machine session: this tree (B) and another checkout (A, $BASE,
 # e.g. the previous commit), both built at once, then `duet bench --shapes $SHAPES $BENCH_ARGS`
 # alternately B, A, B (so that slow drift of the machine does not favour one). Results go to $OUT
-# as ab-B1.json, ab-A.json, ab-B2.json.
+# as ab-B1.json, ab-A.json, ab-B2.json; `python3 tools/bench_table.py --compare ab-A.json ab-B1.json
+# ab-B2.json` puts them side by side.
 #   BASE=.gpu-base SHAPES=bench/shapes/floor.txt tools/h200-ab.sh      (2 x H200)
 #   BASE=.gpu-base SHAPES= BENCH_ARGS=--gemm-only tools/h200-ab.sh      (the seed's GEMMs alone)
 set -u
