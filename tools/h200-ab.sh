@@ -12,12 +12,9 @@ OUT=${OUT:-/tmp/duet-ab}
 BASE=${BASE:?BASE: the other checkout}
 SHAPES=${SHAPES-bench/shapes/floor.txt} # empty: the default workload set
 NP=${NP:-2}
-DEP=/tmp/dep
-mkdir -p "$OUT" "$DEP"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=$DEP/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
-for f in .deps/*.deb; do dpkg -x "$f" "$DEP"; done
+. tools/h200-env.sh
+mkdir -p "$OUT"
+h200_unpack_deps
 MK=(make JOBS=16 -j16 "CFLAGS=-I$DEP/usr/include"
     "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu" gpu)
 t0=$SECONDS

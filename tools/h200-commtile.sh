@@ -6,9 +6,7 @@
 set -u
 cd "$(dirname "$0")/.."
 NP=${NP:-2}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/tmp/dep/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
+. tools/h200-env.sh
 for comm in ${COMMS:-2048x16384 512x4096}; do
     for coll in ${COLLS:-reduce_scatter all_to_all all_reduce all_gather}; do
         for ctas in ${CTAS:-32 132}; do

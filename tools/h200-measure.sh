@@ -15,15 +15,10 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/duet-measure}
-DEP=/tmp/dep
 NP=${NP:-2}
 PROFILE=${PROFILE:-h200}
+. tools/h200-env.sh
 mkdir -p "$OUT" "$DEP"
-# NVLink multicast stays off on these shared machines.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-# The binary's run path does not reach the libraries' own dependencies (libgsl -> libgslcblas).
-export LD_LIBRARY_PATH=$DEP/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS"
 DUET=build-gpu/duet
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
@@ -42,7 +37,7 @@ run() {
 for step in "$@"; do
     case $step in
     build)
-        for f in .deps/*.deb; do dpkg -x "$f" "$DEP"; done
+        h200_unpack_deps
         { nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv
           nvidia-smi topo -m; } > /tmp/gpus.log 2>&1
         run build 300 make JOBS=32 -j32 "CFLAGS=-I$DEP/usr/include" \
