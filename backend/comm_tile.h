@@ -52,19 +52,26 @@ template <> struct duet__access<uint16_t> {
  * What a tile reads of the launch parameters, in registers. The tile runs inside a function
  * that is not inlined (kernels.h), where `p` is a generic pointer: reading p.src or p.bases[q]
  * per element was a dependent load in front of every data access (seen in the SASS).
+ *
+ * WMAX: a compile-time bound on the world size (2, 4 or DUET_OP_MAX_WORLD). Every per-rank loop
+ * below runs to WMAX with a run-time guard; with WMAX = 8 at W = 2 the guarded-off ranks were most
+ * of a tile's instructions (about 800 PTX instructions per round of DUET__COMM_UNROLL vectors in
+ * an all_gather), and a CTA moved 7 GB/s where the bare loop moves 21 (bench/micro/nvlink_rate.cu).
  */
-struct duet__comm_view {
-    char *base[DUET_OP_MAX_WORLD]; /* every rank's heap, as mapped here */
-    int64_t src_off, dst_off;      /* src and dst: bytes from the start of a heap */
+template <int WMAX> struct duet__comm_view {
+    char *src_base[WMAX], *dst_base[WMAX]; /* src and dst on every rank, as mapped here */
     int64_t nc, mc, chunk;
     int32_t world, rank, dtype;
     __device__ inline explicit duet__comm_view(const duet__kparams_t &p)
     {
+        const int64_t src_off = (const char *)p.src - p.bases[p.rank];
+        const int64_t dst_off = (const char *)p.dst - p.bases[p.rank];
 #pragma unroll
-        for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
-            base[q] = q < p.world ? p.bases[q] : p.bases[0];
-        src_off = (const char *)p.src - p.bases[p.rank];
-        dst_off = (const char *)p.dst - p.bases[p.rank];
+        for (int q = 0; q < WMAX; q++) {
+            char *b = q < p.world ? p.bases[q] : p.bases[0];
+            src_base[q] = b + src_off;
+            dst_base[q] = b + dst_off;
+        }
         nc = p.comm.nc;
         mc = p.comm.mc;
         chunk = p.comm.chunk;
@@ -72,54 +79,57 @@ struct duet__comm_view {
         rank = p.rank;
         dtype = p.dtype;
     }
-    /* Element `off` of src (or dst) on rank q. The rank is a run-time value: the pointer is picked
-     * by an unrolled select, so `base` stays in registers instead of a local-memory array. */
-    __device__ inline char *heap(int q) const
+    /* Rank q's entry of a per-rank array. The rank is a run-time value: the pointer is picked by
+     * an unrolled select, so the arrays stay in registers instead of local memory. */
+    __device__ static inline char *pick(char *const (&a)[WMAX], int q)
     {
-        char *b = base[0];
+        char *b = a[0];
 #pragma unroll
-        for (int i = 1; i < DUET_OP_MAX_WORLD; i++)
+        for (int i = 1; i < WMAX; i++)
             if (q == i)
-                b = base[i];
+                b = a[i];
         return b;
     }
+    /* Element `off` of src (or dst) on rank q. */
     template <typename V> __device__ inline const V *src(int q, int64_t off) const
     {
-        return (const V *)(heap(q) + src_off + off * 2);
+        return (const V *)(pick(src_base, q) + off * 2);
     }
-    template <typename V> __device__ inline V *dst(int q, int64_t off) const { return (V *)(heap(q) + dst_off + off * 2); }
+    template <typename V> __device__ inline V *dst(int q, int64_t off) const { return (V *)(pick(dst_base, q) + off * 2); }
 };
 
 /* Sum of element group `off` of every rank's src, in rank order 0..W-1. */
-template <typename V> __device__ static inline V duet__pull_sum(const duet__comm_view &v, int64_t off)
+template <typename V, int WMAX>
+__device__ static inline V duet__pull_sum(const duet__comm_view<WMAX> &v, int64_t off)
 {
     typedef duet__access<V> A;
     float acc[A::NE];
 #pragma unroll
     for (int i = 0; i < A::NE; i++)
         acc[i] = 0.0f;
-    V parts[DUET_OP_MAX_WORLD];
+    V parts[WMAX];
     /* Issue every load before the first add, so the W remote reads overlap. */
 #pragma unroll
-    for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
+    for (int q = 0; q < WMAX; q++)
         if (q < v.world)
-            parts[q] = *v.src<V>(q, off);
+            parts[q] = *(const V *)(v.src_base[q] + off * 2);
 #pragma unroll
-    for (int q = 0; q < DUET_OP_MAX_WORLD; q++)
+    for (int q = 0; q < WMAX; q++)
         if (q < v.world)
             A::add(acc, parts[q], v.dtype);
     return A::pack(acc, v.dtype);
 }
 
 /* Store element group `x` at element offset `off` of dst on every rank, starting after ours. */
-template <typename V> __device__ static inline void duet__push_all(const duet__comm_view &v, int64_t off, V x)
+template <typename V, int WMAX>
+__device__ static inline void duet__push_all(const duet__comm_view<WMAX> &v, int64_t off, V x)
 {
 #pragma unroll
-    for (int i = 1; i <= DUET_OP_MAX_WORLD; i++)
+    for (int i = 1; i <= WMAX; i++)
         if (i <= v.world) {
             int q = v.rank + i;
             q = q >= v.world ? q - v.world : q;
-            *v.dst<V>(q, off) = x;
+            *v.template dst<V>(q, off) = x;
         }
 }
 
@@ -128,8 +138,8 @@ template <typename V> __device__ static inline void duet__push_all(const duet__c
  * the collective, and the compiler issues a round's loads back to back). Offsets are in
  * elements of the matrix the tiles cover (row * nc + col).
  */
-template <typename V, int COLL>
-__device__ static void duet__comm_tile_coll(const duet__comm_view &v, const duet_comm_rect_t &r)
+template <typename V, int COLL, int WMAX>
+__device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, const duet_comm_rect_t &r)
 {
     typedef duet__access<V> A;
     const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
@@ -154,9 +164,9 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view &v, const duet
             if (base + u * DUET_THREADS >= total)
                 continue;
             if (COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_REDUCE_SCATTER)
-                val[u] = duet__pull_sum<V>(v, shift + off[u]);
+                val[u] = duet__pull_sum<V, WMAX>(v, shift + off[u]);
             else
-                val[u] = *v.src<V>(v.rank, off[u]);
+                val[u] = *v.template src<V>(v.rank, off[u]);
         }
         /* Phase 2: the stores. */
 #pragma unroll
@@ -164,43 +174,54 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view &v, const duet
             if (base + u * DUET_THREADS >= total)
                 continue;
             if (COLL == DUET_COLL_ALL_GATHER) {
-                duet__push_all<V>(v, shift + off[u], val[u]);
+                duet__push_all<V, WMAX>(v, shift + off[u], val[u]);
             } else if (COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_BROADCAST) {
-                duet__push_all<V>(v, off[u], val[u]);
+                duet__push_all<V, WMAX>(v, off[u], val[u]);
             } else if (COLL == DUET_COLL_REDUCE_SCATTER) {
-                *v.dst<V>(v.rank, off[u]) = val[u];
+                *v.template dst<V>(v.rank, off[u]) = val[u];
             } else if (COLL == DUET_COLL_ALL_TO_ALL) {
                 /* Per row: a tile may straddle two ranks' chunks when mc/W is not a multiple of cm. */
                 const int peer = (int)(row[u] / v.chunk);
                 const int64_t drow = (int64_t)v.rank * v.chunk + (row[u] - (int64_t)peer * v.chunk);
-                *v.dst<V>(peer, off[u] + (drow - row[u]) * v.nc) = val[u];
+                *v.template dst<V>(peer, off[u] + (drow - row[u]) * v.nc) = val[u];
             }
         }
     }
 }
 
-template <typename V> __device__ static void duet__comm_tile_body(const duet__kparams_t &p, const duet_comm_rect_t &r)
+template <typename V, int WMAX> __device__ static void duet__comm_tile_w(const duet__kparams_t &p, const duet_comm_rect_t &r)
 {
-    const duet__comm_view v(p);
+    const duet__comm_view<WMAX> v(p);
     switch (p.comm.coll) {
     case DUET_COLL_ALL_GATHER:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_GATHER>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_ALL_GATHER, WMAX>(v, r);
         break;
     case DUET_COLL_ALL_REDUCE:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_REDUCE>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_ALL_REDUCE, WMAX>(v, r);
         break;
     case DUET_COLL_REDUCE_SCATTER:
-        duet__comm_tile_coll<V, DUET_COLL_REDUCE_SCATTER>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_REDUCE_SCATTER, WMAX>(v, r);
         break;
     case DUET_COLL_ALL_TO_ALL:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_TO_ALL>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_ALL_TO_ALL, WMAX>(v, r);
         break;
     case DUET_COLL_BROADCAST:
-        duet__comm_tile_coll<V, DUET_COLL_BROADCAST>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_BROADCAST, WMAX>(v, r);
         break;
     default:
         break;
     }
+}
+
+/* The tile for the world size: the smallest compiled bound that holds it. */
+template <typename V> __device__ static void duet__comm_tile_body(const duet__kparams_t &p, const duet_comm_rect_t &r)
+{
+    if (p.world <= 2)
+        duet__comm_tile_w<V, 2>(p, r);
+    else if (p.world <= 4)
+        duet__comm_tile_w<V, 4>(p, r);
+    else
+        duet__comm_tile_w<V, DUET_OP_MAX_WORLD>(p, r);
 }
 
 /** Run comm-queue position q (all threads of the CTA). */

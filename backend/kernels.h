@@ -68,7 +68,7 @@ __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
  * tile) no longer sits between tiles. Not near the end of the queue (fewer than two tiles per
  * CTA of the grid left): there a claimed tile waits behind the running one while other CTAs
  * find the queue empty, which lengthened 64 MB collectives on 132 CTAs by 3-4 % when every tile
- * was claimed early. The GEMM queue does not do this: the result would be live across the GEMM
+ * was claimed early (except in a comm kernel with at most one tile per CTA, below). The GEMM queue does not do this: the result would be live across the GEMM
  * tile, in registers the 128-accumulator tiles do not have.
  *
  * Not inlined, so that the comm code's registers do not add to the GEMM tile's in the fused
@@ -82,7 +82,11 @@ __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, lo
     __shared__ long long s_next;
     while (idx < len) {
         unsigned long long next = 0;
-        const bool early = idx + 2 * (long long)gridDim.x < len; /* the same in every thread */
+        /* The same in every thread. A comm kernel whose queue fits in one wave of its CTAs claims
+         * early too: there the second claim finds the queue empty (unless some CTA started late),
+         * and its round trip would otherwise sit between the last tile and the exit barrier. */
+        const bool early = idx + 2 * (long long)gridDim.x < len ||
+                           (p.role == DUET__ROLE_COMM && len <= (long long)gridDim.x);
         if (threadIdx.x == 0 && early)
             next = atomicAdd(&p.ctl->queue[DUET_QUEUE_COMM], 1ull);
         if constexpr (TRACE)
