@@ -21,6 +21,28 @@ double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype)
 }
 
 /*
+ * The SM clock under sustained matrix work. H200 boosts its clock while the board is below its
+ * power limit and cool; a long GEMM draws the full power and heats the chip, and the clock falls.
+ * With one factor for every GEMM (gemm_sm_contention alone), the fit to h200_world2.json priced
+ * the operations of 8192^3 and 16384^3 (1.1 and 8.8 TFLOP) 4-7 % fast and those of 2048^3 (17
+ * GFLOP) 8 % slow, held out; the GEMM alone on every SM, 256x256 tiles, measured 6-12 % slower
+ * than that fit in 16384^3 and 3-11 % faster in 2048^3, 4096^3 and 512x8192x8192. The collective
+ * shows the same clock: measured alone between the points of the 16384^3 shape (the chip stays
+ * hot), the same 4 MB collective on 8 or 16 CTAs ran 11-44 % slower than between those of
+ * 128x8192x8192, as a CTA that issues its stores one after another runs at the clock. How long the
+ * GPU works at full power is the GEMM's matrix work T at the device's peak rate (us): the factor
+ * grows from 1 (no GEMM; 0.14 us for 1x8192x8192) to 1 + clock_heat, half-way at T = heat_half_us.
+ */
+double duet_cost_clock_heat(const duet_hw_t *hw, const duet_plan_t *plan)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    if (g->tiles == 0 || hw->clock_heat <= 0)
+        return 1.0;
+    double t_us = 2.0 * (double)g->m * g->n * g->k / duet_cost_peak_flops(hw, plan->wl.dtype) / US; /* us */
+    return 1.0 + hw->clock_heat * t_us / (t_us + hw->heat_half_us);
+}
+
+/*
  * Operand rows a GEMM tile loads from beyond the matrix, per K step, averaged over the tiles (one
  * price serves every tile). duet's tile (backend/gemm_tile.h, gemm_hopper.h) holds at most 32768
  * fp32 accumulators: a larger tile runs as passes of PM = BM / passes rows, and a pass whose rows
@@ -122,6 +144,8 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
          * tile by tile, so every split of one shape sees the same factor in fused mode, and an
          * SM given to the GEMM always adds throughput (busy / (1 + c busy / S) grows with busy). */
         c.t_step *= 1.0 + hw->gemm_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
+        /* And the clock falls with the operation's sustained matrix work (duet_cost_clock_heat). */
+        c.t_step *= duet_cost_clock_heat(hw, plan);
     }
     c.t_prologue = passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
     /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part),
@@ -191,6 +215,10 @@ static void duet__comm_cost(const duet_hw_t *hw, const duet_plan_t *plan, const 
     /* Remote loads must return before the sum is stored and pushed; stores are posted, so the
      * push and the local copy overlap each other. */
     c->t_alone = c->t_pull + fmax(c->t_push, c->t_local) + c->t_overhead;
+    /* A comm CTA issues its loads, stores and address work one after another at the SM clock,
+     * which falls under the operation's matrix work (duet_cost_clock_heat); the link's own
+     * capacity does not, and the simulator caps the tiles by it separately. */
+    c->t_alone *= duet_cost_clock_heat(hw, plan);
     /* This rank's HBM also absorbs what the peers push into it and serves what they pull from
      * it; in the symmetric collectives that equals our own push and pull bytes. */
     double mirrored = plan->wl.coll == DUET_COLL_BROADCAST ? 0.0 : t->push_bytes + t->pull_bytes;

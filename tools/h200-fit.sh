@@ -14,6 +14,9 @@ params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,
 params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
 params=$params,gemm_sm_contention,tile_oob_row_ns
+# The clock under the operation's sustained matrix work (docs/model.md): with it the held-out
+# makespan error and the regret of the pick fall (docs/calibration.md, "The current fit").
+params=$params,clock_heat,heat_half_us
 # splitk_sm_gbs only where the corpus has K-split rows (collected since rounds); nothing else
 # depends on it, and the committed corpus has none.
 if grep -q '"split_k"' tuning_data/h200_world2.json; then params=$params,splitk_sm_gbs; fi

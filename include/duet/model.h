@@ -75,6 +75,8 @@ typedef enum {
     X(hbm_gbs, DBL, "GB/s", 10, 1e6, "device-memory bandwidth, bytes read plus written")                               \
     X(tile_prologue_us, DBL, "us", 0, 1000, "GEMM tile pipeline fill before the first matrix step")                    \
     X(gemm_sm_contention, DBL, "1", 0, 100, "relative growth of a GEMM tile's K step with every SM running the GEMM")  \
+    X(clock_heat, DBL, "1", 0, 100, "growth of K steps and comm tiles with the operation's sustained matrix work")     \
+    X(heat_half_us, DBL, "us", 0.01, 1e6, "the matrix work, in us at the peak rate, for half of clock_heat")           \
     X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")     \
     X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")    \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per GEMM tile (address setup, epilogue sync)")                 \
@@ -409,6 +411,13 @@ double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int
 
 /** Matrix-unit peak of the chip for a dtype, FLOP/s. */
 double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype);
+
+/**
+ * The clock's slow-down under the operation's sustained matrix work: 1 + clock_heat * T / (T +
+ * heat_half_us), T being the plan's GEMM (2 m n k FLOP) at the device's peak rate, in us. GEMM K
+ * steps (duet's tile) and comm tiles take this factor; 1 for a plan without a GEMM.
+ */
+double duet_cost_clock_heat(const duet_hw_t *hw, const duet_plan_t *plan);
 
 #ifdef __cplusplus
 }

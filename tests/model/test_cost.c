@@ -17,6 +17,7 @@ static duet_plan_t plan_of(const duet_hw_t *hw, duet_workload_t wl, duet_gemm_ti
 Test(cost, gemm_tile_on_h200_by_hand, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw_h200_start();
+    hw.clock_heat = 0; /* the clock under sustained matrix work has its own test */
     duet_plan_t p = plan_of(&hw, t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 128, 64});
     duet_gemm_cost_t c;
     cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
@@ -75,6 +76,7 @@ Test(cost, memory_bound_tile_takes_the_l2_step, T_TIMEOUT)
     duet_hw_t hw = t_hw_h200_start();
     hw.l2_gbs = 1000; /* starve L2 on purpose */
     hw.gemm_sm_contention = 0;
+    hw.clock_heat = 0; /* the clock under sustained matrix work has its own test */
     duet_plan_t p = plan_of(&hw, t_wl(4096, 4096, 4096, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){128, 128, 64});
     duet_gemm_cost_t c;
     duet_cost_gemm_tile(&hw, &p, 132, &c);
@@ -206,6 +208,18 @@ static duet_plan_t plan_cfg(duet_workload_t wl, duet_config_t cfg)
     return p;
 }
 
+/* The vendor GEMM (8192^3) has the same K step under two profiles: its efficiency is measured at
+ * full load, so the per-SM factors of duet's tile do not apply to it. */
+static void assert_vendor_step_same(const duet_hw_t *hw, const duet_hw_t *other)
+{
+    duet_config_t v = duet_config_default(hw, DUET_MODE_VENDOR);
+    duet_plan_t pv = plan_cfg(t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), v);
+    duet_gemm_cost_t a, b;
+    duet_cost_gemm_tile(hw, &pv, v.gemm_wgs, &a);
+    duet_cost_gemm_tile(other, &pv, v.gemm_wgs, &b);
+    cr_assert_eq(a.t_step, b.t_step);
+}
+
 /* The K step grows by 1 + gemm_sm_contention * busy / S, busy being the SMs the operation's GEMM
  * runs on: min(tiles, CTAs); every CTA of a fused grid, the GEMM kernel's grid in concurrent mode. */
 Test(cost, gemm_step_grows_with_the_sms_running_the_gemm, T_TIMEOUT)
@@ -214,6 +228,7 @@ Test(cost, gemm_step_grows_with_the_sms_running_the_gemm, T_TIMEOUT)
     hw.l2_gbs = 1e6; /* matrix-bound */
     hw.tile_oob_row_ns = 0;
     hw.gemm_sm_contention = 0.4;
+    hw.clock_heat = 0; /* the clock under sustained matrix work has its own test */
     duet_hw_t off = hw;
     off.gemm_sm_contention = 0;
     duet_gemm_tile_t t = {256, 128, 64};
@@ -258,12 +273,7 @@ Test(cost, gemm_step_grows_with_the_sms_running_the_gemm, T_TIMEOUT)
         prev = rate;
     }
     /* The vendor GEMM's efficiency is measured at full load: no factor. */
-    duet_config_t v = duet_config_default(&hw, DUET_MODE_VENDOR);
-    duet_plan_t pv = plan_cfg(t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), v);
-    duet_gemm_cost_t a, b;
-    duet_cost_gemm_tile(&hw, &pv, v.gemm_wgs, &a);
-    duet_cost_gemm_tile(&off, &pv, v.gemm_wgs, &b);
-    cr_assert_eq(a.t_step, b.t_step);
+    assert_vendor_step_same(&hw, &off);
 }
 
 /* Rows of a tile's operand boxes beyond M (A) or N (B) cost tile_oob_row_ns each per K step,
@@ -273,6 +283,7 @@ Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
     duet_hw_t hw = t_hw_h200_start();
     hw.l2_gbs = 1e6;
     hw.gemm_sm_contention = 0;
+    hw.clock_heat = 0; /* the clock under sustained matrix work has its own test */
     hw.tile_oob_row_ns = 2.0;
     const struct {
         int64_t m, n;
@@ -293,4 +304,43 @@ Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
         cr_assert(t_rel_eq(c.t_step, c.t_step_mma + cases[i].rows * 2e-9, 1e-12), "case %zu: %g vs %g + %g rows", i,
                   c.t_step, c.t_step_mma, cases[i].rows);
     }
+}
+
+/* The clock falls under the operation's sustained matrix work: GEMM K steps (duet's tile) and
+ * comm tiles take 1 + clock_heat * T / (T + heat_half_us), T the GEMM's 2 m n k FLOP at the
+ * device's peak rate in us; a plan without a GEMM, and the vendor GEMM, take none. */
+Test(cost, clock_heat_grows_with_the_matrix_work, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    hw.l2_gbs = 1e6; /* matrix-bound */
+    hw.tile_oob_row_ns = 0;
+    hw.gemm_sm_contention = 0;
+    hw.clock_heat = 0.5;
+    hw.heat_half_us = 50;
+    duet_hw_t off = hw;
+    off.clock_heat = 0;
+    duet_gemm_tile_t t = {256, 128, 64};
+    /* 8192^3: 1.0995 TFLOP at 4096 FLOP/cycle x 1.83 GHz x 132 SMs = 989.4 TFLOP/s is 1111.3 us. */
+    duet_plan_t big = plan_of(&hw, t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 512, 4096, 2), t);
+    double t_us = 2.0 * 8192 * 8192 * 8192 / (4096 * 1.83e9 * 132) * 1e6;
+    cr_assert(t_rel_eq(t_us, 1111.26, 1e-5), "%g us", t_us);
+    double want = 1 + 0.5 * t_us / (t_us + 50);
+    cr_assert(t_rel_eq(duet_cost_clock_heat(&hw, &big), want, 1e-12));
+    cr_assert(t_rel_eq(want, 1.47847, 1e-5), "%g", want);
+    duet_gemm_cost_t on, base;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &big, 132, &on), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&off, &big, 132, &base), DUET_OK);
+    cr_assert(t_rel_eq(on.t_step, base.t_step * want, 1e-12));
+    duet_comm_cost_t con, coff;
+    cr_assert_eq(duet_cost_comm_tile(&hw, &big, &con), DUET_OK);
+    cr_assert_eq(duet_cost_comm_tile(&off, &big, &coff), DUET_OK);
+    cr_assert(t_rel_eq(con.t_alone, coff.t_alone * want, 1e-12));
+    /* 1 x 8192 x 8192 is 0.136 us of matrix work: the clock barely moves. */
+    duet_plan_t skinny = plan_of(&hw, t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), t);
+    cr_assert(t_rel_eq(duet_cost_clock_heat(&hw, &skinny), 1.00136, 1e-5), "%g", duet_cost_clock_heat(&hw, &skinny));
+    /* The collective alone has no GEMM: no factor. */
+    duet_plan_t comm = plan_of(&hw, t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 512, 4096, 2), t);
+    cr_assert_eq(duet_cost_clock_heat(&hw, &comm), 1.0);
+    /* The vendor GEMM's efficiency is measured at full load: no factor on its step. */
+    assert_vendor_step_same(&hw, &off);
 }
