@@ -4,7 +4,7 @@
 # the calibration corpus, the traced timeline and the two sanitizers (W = 1, quick set). Logs and
 # results go to a scratch folder; the results and one archive of the logs are copied to $OUT, which
 # keeps what comes back from the device tool under its eight files.
-#   tools/h200-session.sh          (on the 2 x H200 machine; about 350 s: the collect step grew by
+#   tools/h200-session.sh          (on the 2 x H200 machine; about 400 s with the build: the collect step grew by
 #                                   about 10 s with rounds and the K-split rows)
 set -u
 cd "$(dirname "$0")/.."
