@@ -45,9 +45,10 @@ double duet_cost_clock_heat(const duet_hw_t *hw, const duet_plan_t *plan)
 /*
  * Operand rows a GEMM tile loads from beyond the matrix, per K step, averaged over the tiles (one
  * price serves every tile). duet's tile (backend/gemm_tile.h, gemm_hopper.h) holds at most 32768
- * fp32 accumulators: a larger tile runs as passes of PM = BM / passes rows, and a pass whose rows
- * all lie beyond M is a box the copy engine never fills, so it is not counted. Only the last
- * tile-row (A rows beyond M) and the last tile-column (B rows beyond N) have such rows.
+ * fp32 accumulators: a larger tile runs as passes of PM = BM / passes rows, and every pass loads
+ * its A box and all of B's box, also a pass whose rows all lie beyond M (256x256 at M <= 128: the
+ * second pass's box is zero-filled whole; the kernel does not skip it). Only the last tile-row (A
+ * rows beyond M) and the last tile-column (B rows beyond N) have such rows.
  */
 static double duet__oob_rows(const duet_gemm_geom_t *g)
 {
@@ -55,15 +56,12 @@ static double duet__oob_rows(const duet_gemm_geom_t *g)
     int64_t pm = g->bm / passes;
     int64_t m_last = g->m - (g->grid_m - 1) * g->bm; /* rows of the last tile-row inside M */
     int64_t n_last = g->n - (g->grid_n - 1) * g->bn;
-    double a = 0, b = 0;
+    double a = 0;
     for (int64_t p = 0; p < passes; p++) {
-        int64_t lo = p * pm;
-        if (lo >= m_last)
-            continue;
-        a += (double)duet_min64(pm, lo + pm - m_last > 0 ? lo + pm - m_last : 0);
+        int64_t lo = p * pm, beyond = lo + pm - m_last; /* rows of this pass's box beyond M */
+        a += (double)(beyond <= 0 ? 0 : duet_min64(pm, beyond));
     }
-    for (int64_t p = 0; p < passes; p++)
-        b += p * pm < g->m ? (double)(g->bn - n_last) : 0.0; /* every pass of the last column loads all of B's box */
+    double b = (double)passes * (double)(g->bn - n_last); /* every pass of the last column loads all of B's box */
     return a / (double)g->grid_m + b / (double)g->grid_n;
 }
 
@@ -131,12 +129,15 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     /* The vendor library's tile and L2 reuse are not duet's: its GEMM is priced by its matrix
      * rate and efficiency alone. */
     c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
-    /* Rows of an operand box beyond the matrix are zero-filled by the copy engine: on H200 a tile
-     * whose rows run past a small M loads measurably slower (1x8192x8192 with 256x128x64 tiles:
-     * 1.47 us per K step against 0.73 us for the same tile inside the matrix), in series with the
-     * step. tile_oob_row_ns is that time per row of 128 bytes (BK 64 fp16) per K step. */
+    /* Rows of an operand box beyond the matrix are zero-filled by the copy engine (TMA), row by
+     * row: on H200 a tile whose boxes run past a small M takes a K step in proportion to those
+     * rows, not to its matrix work (1x8192x8192 alone: 0.62 us a step for 128x256 and 1.22 us for
+     * 256x128, 127 and 255 rows beyond M, about 5 ns a row, while the in-bound B rows cost little).
+     * The fill is part of the load, which the pipelined K loop overlaps with the matrix work of
+     * the stage before (STAGES - 1 k-tiles in flight): the step is the max of the two, not their
+     * sum. tile_oob_row_ns is the time per row of 128 bytes (BK 64 fp16) per K step. */
     if (!vendor) {
-        c.t_step += duet__oob_rows(g) * hw->tile_oob_row_ns * 1e-9;
+        c.t_step = fmax(c.t_step_mma, c.t_step_l2 + duet__oob_rows(g) * hw->tile_oob_row_ns * 1e-9);
         /* The more SMs run the GEMM, the slower each one's K step: the clocks fall under the
          * board's power limit and the SMs queue at L2 (on H200 duet's 256x256 tile takes 1.30 us a
          * step on 32 SMs and 1.63 us on all 132). A factor 1 + gemm_sm_contention * busy / S on

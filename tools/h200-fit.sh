@@ -11,7 +11,10 @@ duet=${1:-build/duet}
 # (docs/calibration.md); it keeps the start profile's value, where no tile is L2-bound. Fitted beside
 # gemm_sm_contention it runs to its bound or binds again, and predicts held-out shapes no better.
 params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,comm_sync_us
-params=$params,link_gbs,link_half_inflight_kib,cta_push_gbs,remote_rtt_us,comm_tile_overhead_us
+# cta_push_gbs is not fitted: since the comm tile is compiled for the world size its rows cannot
+# tell a CTA's push rate from comm_tile_overhead_us (fitted: 167 +- 777 GB/s); the start profile
+# carries the rate measured for duet's tile pattern (bench/results/nvlink-rate-h200.json, 21 GB/s).
+params=$params,link_gbs,link_half_inflight_kib,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
 params=$params,gemm_sm_contention,tile_oob_row_ns
 # The clock under the operation's sustained matrix work (docs/model.md): with it the held-out

@@ -99,6 +99,9 @@ Test(cost, full_chip_8192_cubed_near_the_vendor_rate, T_TIMEOUT)
         /* The H200 datasheet estimates (the built-in h200 is calibrated to the mma.sync tile the
          * corpus measured, about a third of cuBLAS's rate: a simulator test checks that one). */
         duet_hw_t hw = i == 0 ? t_hw_h200_start() : t_hw(ref[i].hw);
+        /* The start profile's gemm_eff is the datasheet-and-cuBLAS estimate; its clock_heat (0.5,
+         * 1.47x at 8192^3) is only where the fit starts, from the previous corpus's fit. */
+        hw.clock_heat = 0;
         duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
         duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
         duet_plan_t p;
@@ -131,17 +134,17 @@ Test(cost, comm_tiles_by_hand, T_TIMEOUT)
     duet_comm_cost_t c;
     cr_assert_eq(duet_cost_comm_tile(&hw, &ag, &c), DUET_OK);
     double b = 256.0 * 64 * 2; /* one bf16 tile, bytes */
-    cr_assert(t_rel_eq(c.t_push, b / 19.9e9, 1e-12));
+    cr_assert(t_rel_eq(c.t_push, b / 21e9, 1e-12)); /* cta_push_gbs: measured for duet's tile pattern */
     cr_assert(t_rel_eq(c.t_local, 2 * b / 60e9, 1e-12));
     cr_assert_eq(c.round_trips, 0);
-    cr_assert(t_rel_eq(c.t_alone, b / 19.9e9 + 0.2e-6, 1e-12));
+    cr_assert(t_rel_eq(c.t_alone, b / 21e9 + 0.2e-6, 1e-12));
     cr_assert_eq(c.hbm_bytes, 3 * b, "read, own write, and the peer's symmetric push into us");
 
     duet_plan_t ar = plan_of(&hw, t_wl(0, 0, 0, DUET_COLL_ALL_REDUCE, 2048, 4096, 2), tile);
     cr_assert_eq(duet_cost_comm_tile(&hw, &ar, &c), DUET_OK);
     cr_assert_eq(c.round_trips, 4, "32 KiB pulled through an 8 KiB window");
     cr_assert(t_rel_eq(c.t_pull, 4 * 1.08e-6, 1e-12));
-    cr_assert(t_rel_eq(c.t_alone, 4 * 1.08e-6 + b / 19.9e9 + 0.2e-6, 1e-12));
+    cr_assert(t_rel_eq(c.t_alone, 4 * 1.08e-6 + b / 21e9 + 0.2e-6, 1e-12));
 
     cr_assert_eq(duet_cost_comm_tile_at(&hw, &ar, 0, &c), DUET_OK);
     cr_assert_eq(duet_cost_comm_tile_at(&hw, &ar, ar.comm.queue_len, &c), DUET_ERR_INVALID_ARG);
@@ -151,7 +154,7 @@ Test(cost, link_capacity_ramps_with_bytes_in_flight, T_TIMEOUT)
 {
     duet_hw_t h = t_hw_h200_start(), a = t_hw("mi300x");
     double f1 = duet_cost_push_inflight(&h);
-    cr_assert(t_rel_eq(f1, 19.9e9 * 1.08e-6, 1e-12));
+    cr_assert(t_rel_eq(f1, 21e9 * 1.08e-6, 1e-12)); /* 22.7 KB in flight per pushing CTA */
     cr_assert(t_rel_eq(duet_cost_link_capacity(&h, f1, 1), 380e9 * f1 / (f1 + 129 * 1024.0), 1e-12));
     cr_assert(duet_cost_link_capacity(&h, 1e12, 1) < 380e9 && duet_cost_link_capacity(&h, 1e12, 1) > 379e9);
     cr_assert_eq(duet_cost_link_capacity(&h, 0, 1), 0.0);
@@ -277,32 +280,39 @@ Test(cost, gemm_step_grows_with_the_sms_running_the_gemm, T_TIMEOUT)
 }
 
 /* Rows of a tile's operand boxes beyond M (A) or N (B) cost tile_oob_row_ns each per K step,
- * averaged over the tile-rows (tile-columns); a pass entirely beyond M is not loaded. */
+ * averaged over the tile-rows (tile-columns); every pass loads its box, also one entirely beyond M
+ * (zero-filled whole). The fill is part of the load, which the pipeline overlaps with the matrix
+ * work: the step is max(t_mma, rows * t_row). */
 Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw_h200_start();
     hw.l2_gbs = 1e6;
     hw.gemm_sm_contention = 0;
     hw.clock_heat = 0; /* the clock under sustained matrix work has its own test */
-    hw.tile_oob_row_ns = 2.0;
+    hw.tile_oob_row_ns = 5.0;
+    /* Matrix step at 4096 FLOP/cycle x 1.83 GHz, efficiency 1: 256x128x64 is 4.194 MFLOP in
+     * 0.5596 us, 256x256x64 1.1192 us, 128x128x64 0.2798 us. The L2 step at 1e6 GB/s / 132 SMs:
+     * 49152 B (256x128) in 6.5 ns, 98304 B (256x256, B read by both passes) in 13.0 ns. */
     const struct {
         int64_t m, n;
         duet_gemm_tile_t t;
-        double rows; /* per K step, averaged over the tiles */
+        double rows;    /* per K step, averaged over the tiles */
+        double step_us; /* max(matrix step, L2 step + rows x 5 ns) */
     } cases[] = {
-        {1, 8192, {256, 128, 64}, 255},           /* one pass of 256 rows, 1 inside M */
-        {128, 8192, {256, 256, 64}, 0},           /* two passes of 128: the second is entirely beyond M */
-        {16, 8192, {256, 256, 64}, 112},          /* the first pass has 112 rows beyond M, the second none loaded */
-        {4096, 8192, {128, 128, 64}, 0},          /* a multiple of the tile */
-        {4097, 8192, {128, 128, 64}, 127.0 / 33}, /* only the last of 33 tile-rows */
-        {4096, 100, {128, 128, 64}, 28},          /* B rows beyond N, one tile-column */
+        {1, 8192, {256, 128, 64}, 255, 1.2815},        /* one pass of 256 rows, 1 inside M: the fill binds */
+        {128, 8192, {256, 256, 64}, 128, 1.1192},      /* two passes of 128: the second entirely beyond M */
+        {16, 8192, {256, 256, 64}, 240, 1.213},        /* 112 rows of the first pass and all 128 of the second */
+        {4096, 8192, {128, 128, 64}, 0, 0.2798},       /* a multiple of the tile */
+        {4097, 8192, {128, 128, 64}, 127.0 / 33, 0.2798}, /* only the last of 33 tile-rows */
+        {4096, 100, {128, 128, 64}, 28, 0.2798},       /* B rows beyond N, one tile-column */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         duet_plan_t p = plan_of(&hw, t_wl(cases[i].m, cases[i].n, 4096, DUET_COLL_NONE, 0, 0, 1), cases[i].t);
         duet_gemm_cost_t c;
         cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
-        cr_assert(t_rel_eq(c.t_step, c.t_step_mma + cases[i].rows * 2e-9, 1e-12), "case %zu: %g vs %g + %g rows", i,
+        cr_assert(t_rel_eq(c.t_step, fmax(c.t_step_mma, c.t_step_l2 + cases[i].rows * 5e-9), 1e-12), "case %zu: %g vs %g, %g rows", i,
                   c.t_step, c.t_step_mma, cases[i].rows);
+        cr_assert(t_rel_eq(c.t_step, cases[i].step_us * 1e-6, 2e-4), "case %zu: %g us", i, c.t_step * 1e6);
     }
 }
 
