@@ -95,12 +95,14 @@ template <int WMAX> struct duet__comm_view {
     {
         return (const V *)(pick(src_base, q) + off * 2);
     }
-    template <typename V> __device__ inline V *dst(int q, int64_t off) const { return (V *)(pick(dst_base, q) + off * 2); }
+    template <typename V> __device__ inline V *dst(int q, int64_t off) const
+    {
+        return (V *)(pick(dst_base, q) + off * 2);
+    }
 };
 
 /* Sum of element group `off` of every rank's src, in rank order 0..W-1. */
-template <typename V, int WMAX>
-__device__ static inline V duet__pull_sum(const duet__comm_view<WMAX> &v, int64_t off)
+template <typename V, int WMAX> __device__ static inline V duet__pull_sum(const duet__comm_view<WMAX> &v, int64_t off)
 {
     typedef duet__access<V> A;
     float acc[A::NE];
@@ -145,7 +147,7 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
     const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
     const int total = r.rows * per_row;
     /* Where this rank's rows land or come from, per collective. */
-    const int64_t shift = COLL == DUET_COLL_ALL_GATHER      ? (int64_t)v.rank * v.mc * v.nc
+    const int64_t shift = COLL == DUET_COLL_ALL_GATHER       ? (int64_t)v.rank * v.mc * v.nc
                           : COLL == DUET_COLL_REDUCE_SCATTER ? (int64_t)v.rank * v.chunk * v.nc
                                                              : 0;
     for (int base = threadIdx.x; base < total; base += DUET_THREADS * DUET__COMM_UNROLL) {
@@ -189,7 +191,8 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
     }
 }
 
-template <typename V, int WMAX> __device__ static void duet__comm_tile_w(const duet__kparams_t &p, const duet_comm_rect_t &r)
+template <typename V, int WMAX>
+__device__ static void duet__comm_tile_w(const duet__kparams_t &p, const duet_comm_rect_t &r)
 {
     const duet__comm_view<WMAX> v(p);
     switch (p.comm.coll) {
