@@ -20,6 +20,18 @@
 
 #define DUET__COMM_UNROLL 4
 
+/*
+ * Vectors of a reduction whose loads go together (BV above), per kernel: all four of a round in
+ * the comm kernel, which has no GEMM tile; one in the fused kernels. There the comm code shares
+ * the kernel's 255 registers with the GEMM tile, and ptxas's allocation of the whole kernel moved
+ * with it: with four, the 128x256 tile's spills grew from 196 to 1964 bytes and 4096x512x8192
+ * took 0.094 ms against 0.072; with two, 196 -> 208 bytes and 2-4 % on the small-M GEMMs, which
+ * is no better than noise allows. One H200, both ranks on it (tools/h200-onegpu.sh), 64 MB
+ * reduce_scatter on 4 CTAs: 1.713 ms with one, 1.374 with two, 0.887 with four.
+ */
+#define DUET__DT_RUNTIME (-1) /* duet__sum_parts: the element type of the operation */
+#define DUET__COMM_BATCH(BM) ((BM) == 0 ? 4 : 1)
+
 /* Element-group access: V is the memory type, NE its number of 2-byte elements. */
 template <typename V> struct duet__access;
 template <> struct duet__access<uint4> {
@@ -101,25 +113,33 @@ template <int WMAX> struct duet__comm_view {
     }
 };
 
-/* Sum of element group `off` of every rank's src, in rank order 0..W-1. */
-template <typename V, int WMAX> __device__ static inline V duet__pull_sum(const duet__comm_view<WMAX> &v, int64_t off)
+/* The sum of W element groups, one per rank, in rank order 0..W-1. DT: the element type as a
+ * compile-time value, so the conversions hold no branch (with a run-time type every element's
+ * conversion was a branch: 192 in a round of four vectors at W = 2), or DUET__DT_RUNTIME:
+ * v.dtype (one instantiation for both types, where code size and registers matter more). */
+template <typename V, int WMAX, int DT>
+__device__ static inline V duet__sum_parts(const duet__comm_view<WMAX> &v, const V (&parts)[WMAX])
 {
     typedef duet__access<V> A;
     float acc[A::NE];
 #pragma unroll
     for (int i = 0; i < A::NE; i++)
         acc[i] = 0.0f;
-    V parts[WMAX];
-    /* Issue every load before the first add, so the W remote reads overlap. */
+#pragma unroll
+    for (int q = 0; q < WMAX; q++)
+        if (q < v.world)
+            A::add(acc, parts[q], DT == DUET__DT_RUNTIME ? v.dtype : DT);
+    return A::pack(acc, DT == DUET__DT_RUNTIME ? v.dtype : DT);
+}
+
+/* Element group `off` of every rank's src (the W loads of one vector). */
+template <typename V, int WMAX>
+__device__ static inline void duet__pull_parts(const duet__comm_view<WMAX> &v, int64_t off, V (&parts)[WMAX])
+{
 #pragma unroll
     for (int q = 0; q < WMAX; q++)
         if (q < v.world)
             parts[q] = *(const V *)(v.src_base[q] + off * 2);
-#pragma unroll
-    for (int q = 0; q < WMAX; q++)
-        if (q < v.world)
-            A::add(acc, parts[q], v.dtype);
-    return A::pack(acc, v.dtype);
 }
 
 /* Store element group `x` at element offset `off` of dst on every rank, starting after ours. */
@@ -140,9 +160,18 @@ __device__ static inline void duet__push_all(const duet__comm_view<WMAX> &v, int
  * the collective, and the compiler issues a round's loads back to back). Offsets are in
  * elements of the matrix the tiles cover (row * nc + col).
  */
-template <typename V, int COLL, int WMAX>
+template <typename V, int COLL, int WMAX, int DT, int BV>
 __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, const duet_comm_rect_t &r)
 {
+    constexpr bool REDUCE = COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_REDUCE_SCATTER;
+    /* A reduction issues the loads of BV vectors (each from every rank) before the first add, so
+     * a thread waits one remote round trip per BV vectors: with the adds of vector u between the
+     * loads of u and u + 1 (BV = 1), a reduce_scatter CTA moved 2.7 GB/s where the bare pull loop
+     * moves 11.5 (bench/micro/nvlink_rate.cu). BV comes from the kernel (DUET__COMM_BATCH in
+     * kernels.h); at a world bound above 2 each vector's W loads still go alone (registers). */
+    constexpr bool BATCH = REDUCE && WMAX <= 2 && BV > 1;
+    constexpr int BATCH_VECS = BV;
+    static_assert(DUET__COMM_UNROLL % BV == 0, "a round is whole batches");
     typedef duet__access<V> A;
     const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
     const int total = r.rows * per_row;
@@ -161,14 +190,32 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
             off[u] = row[u] * v.nc + r.col0 + (int64_t)(i - rr * per_row) * A::NE;
         }
         /* Phase 1: every load of the group, so DUET__COMM_UNROLL accesses are in flight. */
+        if constexpr (BATCH) {
 #pragma unroll
-        for (int u = 0; u < DUET__COMM_UNROLL; u++) {
-            if (base + u * DUET_THREADS >= total)
-                continue;
-            if (COLL == DUET_COLL_ALL_REDUCE || COLL == DUET_COLL_REDUCE_SCATTER)
-                val[u] = duet__pull_sum<V, WMAX>(v, shift + off[u]);
-            else
-                val[u] = *v.template src<V>(v.rank, off[u]);
+            for (int u0 = 0; u0 < DUET__COMM_UNROLL; u0 += BATCH_VECS) {
+                V parts[BATCH_VECS][WMAX];
+#pragma unroll
+                for (int u = u0; u < u0 + BATCH_VECS; u++)
+                    if (base + u * DUET_THREADS < total)
+                        duet__pull_parts<V, WMAX>(v, shift + off[u], parts[u - u0]);
+#pragma unroll
+                for (int u = u0; u < u0 + BATCH_VECS; u++)
+                    if (base + u * DUET_THREADS < total)
+                        val[u] = duet__sum_parts<V, WMAX, DT>(v, parts[u - u0]);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < DUET__COMM_UNROLL; u++) {
+                if (base + u * DUET_THREADS >= total)
+                    continue;
+                if constexpr (REDUCE) {
+                    V parts[WMAX];
+                    duet__pull_parts<V, WMAX>(v, shift + off[u], parts);
+                    val[u] = duet__sum_parts<V, WMAX, DT>(v, parts);
+                } else {
+                    val[u] = *v.template src<V>(v.rank, off[u]);
+                }
+            }
         }
         /* Phase 2: the stores. */
 #pragma unroll
@@ -191,25 +238,37 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
     }
 }
 
-template <typename V, int WMAX>
+/* The batched reductions per element type (their conversions); the rest once for both. */
+template <typename V, int COLL, int WMAX, int BV>
+__device__ static void duet__comm_tile_dt(const duet__comm_view<WMAX> &v, const duet_comm_rect_t &r)
+{
+    if constexpr (BV == 1)
+        duet__comm_tile_coll<V, COLL, WMAX, DUET__DT_RUNTIME, BV>(v, r);
+    else if (v.dtype == DUET_DTYPE_BF16)
+        duet__comm_tile_coll<V, COLL, WMAX, DUET_DTYPE_BF16, BV>(v, r);
+    else
+        duet__comm_tile_coll<V, COLL, WMAX, DUET_DTYPE_FP16, BV>(v, r);
+}
+
+template <typename V, int WMAX, int BV>
 __device__ static void duet__comm_tile_w(const duet__kparams_t &p, const duet_comm_rect_t &r)
 {
     const duet__comm_view<WMAX> v(p);
     switch (p.comm.coll) {
     case DUET_COLL_ALL_GATHER:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_GATHER, WMAX>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_ALL_GATHER, WMAX, DUET_DTYPE_FP16, 1>(v, r);
         break;
     case DUET_COLL_ALL_REDUCE:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_REDUCE, WMAX>(v, r);
+        duet__comm_tile_dt<V, DUET_COLL_ALL_REDUCE, WMAX, BV>(v, r);
         break;
     case DUET_COLL_REDUCE_SCATTER:
-        duet__comm_tile_coll<V, DUET_COLL_REDUCE_SCATTER, WMAX>(v, r);
+        duet__comm_tile_dt<V, DUET_COLL_REDUCE_SCATTER, WMAX, BV>(v, r);
         break;
     case DUET_COLL_ALL_TO_ALL:
-        duet__comm_tile_coll<V, DUET_COLL_ALL_TO_ALL, WMAX>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_ALL_TO_ALL, WMAX, DUET_DTYPE_FP16, 1>(v, r);
         break;
     case DUET_COLL_BROADCAST:
-        duet__comm_tile_coll<V, DUET_COLL_BROADCAST, WMAX>(v, r);
+        duet__comm_tile_coll<V, DUET_COLL_BROADCAST, WMAX, DUET_DTYPE_FP16, 1>(v, r);
         break;
     default:
         break;
@@ -217,27 +276,28 @@ __device__ static void duet__comm_tile_w(const duet__kparams_t &p, const duet_co
 }
 
 /* The tile for the world size: the smallest compiled bound that holds it. */
-template <typename V> __device__ static void duet__comm_tile_body(const duet__kparams_t &p, const duet_comm_rect_t &r)
+template <typename V, int BV>
+__device__ static void duet__comm_tile_body(const duet__kparams_t &p, const duet_comm_rect_t &r)
 {
     if (p.world <= 2)
-        duet__comm_tile_w<V, 2>(p, r);
+        duet__comm_tile_w<V, 2, BV>(p, r);
     else if (p.world <= 4)
-        duet__comm_tile_w<V, 4>(p, r);
+        duet__comm_tile_w<V, 4, BV>(p, r);
     else
-        duet__comm_tile_w<V, DUET_OP_MAX_WORLD>(p, r);
+        duet__comm_tile_w<V, DUET_OP_MAX_WORLD, BV>(p, r);
 }
 
 /** Run comm-queue position q (all threads of the CTA). */
-__device__ static inline void duet__comm_tile(const duet__kparams_t &p, int64_t q)
+template <int BV> __device__ static inline void duet__comm_tile(const duet__kparams_t &p, int64_t q)
 {
     duet_comm_rect_t r;
     duet_comm_tile(&p.comm, q, &r);
     if (!r.valid)
         return;
     if (p.comm_vec)
-        duet__comm_tile_body<uint4>(p, r);
+        duet__comm_tile_body<uint4, BV>(p, r);
     else
-        duet__comm_tile_body<uint16_t>(p, r);
+        duet__comm_tile_body<uint16_t, BV>(p, r);
 }
 
 #endif /* DUET_BACKEND_COMM_TILE_H */

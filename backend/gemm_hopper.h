@@ -34,19 +34,19 @@
 #if defined(DUET_GPU_NVIDIA)
 #include "backend/wgmma.h"
 
-#define DUET_WG_KS 64         /* elements of one k-tile: 128 bytes of fp16/bf16, the swizzle span */
-#define DUET_WG_MAX_STAGES 8  /* mbarriers reserved per CTA */
+#define DUET_WG_KS 64                    /* elements of one k-tile: 128 bytes of fp16/bf16, the swizzle span */
+#define DUET_WG_MAX_STAGES 8             /* mbarriers reserved per CTA */
 #define DUET_WG_SMEM_BUDGET (220 * 1024) /* bytes of stages: under sm_90's 227 KiB with the slack */
 
 template <int BM, int BN> struct duet__wg_cfg {
     static constexpr int PM = (BM * BN > 32768) ? 32768 / BN : BM; /* rows per pass */
     static constexpr int PASSES = BM / PM;
-    static constexpr bool SPLIT_M = PM >= 128;           /* warpgroups split rows, else columns */
-    static constexpr int WG_M = SPLIT_M ? PM / 2 : PM;   /* rows of one warpgroup */
-    static constexpr int MI = WG_M / 64;                 /* m64 blocks of one warpgroup */
-    static constexpr int WG_N = SPLIT_M ? BN : BN / 2;   /* the wgmma's N */
-    static constexpr int A_BYTES = PM * DUET_WG_KS * 2;  /* one stage's A box */
-    static constexpr int B_BYTES = BN * DUET_WG_KS * 2;  /* one stage's B box */
+    static constexpr bool SPLIT_M = PM >= 128;          /* warpgroups split rows, else columns */
+    static constexpr int WG_M = SPLIT_M ? PM / 2 : PM;  /* rows of one warpgroup */
+    static constexpr int MI = WG_M / 64;                /* m64 blocks of one warpgroup */
+    static constexpr int WG_N = SPLIT_M ? BN : BN / 2;  /* the wgmma's N */
+    static constexpr int A_BYTES = PM * DUET_WG_KS * 2; /* one stage's A box */
+    static constexpr int B_BYTES = BN * DUET_WG_KS * 2; /* one stage's B box */
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int STAGES_FIT = DUET_WG_SMEM_BUDGET / STAGE_BYTES;
     static constexpr int STAGES = STAGES_FIT < DUET_WG_MAX_STAGES ? STAGES_FIT : DUET_WG_MAX_STAGES;
@@ -71,6 +71,8 @@ template <int BM, int BN> struct duet__wg_cfg {
 __shared__ uint64_t duet__wg_full[DUET_WG_MAX_STAGES];  /* TMA bytes of stage s have landed */
 __shared__ uint64_t duet__wg_empty[DUET_WG_MAX_STAGES]; /* all 256 threads are done reading stage s */
 __shared__ uint32_t duet__wg_kiter;                     /* k-tiles this CTA has consumed so far */
+__shared__ uint64_t duet__wg_fin;                       /* the bulk copies of one round of a K-split sum have landed */
+__shared__ uint32_t duet__wg_fin_uses;                  /* completed phases of duet__wg_fin */
 
 __device__ static inline uint32_t duet__smem_addr(const void *p)
 {
@@ -117,6 +119,16 @@ __device__ static inline void duet__tma_load_2d(void *dst, const void *tmap, int
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
                  "[%4];" ::"r"(duet__smem_addr(dst)),
                  "l"(tmap), "r"(c0), "r"(c1), "r"(duet__smem_addr(bar))
+                 : "memory");
+}
+
+/* Bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory into
+ * shared memory, completing on `bar`. */
+__device__ static inline void duet__bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     duet__smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(duet__smem_addr(bar))
                  : "memory");
 }
 
@@ -171,6 +183,8 @@ template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
             duet__mbar_init(&duet__wg_empty[s], DUET_THREADS);
         }
         duet__wg_kiter = 0;
+        duet__mbar_init(&duet__wg_fin, 1);
+        duet__wg_fin_uses = 0;
         /* Make the initialised barriers visible to the TMA unit (async proxy). */
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -283,6 +297,68 @@ __device__ static inline void duet__wg_put_partial(const float (&acc)[CFG::MI][R
         }
 }
 
+/*
+ * The K split's sum on NVIDIA, both tile paths (the part that completed the C tile's pass; all
+ * threads): the split_k fp32 blocks of (C tile mn, pass), PM x BN each, come into the (idle)
+ * shared memory `buf` (SMEM bytes) by bulk copies, as many rows of every part at a time as fit,
+ * and are summed from there in part order, as duet__splitk_finish sums them (the same bits). The
+ * copy engine keeps a whole round in flight with no registers: duet__splitk_finish's loads, two
+ * per thread at a time, waited some 30 L2 round trips per thread for a 128x256 tile in two parts
+ * (4096x512x8192: the part that ended last took 64.8 us against 50.7 for the other, in a measured
+ * timeline), and giving it more loads in flight cost the fused kernel's tiles registers (ptxas
+ * spilled 0.5-2 KB more per thread). Rows beyond M are not copied.
+ */
+template <int PM, int BN, int SMEM>
+__device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams_t &p, int64_t mn, int pass, int passes,
+                                                             uint8_t *buf, int64_t m0, int64_t n0)
+{
+    constexpr int ROW_BYTES = BN * 4;
+    const duet_gemm_geom_t &g = p.gemm;
+    const int S = g.split_k;
+    const int rows_valid = (int)(g.m - m0 < PM ? g.m - m0 : PM);
+    const int fit = SMEM / (S * ROW_BYTES); /* >= 8: S <= 16, BN <= 256, SMEM >= 128 KiB */
+    const int R = fit < PM ? fit : PM;
+    const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
+    const float *sm = (const float *)buf;
+    const uint32_t uses0 = duet__wg_fin_uses;
+    uint32_t round = 0;
+    for (int r0 = 0; r0 < rows_valid; r0 += R, round++) {
+        const int rows = rows_valid - r0 < R ? rows_valid - r0 : R;
+        if (threadIdx.x == 0) {
+            /* The partials were written by other SMs' ordinary stores and acquired (arrive); the
+             * buffer was last touched by ordinary loads and stores: both before these async-proxy
+             * copies. */
+            asm volatile("fence.proxy.async;" ::: "memory");
+            duet__mbar_expect_tx(&duet__wg_fin, (uint32_t)(S * rows * ROW_BYTES));
+            for (int q = 0; q < S; q++)
+                duet__bulk_load(buf + (size_t)q * R * ROW_BYTES, first + ((int64_t)q * PM + r0) * BN,
+                                (uint32_t)(rows * ROW_BYTES), &duet__wg_fin);
+        }
+        duet__mbar_wait(&duet__wg_fin, (uses0 + round) & 1);
+        for (int e = threadIdx.x; e < rows * (BN / 8); e += DUET_THREADS) {
+            const int row = e / (BN / 8), col = (e % (BN / 8)) * 8;
+            const int64_t gr = m0 + r0 + row, gc = n0 + col;
+            if (gc >= g.n)
+                continue;
+            float s[8];
+            for (int q = 0; q < S; q++) {
+                const float *x = sm + ((size_t)q * R + row) * BN + col;
+                const float4 lo = *(const float4 *)x, hi = *(const float4 *)(x + 4);
+                const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    s[i] = q == 0 ? v[i] : s[i] + v[i];
+            }
+            duet__store_c8(p, s, gr, gc);
+        }
+        /* Every thread is done with the round's rows before the next round's copies land. */
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        duet__wg_fin_uses = uses0 + round;
+    /* The next use reads duet__wg_fin_uses after a barrier (the next tile's dequeue or arrive). */
+}
+
 /**
  * Run GEMM-queue position `tile` with wgmma (all 256 threads). smem: CFG::SMEM_BYTES bytes of
  * dynamic shared memory. Inlined into the kernel: ptxas serialises wgmma whose pipeline would
@@ -369,7 +445,8 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
             duet_gemm_tile_split(&g, tile, &mn, &part);
             duet__wg_put_partial<CFG>(acc[0], duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN));
             if (duet__splitk_arrive(p, mn, pass, CFG::PASSES))
-                duet__splitk_finish<CFG::PM, BN>(p, mn, pass, CFG::PASSES, m0, n0);
+                duet__bulk_splitk_finish<CFG::PM, BN, CFG::STAGES * CFG::STAGE_BYTES>(p, mn, pass, CFG::PASSES, stages,
+                                                                                      m0, n0);
             /* The next pass's or tile's copies must not overwrite stages a slow thread reads:
              * the wgmma reads are complete (wait_group 0), and arrive's barrier orders the rest. */
             continue;

@@ -438,8 +438,16 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
             /* K split: store this part's partial; the part that completes the C tile sums. */
             if (active)
                 duet__put_partial<CFG>(acc, duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN), wm, wn);
-            if (duet__splitk_arrive(p, mn, pass, CFG::PASSES))
+            if (duet__splitk_arrive(p, mn, pass, CFG::PASSES)) {
+#if defined(DUET_GPU_NVIDIA)
+                /* The dynamic shared memory holds the wgmma tile's stages too (duet__tile_smem). */
+                typedef duet__wg_cfg<BM, BN> WG;
+                duet__bulk_splitk_finish<CFG::PM, BN, WG::STAGES * WG::STAGE_BYTES>(p, mn, pass, CFG::PASSES,
+                                                                                    (uint8_t *)smem, m0, n0);
+#else
                 duet__splitk_finish<CFG::PM, BN>(p, mn, pass, CFG::PASSES, m0, n0);
+#endif
+            }
             continue;
         }
         if (active)

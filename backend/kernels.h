@@ -76,7 +76,7 @@ __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
  * kernel. @return the new `entered` state (0 not yet waited, 1 every rank entered, -1 the wait
  * failed).
  */
-template <bool TRACE>
+template <bool TRACE, int BV>
 __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, long long idx, long long len, int home,
                                                     int entered)
 {
@@ -95,7 +95,7 @@ __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, lo
         if (entered == 0)
             entered = duet__cta_wait_entry(p) ? 1 : -1;
         if (entered > 0)
-            duet__comm_tile(p, idx);
+            duet__comm_tile<BV>(p, idx);
         if constexpr (TRACE)
             duet__trace_end(p);
         if (threadIdx.x == 0)
@@ -152,7 +152,7 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
             if (idx >= len)
                 break;
             if (q != DUET_QUEUE_GEMM) {
-                entered = duet__comm_drain<TRACE>(p, idx, len, home, entered);
+                entered = duet__comm_drain<TRACE, DUET__COMM_BATCH(BM)>(p, idx, len, home, entered);
                 break;
             }
             if constexpr (TRACE)

@@ -7,8 +7,9 @@
  * tiles), and C has the same bits whichever part finishes last.
  *
  * A block is one pass of the tile, PM x BN fp32, row-major: each tile path stores its fragments
- * there (duet__splitk_put2), and the sum streams through it with 16-byte loads, independent of
- * the fragment layout. Keeping the sum out of the accumulator registers matters: summing into
+ * there (duet__splitk_put2), and the sum streams through it, independent of the fragment layout:
+ * on NVIDIA by bulk copies into shared memory (duet__bulk_splitk_finish, gemm_hopper.h), on AMD
+ * with 16-byte loads (duet__splitk_finish). Keeping the sum out of the accumulator registers matters: summing into
  * them needs the loaded blocks live beside 128 accumulators, and ptxas then spilled 0.9-2 KB per
  * thread in every tile (measured with -Xptxas -v).
  */
@@ -64,14 +65,34 @@ __device__ static inline bool duet__splitk_arrive(const duet__kparams_t &p, int6
     return last;
 }
 
+/* Eight fp32 sums as C elements at row gr, columns gc.. (16 bytes at once where C allows; gr is
+ * in bounds, columns are checked). */
+__device__ static inline void duet__store_c8(const duet__kparams_t &p, const float (&s)[8], int64_t gr, int64_t gc)
+{
+    const duet_gemm_geom_t &g = p.gemm;
+    uint16_t h[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        h[i] = duet_from_f32(s[i], p.dtype);
+    uint16_t *dst = p.c + gr * g.n + gc;
+    if (p.c_vec16 && gc + 8 <= g.n) {
+        *(uint4 *)dst = make_uint4((uint32_t)h[0] | ((uint32_t)h[1] << 16), (uint32_t)h[2] | ((uint32_t)h[3] << 16),
+                                   (uint32_t)h[4] | ((uint32_t)h[5] << 16), (uint32_t)h[6] | ((uint32_t)h[7] << 16));
+    } else {
+        for (int i = 0; i < 8 && gc + i < g.n; i++)
+            dst[i] = h[i];
+    }
+}
+
 /**
  * Sum the split_k blocks of (C tile mn, pass) in part order and store the PM x BN result at C
  * rows m0.., columns n0.. (bounds-checked; 16 bytes at a time where C allows). All threads.
  * Not inlined: the tile's registers hold its accumulators, and this loop needs none of them.
+ * The AMD path's sum (NVIDIA's is duet__bulk_splitk_finish).
  */
 template <int PM, int BN>
 __device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p, int64_t mn, int pass, int passes,
-                                                  int64_t m0, int64_t n0)
+                                                        int64_t m0, int64_t n0)
 {
     static_assert(BN % 8 == 0, "a thread sums 8 columns at a time");
     const duet_gemm_geom_t &g = p.gemm;
@@ -94,18 +115,7 @@ __device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p
             for (int i = 0; i < 8; i++)
                 s[i] = q == 0 ? v[i] : s[i] + v[i];
         }
-        uint16_t h[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            h[i] = duet_from_f32(s[i], p.dtype);
-        uint16_t *dst = p.c + gr * g.n + gc;
-        if (p.c_vec16 && gc + 8 <= g.n) {
-            *(uint4 *)dst = make_uint4((uint32_t)h[0] | ((uint32_t)h[1] << 16), (uint32_t)h[2] | ((uint32_t)h[3] << 16),
-                                       (uint32_t)h[4] | ((uint32_t)h[5] << 16), (uint32_t)h[6] | ((uint32_t)h[7] << 16));
-        } else {
-            for (int i = 0; i < 8 && gc + i < g.n; i++)
-                dst[i] = h[i];
-        }
+        duet__store_c8(p, s, gr, gc);
     }
 }
 

@@ -89,6 +89,34 @@ static duet_workload_t make_wl(const shape_t *s, int coll, int dtype, int world,
     return wl;
 }
 
+/*
+ * The device as the tests size their grids: the context's, with the SMs divided among the ranks
+ * that share this rank's GPU (tools/h200-onegpu.sh runs W = 2 on one GPU under MPS). Two grids
+ * of every SM cannot both be resident on one GPU, and a persistent kernel that waits for a rank
+ * whose kernel cannot start times out.
+ */
+static duet_hw_t g_test_hw;
+static const duet_hw_t *test_hw(void)
+{
+    return &g_test_hw;
+}
+
+/* Fill g_test_hw; @return the ranks on this rank's GPU (1 with a GPU per rank). */
+static int test_hw_init(duet_ctx_h ctx)
+{
+    int dev = -1, world = 1, share = 0;
+    CHECK_HIP(hipGetDevice(&dev));
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int *devs = (int *)calloc((size_t)world, sizeof(int));
+    MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < world; r++)
+        share += devs[r] == dev;
+    free(devs);
+    g_test_hw = *duet_ctx_hw(ctx);
+    g_test_hw.n_sms /= share;
+    return share;
+}
+
 static duet_config_t make_cfg(const duet_hw_t *hw, int mode, const shape_t *s)
 {
     duet_config_t cfg = duet_config_default(hw, mode);
@@ -300,7 +328,7 @@ static int same_bytes(const result_t *x, const result_t *y)
 /* The matrix: every collective (and root) x dtype x shape, fused then concurrent. */
 static void test_matrix(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc, int quick)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     uint64_t seed = 1;
     for (int si = 0; si < NSHAPES; si++) {
         if (quick && !SHAPES[si].quick)
@@ -338,7 +366,7 @@ static void test_matrix(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *r
 /* Every GEMM tile, both modes, on the ragged shape (with all_reduce) and the M <= 16 shape. */
 static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     const int shapes[2] = {0, 1};
     for (int i = 0; i < 2; i++) {
         int si = shapes[i];
@@ -375,7 +403,7 @@ static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc
  */
 static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     static const struct {
         int si, split_k;
     } cases[] = {{0, 2}, {0, 4}, {3, 2}, {2, 2}, {2, 4}, {4, 2}, {4, 3}, {4, 8}};
@@ -425,7 +453,7 @@ static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *
 /* GEMM-only and collective-only operations. */
 static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     upload_ab(&SHAPES[0], 0, DUET_DTYPE_BF16, bf);
     for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
         result_t r;
@@ -547,7 +575,7 @@ static void test_timeout(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *
 {
     if (t->world < 2)
         return;
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     const int skipper = t->world - 1;
     upload_ab(&SHAPES[0], 0, DUET_DTYPE_BF16, bf);
     for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
@@ -599,7 +627,7 @@ static void test_timeout(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *
  */
 static void test_back_to_back(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     const int si = 2, n = 40;
     upload_ab(&SHAPES[si], si, DUET_DTYPE_BF16, bf);
     duet_status_t st = DUET_OK;
@@ -659,7 +687,7 @@ static int run_canary(void)
 /* Rough speed figures (not a benchmark: issue 5 owns that): one GEMM and one all_gather, alone. */
 static void run_perf(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 {
-    const duet_hw_t *hw = duet_ctx_hw(ctx);
+    const duet_hw_t *hw = test_hw();
     const int64_t M = 4096, reps = 20;
     uint16_t *a = NULL, *b = NULL, *c = NULL;
     CHECK_HIP(hipMalloc((void **)&a, (size_t)(M * M * 2)));
@@ -764,9 +792,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    const int share = test_hw_init(ctx);
     if (t.rank == 0)
-        printf("duet GPU tests: %d rank(s), device %s, %d SMs, %s\n", t.world, duet_ctx_hw(ctx)->device,
-               duet_ctx_hw(ctx)->n_sms, quick ? "quick set" : "full set");
+        printf("duet GPU tests: %d rank(s), device %s, %d SMs%s, %s\n", t.world, duet_ctx_hw(ctx)->device,
+               duet_ctx_hw(ctx)->n_sms, share > 1 ? " shared by the ranks on it" : "",
+               quick ? "quick set" : "full set");
 
     bufs_t bf;
     memset(&bf, 0, sizeof(bf));

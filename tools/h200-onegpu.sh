@@ -1,0 +1,138 @@
+#!/bin/bash
+# What one H200 can check of a change (docs/performance.md, "One GPU"), when no 2-GPU machine is
+# lent: builds side by side, this tree (B) and other checkouts ($VARIANTS, "NAME=DIR ...", the
+# first of them the base A, e.g. VARIANTS="A=.gpu-base P=.gpu-p"), then
+#   tests   the GPU tests at W = 2 with both ranks on the one GPU (under MPS where the machine has
+#           it, so that both ranks' persistent kernels run at once), then at W = 1;
+#   comm    collectives alone at W = 2 on the one GPU, B, then every variant, then B again: the
+#           peer's memory is the same HBM, so this measures the comm tile's own loop, not NVLink;
+#   gemm    duet bench --gemm-only on $GEMM_SHAPES against cuBLASLt, in the same order;
+#   trace   duet run --trace of the GEMMs of $TRACES (GEMM alone, every SM), every build;
+#   pair    a GEMM and a collective together at W = 2, fused and concurrent, on half the SMs per
+#           rank (two grids of all the SMs cannot both be resident on one GPU), every build, twice;
+#   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel.
+# Results in $OUT as a handful of files (the device tool brings back at most 8).
+#   VARIANTS="A=.gpu-base" tools/h200-onegpu.sh [STEP...]      (default: tests comm gemm trace)
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/duet-onegpu}
+VARIANTS=${VARIANTS:?VARIANTS: NAME=DIR of the other checkouts, the base first}
+BASE=${VARIANTS%% *}
+BASE=${BASE#*=}
+NP=2
+. tools/h200-env.sh
+mkdir -p "$OUT"
+h200_unpack_deps
+[ $# -eq 0 ] && set -- tests comm gemm trace
+LOG=$OUT/onegpu.log
+note() { echo "== $*" | tee -a "$LOG"; }
+
+MK=(make JOBS=8 -j8 "CFLAGS=-I$DEP/usr/include"
+    "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu" gpu)
+# bin NAME: the duet of build NAME (B: this tree).
+bin() {
+    [ "$1" = B ] && { echo build-gpu/duet; return; }
+    local v
+    for v in $VARIANTS; do [ "${v%%=*}" = "$1" ] && echo "${v#*=}/build-gpu/duet"; done
+}
+NAMES="B"
+for v in $VARIANTS; do NAMES="$NAMES ${v%%=*}"; done
+t0=$SECONDS
+"${MK[@]}" > "$OUT/build-B.log" 2>&1 &
+for v in $VARIANTS; do (cd "${v#*=}" && "${MK[@]}") > "$OUT/build-${v%%=*}.log" 2>&1 & done
+wait
+note "builds ($NAMES): $((SECONDS - t0)) s"
+for n in $NAMES; do [ -x "$(bin $n)" ] || { tail -5 "$OUT/build-$n.log"; exit 1; }; done
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw --format=csv >> "$LOG" 2>&1
+
+# Two ranks on one GPU: MPS lets both persistent kernels run at once (without it they take turns
+# in time slices, and every wait across the ranks costs a slice).
+# h200-env.sh passes the MPS variables to the ranks when they are set.
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+mps=0
+if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d; then
+    mps=1
+else
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
+. tools/h200-env.sh # again: MPIRUN with the MPS variables
+note "MPS: $mps"
+MPIRUN1=${MPIRUN/-np 2/-np 1}
+
+for step in "$@"; do
+    t0=$SECONDS
+    case $step in
+    tests)
+        timeout 300 $MPIRUN build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 > "$OUT/tests-w2.log" 2>&1
+        note "tests W=2 on one GPU: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w2.log" | tail -1)"
+        if [ -n "${TESTS_A:-}" ]; then
+            t0=$SECONDS
+            timeout 300 $MPIRUN "$BASE/build-gpu/duet-gpu-tests" --verbose --timeout-ms 20000 > "$OUT/tests-w2-A.log" 2>&1
+            note "tests W=2 on one GPU, A: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w2-A.log" | tail -1)"
+        fi
+        t0=$SECONDS
+        timeout 200 $MPIRUN1 build-gpu/duet-gpu-tests --timeout-ms 20000 > "$OUT/tests-w1.log" 2>&1
+        note "tests W=1: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w1.log" | tail -1)"
+        ;;
+    comm)
+        for n in $NAMES B; do
+            echo "# $n" >> "$OUT/comm.txt"
+            BIN=$(bin $n) NP=2 COMMS="${COMMS:-2048x16384 512x4096}" COLLS="${COLLS:-reduce_scatter all_reduce all_gather}" \
+                CTAS="${CTAS:-4 16}" TILES=256x64 timeout 150 tools/h200-commtile.sh >> "$OUT/comm.txt" 2>&1
+        done
+        note "comm A/B: $((SECONDS - t0)) s"
+        ;;
+    gemm)
+        k=0
+        for n in $NAMES B; do
+            k=$((k + 1))
+            timeout 200 $MPIRUN1 "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
+                --repeats 30 --warmup 5 --json "$OUT/gemm-$k-$n.json" > "$OUT/gemm-$k-$n.log" 2>&1
+            note "gemm $k $n: rc=$?, $((SECONDS - t0)) s"
+            grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/gemm-$k-$n.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
+        done
+        ;;
+    pair)
+        for n in $NAMES $NAMES; do
+            for coll in ${PAIR_COLLS:-reduce_scatter all_gather}; do
+                for mode in fused concurrent; do
+                    cfg="--num-wgs 64 --gemm-wgs 56"
+                    [ $mode = concurrent ] && cfg="--gemm-wgs 56 --comm-wgs 8"
+                    ms=$(timeout 60 $MPIRUN "$(bin $n)" run --gemm 4096x4096x4096 --collective "$coll" --comm 2048x16384 \
+                        --dtype fp16 --mode $mode $cfg --tile 256x128x64 --repeats 20 --warmup 3 2>&1 |
+                        sed -n 's/.*measured \([0-9.]*\) ms.*/\1/p' | head -1)
+                    echo "$n $coll $mode ${ms:-failed}" >> "$OUT/comm.txt"
+                done
+            done
+        done
+        note "pair: $((SECONDS - t0)) s"
+        ;;
+    sass)
+        for n in $NAMES; do
+            d=$(dirname "$(dirname "$(bin $n)")")
+            o=$(ls "$d"/build-gpu/backend/kernels_fp16*.o 2> /dev/null | head -1)
+            f=_Z23duet__persistent_kernelILb0ELi128ELi256ELb0EEv13duet__kparams
+            [ -n "$o" ] && cuobjdump -sass -fun "$f" "$o" > "$OUT/sass-$n.txt" 2>&1
+            note "sass $n 128x256: $(grep -c HGMMA "$OUT/sass-$n.txt") HGMMA, $(grep -c 'STL' "$OUT/sass-$n.txt") STL, $(grep -c 'LDL' "$OUT/sass-$n.txt") LDL"
+        done
+        ;;
+    trace)
+        # GEMM alone on every SM at the tile and split the bench picks for these shapes.
+        for t in ${TRACES:-4096x512x8192:128x256x64:2 4096x8192x512:256x256x64:1}; do
+            IFS=: read -r shape tile split <<< "$t"
+            for run in $NAMES; do
+                timeout 60 $MPIRUN1 "$(bin $run)" run --gemm "$shape" --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 \
+                    --tile "$tile" --split-k "$split" --trace "$OUT/trace-$run-$shape.json" >> "$OUT/trace.log" 2>&1
+            done
+        done
+        note "traces: $((SECONDS - t0)) s"
+        ;;
+    *) echo "unknown step $step"; exit 2 ;;
+    esac
+done
+[ $mps = 1 ] && echo quit | nvidia-cuda-mps-control
+# At most 8 files come back: the three tables stay as they are, the rest (logs, JSON, traces, SASS)
+# goes into one archive.
+cd "$OUT" && cat "$LOG" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^comm.txt$' -e '^gemm.txt$' -e '^onegpu.log$')
+ls
