@@ -237,6 +237,28 @@ int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, du
 int duet_config_same(const duet_config_t *a, const duet_config_t *b);
 
 /**
+ * Two predicted times closer than this (relative) are one tie: the floating-point resolution of
+ * the simulator's event arithmetic, far below any difference the model means (1e-9 of 1 ms is
+ * 1 fs).
+ */
+#define DUET_RANK_TIE_REL 1e-9
+
+/** One configuration to rank by its predicted time. */
+typedef struct duet_rank_item {
+    double pred;       /* predicted time, any unit (the same for every item) */
+    duet_config_t cfg; /* the configuration predicted */
+    size_t idx;        /* the caller's index (the last key, so the order is total) */
+} duet_rank_item_t;
+
+/**
+ * Sort items by predicted time, fastest first. Items whose times are tied (within
+ * DUET_RANK_TIE_REL of the fastest of them) come with the most CTAs on the collective first
+ * (comm_wgs, in either mode), then in a fixed order of their configurations, and only then by
+ * idx: the order does not depend on the order of the input. The reason is in model/rank.c.
+ */
+void duet_rank_sort(duet_rank_item_t *items, size_t n);
+
+/**
  * The GEMM tile of a configuration for people: "256x128x64", or "256x128x64/k2" with a K split.
  * @return buf.
  */
