@@ -222,7 +222,11 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         ((double)g->m / (double)g->grid_m) * ((double)g->n / (double)g->grid_n); /* elements inside C, per tile */
     double part_bytes = S > 1 ? 4.0 * ((double)g->bm * g->bn + S * in_c) : 0.0;
     c.t_epilogue = c_bytes / l2_share + part_bytes / (hw->splitk_sm_gbs * GB);
-    c.t_overhead = hw->tile_overhead_us * US;
+    /* The fixed cost is a pass's: every pass drains the matrix pipeline and syncs the CTA around
+     * its C staging (a 256x256 tile runs two). At 4096 x 8192 x 512 the GEMM alone in 256x256 (4
+     * waves, 8 K steps a pass) measures as long as 128x256 (8 waves); charged once per tile, the
+     * model priced it 9 % fast there and picked it over 128x256 (docs/calibration.md). */
+    c.t_overhead = passes * hw->tile_overhead_us * US;
     c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
     c.l2_hit = duet__l2_hit(hw, g, active, eb);
     /* The partials written reach HBM when L2 evicts them; the ones read back are recent. */

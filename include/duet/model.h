@@ -81,7 +81,7 @@ typedef enum {
     X(box_rows_per_us, DBL, "rows/us", 1, 1e8, "128-byte operand box rows the chip fetches past L2 or zero-fills")     \
     X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
     X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")    \
-    X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per GEMM tile (address setup, epilogue sync)")                 \
+    X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
     X(launch_us, DBL, "us", 0, 10000, "kernel launch and completion, per operation")                                   \
