@@ -17,20 +17,6 @@ static int duet__pred_ok(double p)
     return isfinite(p) && p > 0;
 }
 
-/* Candidates of one shape, ordered by predicted time (ties: row order, so picks are stable). */
-typedef struct duet__cand {
-    double pred;
-    size_t row;
-} duet__cand_t;
-
-static int duet__cand_cmp(const void *x, const void *y)
-{
-    const duet__cand_t *a = x, *b = y;
-    if (a->pred != b->pred)
-        return a->pred < b->pred ? -1 : 1;
-    return (a->row > b->row) - (a->row < b->row);
-}
-
 /* The same GEMM tile cut into the same K parts: a K split is another GEMM schedule. */
 static int duet__same_tile(const duet_config_t *a, const duet_config_t *b)
 {
@@ -50,11 +36,12 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
     size_t *by_shape = malloc(n * sizeof(*by_shape)); /* row indices grouped by shape */
     size_t *start = calloc((size_t)s->n_shapes + 1, sizeof(*start));
     size_t *pos = malloc(((size_t)s->n_shapes + 1) * sizeof(*pos)); /* fill cursor per shape */
-    duet__cand_t *cand = malloc(n * sizeof(*cand));
+    duet_rank_item_t *cand = malloc(n * sizeof(*cand));             /* one shape's predicted rows */
+    duet_rank_item_t *meas = malloc(n * sizeof(*meas));             /* one shape's measured rows */
     int32_t ns = s->n_shapes ? s->n_shapes : 1;
     double *regret = malloc((size_t)ns * sizeof(*regret));
     if (ape == NULL || alone == NULL || by_shape == NULL || start == NULL || pos == NULL || cand == NULL ||
-        regret == NULL) {
+        meas == NULL || regret == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "metrics: cannot allocate for %zu rows", s->n);
         goto cleanup;
     }
@@ -102,22 +89,30 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
     int32_t cover[DUET_CAL_TOPK_N] = {0};
     double sum_regret = 0;
     for (int32_t k = 0; k < s->n_shapes; k++) {
-        size_t nc = 0, best = SIZE_MAX;
+        size_t nc = 0, nm = 0;
         for (size_t j = start[k]; j < start[k + 1]; j++) {
             size_t i = by_shape[j];
             /* The measured best is over every measured op row, predicted or not. */
-            if (best == SIZE_MAX || s->row[i]->ms < s->row[best]->ms)
-                best = i;
+            meas[nm].pred = s->row[i]->ms;
+            meas[nm].cfg = s->row[i]->cfg;
+            meas[nm].idx = i;
+            nm++;
             if (duet__pred_ok(pred[i])) {
                 cand[nc].pred = pred[i];
-                cand[nc].row = i;
+                cand[nc].cfg = s->row[i]->cfg;
+                cand[nc].idx = i;
                 nc++;
             }
         }
         if (nc < 2)
             continue;
-        qsort(cand, nc, sizeof(*cand), duet__cand_cmp);
-        const duet_corpus_row_t *b = s->row[best], *pk = s->row[cand[0].row];
+        /* Equal measured times (the timer's resolution) are broken by the same rule as equal
+         * predictions, so that a model that predicts the measurements exactly picks the best. */
+        duet_rank_sort(meas, nm);
+        size_t best = meas[0].idx;
+        /* Ranked as the tuner ranks (ties by duet_rank_sort's rule, not by row order). */
+        duet_rank_sort(cand, nc);
+        const duet_corpus_row_t *b = s->row[best], *pk = s->row[cand[0].idx];
         shapes++;
         exact += duet_corpus_row_same_point(pk, b);
         int near_g = abs(pk->cfg.gemm_wgs - b->cfg.gemm_wgs) <= DUET_CAL_WITHIN_CTAS;
@@ -131,7 +126,7 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
         for (int t = 0; t < DUET_CAL_TOPK_N; t++) {
             double top = INFINITY;
             for (size_t j = 0; j < nc && j < (size_t)duet_cal_topk[t]; j++)
-                top = fmin(top, s->row[cand[j].row]->ms);
+                top = fmin(top, s->row[cand[j].idx]->ms);
             cover[t] += top <= b->ms * (1.0 + DUET_CAL_COVER_TOL);
         }
     }
@@ -154,6 +149,7 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
     *m_p = m;
 cleanup:
     free(regret);
+    free(meas);
     free(cand);
     free(pos);
     free(start);

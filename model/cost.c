@@ -68,10 +68,13 @@ static double duet__oob_rows(const duet_gemm_geom_t *g)
 /*
  * L2 reuse of the group_m swizzle ("tile-of-tiles", origami.md 2.3): `active` tiles that run
  * together cover l2_m tile-rows x l2_n tile-columns. Per K step they request
- * active * (BM + BN) * BK elements but only (l2_m * BM + l2_n * BN) * BK are distinct; the rest
- * hit in L2. The block shrinks until its A and B panels over the whole K fit in L2.
+ * active * (rm + rn) * BK elements but only (l2_m * rm + l2_n * rn) * BK are distinct; the rest
+ * hit in L2. The block shrinks until its A and B panels over the whole K fit in L2. rm and rn are
+ * the rows of A and B a tile's boxes hold: BM and BN for the HBM traffic the model has always
+ * priced, or the rows inside the matrix for what the copies really fetch (duet__box_rows).
  */
-static double duet__l2_hit(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64_t active, double eb)
+static double duet__l2_hit_rows(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64_t active, double eb, double rm,
+                                double rn)
 {
     if (active <= 1 || g->tiles <= 1)
         return 0.0;
@@ -81,17 +84,59 @@ static double duet__l2_hit(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64
     int64_t l2_n = duet_min64(g->grid_n, duet_cdiv(active, l2_m));
     double k_bytes = (double)g->k_iters * g->bk * eb; /* bytes of one row of A or B over K */
     double cap = hw->l2_mib * MIB;
-    while ((double)(l2_m * g->bm + l2_n * g->bn) * k_bytes > cap && (l2_m > 1 || l2_n > 1)) {
+    while (((double)l2_m * rm + (double)l2_n * rn) * k_bytes > cap && (l2_m > 1 || l2_n > 1)) {
         if (l2_n >= l2_m)
             l2_n = duet_cdiv(l2_n, 2);
         else
             l2_m = duet_cdiv(l2_m, 2);
     }
     double tiles_in_block = (double)duet_min64(active, l2_m * l2_n);
-    double unique = (double)(l2_m * g->bm + l2_n * g->bn);
-    double requested = tiles_in_block * (double)(g->bm + g->bn);
+    double unique = (double)l2_m * rm + (double)l2_n * rn;
+    double requested = tiles_in_block * (rm + rn);
     double hit = 1.0 - unique / requested;
     return hit > 0 ? hit : 0.0;
+}
+
+static double duet__l2_hit(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64_t active, double eb)
+{
+    return duet__l2_hit_rows(hw, g, active, eb, (double)g->bm, (double)g->bn);
+}
+
+/*
+ * Operand box rows of 128 bytes one queue tile's copies (TMA) fetch from beyond L2 or zero-fill,
+ * over its K range. On H200 the GEMM alone at M = 1 and 16 (132 CTAs, the B stream from HBM and
+ * 127-255 zero-filled A rows per box) moves 21-24 thousand such rows a us with 32 or 64 SMs
+ * busy and 33-41 thousand with 128, whatever the tile and split, counting a zero-filled row like
+ * a fetched one; B's fetched rows alone give 7-14 thousand, and rows served by L2 (the A panel
+ * that the tiles of a 128-row GEMM share) run at 36-75 thousand a us, so they do not count. The
+ * fetched rows are those inside the matrix that miss L2 (the reuse of duet__l2_hit_rows over the
+ * rows inside M and N: at M = 1 a tile's A box holds one row, not 128 shared ones); the
+ * zero-filled ones are duet__oob_rows, every pass.
+ */
+static double duet__box_rows(const duet_hw_t *hw, const duet_gemm_geom_t *g, int64_t active, double eb)
+{
+    double rm = (double)g->m / (double)g->grid_m, rn = (double)g->n / (double)g->grid_n; /* rows inside, per tile */
+    double hit = duet__l2_hit_rows(hw, g, active, eb, rm, rn);
+    double row_units = (double)g->bk * eb / 128.0; /* 128-byte rows per box row */
+    /* A tile of several passes streams all of its B panel over its K range in every pass; the
+     * next pass finds it in L2 only if the panels of the tiles running beside it fit there
+     * (one per tile-column and K part, at most one per running tile). */
+    int64_t passes = duet_cdiv((int64_t)g->bm * g->bn, DUET__GEMM_PASS_ACC);
+    int64_t running = duet_min64(active > 0 ? active : 1, g->tiles);
+    double panels = (double)duet_min64(running, g->grid_n * g->split_k);
+    double panel_bytes = rn * (double)g->k_iters * g->bk * eb;
+    double b_reads = passes > 1 && panels * panel_bytes > hw->l2_mib * MIB ? (double)passes : 1.0;
+    return ((1.0 - hit) * (rm + b_reads * rn) + duet__oob_rows(g)) * row_units * (double)g->k_iters;
+}
+
+double duet_cost_box_capacity(const duet_hw_t *hw, double busy)
+{
+    /* On H200 a GEMM on 32 or 64 SMs reaches about half of what one on 128 does (21-24 against
+     * 33-41 thousand rows a us), and 32 no less than 64: below some SM count the SMs that run
+     * the tiles reach only a part of the chip's copy and L2 paths, box_min_share of them. */
+    double share = busy / (double)hw->n_sms;
+    share = share < hw->box_min_share ? hw->box_min_share : share > 1.0 ? 1.0 : share;
+    return hw->box_rows_per_us * 1e6 * share; /* rows/s */
 }
 
 duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, duet_gemm_cost_t *cost_p)
@@ -147,6 +192,17 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         c.t_step *= 1.0 + hw->gemm_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
         /* And the clock falls with the operation's sustained matrix work (duet_cost_clock_heat). */
         c.t_step *= duet_cost_clock_heat(hw, plan);
+        /* The chip moves only so many operand box rows a us past L2 or into zero fill
+         * (duet__box_rows, duet_cost_box_capacity): the SMs that run the GEMM share them, and
+         * one's K step takes at least its rows at its share. Like the contention factor, the
+         * share follows the operation's busy SMs, not the tiles running at each instant, and it
+         * bounds the K loop only: the epilogue (the C store, a K split's partial sums) follows
+         * the loop. As a resource of the simulator divided among the running tiles over their
+         * whole time, it hid the partial sums of 128x256 in two K parts at M = 128 under the
+         * rows' limit (priced 13 % fast). */
+        double b = (double)duet_min64(busy, hw->n_sms);
+        c.box_rows = duet__box_rows(hw, g, active, eb);
+        c.t_step = fmax(c.t_step, c.box_rows / (double)g->k_iters * b / duet_cost_box_capacity(hw, b));
     }
     c.t_prologue = passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
     /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part),
@@ -155,12 +211,22 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
      * to every part: 4 bm bn (1 + S) bytes at splitk_sm_gbs, one SM streaming them alone. The read
      * is on the C tile's critical path: averaged over the parts (1 + 1 blocks each) the model
      * priced splits of 3 or more parts 20 % too fast against the bench runs' 3531 K-split points,
-     * and with 1 + S blocks at 30 GB/s their median error is that of the unsplit points. */
+     * and with 1 + S blocks at 30 GB/s their median error is that of the unsplit points. The
+     * part stores its whole block (rows beyond M and N too), but the sum reads only the elements
+     * inside C (duet__splitk_finish skips the others): at M = 1 a 128-row block is summed from
+     * one row. Counting the whole block there priced the 256-part splits of the GEMM alone at M
+     * = 1-128 (two waves on 132 SMs) 18-28 % slow. */
     double S = (double)g->split_k;
     double c_bytes = (double)g->bm * g->bn * eb / S;
-    double part_bytes = S > 1 ? 4.0 * g->bm * g->bn * (1.0 + S) : 0.0;
+    double in_c =
+        ((double)g->m / (double)g->grid_m) * ((double)g->n / (double)g->grid_n); /* elements inside C, per tile */
+    double part_bytes = S > 1 ? 4.0 * ((double)g->bm * g->bn + S * in_c) : 0.0;
     c.t_epilogue = c_bytes / l2_share + part_bytes / (hw->splitk_sm_gbs * GB);
-    c.t_overhead = hw->tile_overhead_us * US;
+    /* The fixed cost is a pass's: every pass drains the matrix pipeline and syncs the CTA around
+     * its C staging (a 256x256 tile runs two). At 4096 x 8192 x 512 the GEMM alone in 256x256 (4
+     * waves, 8 K steps a pass) measures as long as 128x256 (8 waves); charged once per tile, the
+     * model priced it 9 % fast there and picked it over 128x256 (docs/calibration.md). */
+    c.t_overhead = passes * hw->tile_overhead_us * US;
     c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
     c.l2_hit = duet__l2_hit(hw, g, active, eb);
     /* The partials written reach HBM when L2 evicts them; the ones read back are recent. */

@@ -28,19 +28,6 @@ void duet_sweep_result_free(duet_sweep_result_t *res)
     res->n = 0;
 }
 
-typedef struct duet__rank_key {
-    double makespan_s;
-    size_t idx;
-} duet__rank_key_t;
-
-static int duet__rank_cmp(const void *a, const void *b)
-{
-    const duet__rank_key_t *x = a, *y = b;
-    if (x->makespan_s != y->makespan_s)
-        return x->makespan_s < y->makespan_s ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 /* Fill in the configuration of one sweep point. */
 static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
                                         duet_gemm_tile_t tile, int32_t split_k, int32_t split)
@@ -181,9 +168,9 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             }
         }
     }
-    /* Rank: makespan ascending, ties in generation order (qsort is not stable on its own). */
+    /* Rank: makespan ascending, ties by duet_rank_sort's rule (as validate and the tuner). */
     {
-        duet__rank_key_t *key = malloc(res.n * sizeof(*key));
+        duet_rank_item_t *key = malloc(res.n * sizeof(*key));
         duet_sweep_point_t *tmp = malloc(res.n * sizeof(*tmp));
         if (key == NULL || tmp == NULL) {
             free(key);
@@ -192,10 +179,11 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             goto fail;
         }
         for (size_t i = 0; i < res.n; i++) {
-            key[i].makespan_s = res.points[i].makespan_s;
+            key[i].pred = res.points[i].makespan_s;
+            key[i].cfg = res.points[i].cfg;
             key[i].idx = i;
         }
-        qsort(key, res.n, sizeof(*key), duet__rank_cmp);
+        duet_rank_sort(key, res.n);
         memcpy(tmp, res.points, res.n * sizeof(*tmp));
         for (size_t i = 0; i < res.n; i++)
             res.points[i] = tmp[key[i].idx];

@@ -17,6 +17,9 @@ params=gemm_eff_fp16,tile_overhead_us,dequeue_gemm_us,dequeue_comm_us,launch_us,
 params=$params,link_gbs,link_half_inflight_kib,remote_rtt_us,comm_tile_overhead_us
 params=$params,tile_eff_128x256,tile_eff_256x128,tile_eff_128x128,tile_eff_256x64,rtt_gemm_stretch
 params=$params,gemm_sm_contention,tile_oob_row_ns
+# The chip's capacity for operand box rows fetched past L2 or zero-filled, and the share of it a
+# GEMM on few SMs reaches (docs/model.md): the M <= 128 rows determine them.
+params=$params,box_rows_per_us,box_min_share
 # The clock under the operation's sustained matrix work (docs/model.md): with it the held-out
 # makespan error and the regret of the pick fall (docs/calibration.md, "The current fit").
 params=$params,clock_heat,heat_half_us

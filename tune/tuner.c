@@ -113,29 +113,14 @@ static int duet__tune_add(duet__tune_builder_t *b, const duet_config_t *cfg, int
     return 1;
 }
 
-/* One ranked configuration of the model. */
-typedef struct duet__tune_ranked {
-    duet_config_t cfg;
-    double pred_ms;
-    size_t idx;
-} duet__tune_ranked_t;
-
-static int duet__tune_ranked_cmp(const void *a, const void *b)
-{
-    const duet__tune_ranked_t *x = a, *y = b;
-    if (x->pred_ms != y->pred_ms)
-        return x->pred_ms < y->pred_ms ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 /*
  * The model's ranking: the full sweep, or the given space priced one by one. The caller frees
  * *list_p. A failure is returned (and becomes a warning): the list then stays empty.
  */
-static duet_status_t duet__tune_model_rank(duet__tune_builder_t *b, duet__tune_ranked_t **list_p, size_t *n_p)
+static duet_status_t duet__tune_model_rank(duet__tune_builder_t *b, duet_rank_item_t **list_p, size_t *n_p)
 {
     const duet_tune_params_t *p = b->p;
-    duet__tune_ranked_t *list = NULL;
+    duet_rank_item_t *list = NULL;
     size_t n = 0;
     if (p->n_space > 0) {
         list = malloc(p->n_space * sizeof(*list));
@@ -147,11 +132,11 @@ static duet_status_t duet__tune_model_rank(duet__tune_builder_t *b, duet__tune_r
                 duet__tune_predict(b->ws, b->hw, b->wl, &p->space[i], &ms) < 0)
                 continue; /* a configuration the model cannot run is not ranked */
             list[n].cfg = p->space[i];
-            list[n].pred_ms = ms;
+            list[n].pred = ms;
             list[n].idx = i;
             n++;
         }
-        qsort(list, n, sizeof(*list), duet__tune_ranked_cmp);
+        duet_rank_sort(list, n); /* ties as validate and the fit report break them */
     } else {
         duet_sweep_params_t sp = duet_sweep_default_params();
         sp.policy = &duet_sim_policy_fluid;
@@ -168,7 +153,7 @@ static duet_status_t duet__tune_model_rank(duet__tune_builder_t *b, duet__tune_r
         }
         for (size_t i = 0; i < sr.n; i++) {
             list[n].cfg = sr.points[i].cfg;
-            list[n].pred_ms = sr.points[i].makespan_s * 1e3;
+            list[n].pred = sr.points[i].makespan_s * 1e3;
             list[n].idx = i;
             n++;
         }
@@ -207,7 +192,7 @@ static duet_status_t duet__tune_candidates(const duet_workload_t *wl, const duet
                                            int32_t *model_led_p)
 {
     duet__tune_builder_t b = {wl, hw, p, NULL, cands, 0};
-    duet__tune_ranked_t *model = NULL;
+    duet_rank_item_t *model = NULL;
     size_t n_model = 0;
     duet_tune_candset_t loaded;
     int have_loaded = 0;
@@ -245,7 +230,7 @@ static duet_status_t duet__tune_candidates(const duet_workload_t *wl, const duet
         int use_model = (pass == 0) == model_led;
         if (use_model) {
             for (size_t i = 0; i < n_model && b.n < p->top_k; i++)
-                duet__tune_add(&b, &model[i].cfg, DUET_TUNE_SRC_MODEL, (int32_t)(i + 1), model[i].pred_ms);
+                duet__tune_add(&b, &model[i].cfg, DUET_TUNE_SRC_MODEL, (int32_t)(i + 1), model[i].pred);
         } else if (arch != NULL) {
             for (size_t i = 0; i < arch->n_order && b.n < p->top_k; i++) {
                 duet_config_t c = duet_tune_cand_config(&arch->order[i], hw, p->cm, p->cn, p->group_m);

@@ -78,8 +78,10 @@ typedef enum {
     X(clock_heat, DBL, "1", 0, 100, "growth of K steps and comm tiles with the operation's sustained matrix work")     \
     X(heat_half_us, DBL, "us", 0.01, 1e6, "the matrix work, in us at the peak rate, for half of clock_heat")           \
     X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")     \
+    X(box_rows_per_us, DBL, "rows/us", 1, 1e8, "128-byte operand box rows the chip fetches past L2 or zero-fills")     \
+    X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
     X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")    \
-    X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per GEMM tile (address setup, epilogue sync)")                 \
+    X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
     X(launch_us, DBL, "us", 0, 10000, "kernel launch and completion, per operation")                                   \
@@ -235,6 +237,28 @@ int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, du
 int duet_config_same(const duet_config_t *a, const duet_config_t *b);
 
 /**
+ * Two predicted times closer than this (relative) are one tie: the floating-point resolution of
+ * the simulator's event arithmetic, far below any difference the model means (1e-9 of 1 ms is
+ * 1 fs).
+ */
+#define DUET_RANK_TIE_REL 1e-9
+
+/** One configuration to rank by its predicted time. */
+typedef struct duet_rank_item {
+    double pred;       /* predicted time, any unit (the same for every item) */
+    duet_config_t cfg; /* the configuration predicted */
+    size_t idx;        /* the caller's index (the last key, so the order is total) */
+} duet_rank_item_t;
+
+/**
+ * Sort items by predicted time, fastest first. Items whose times are tied (within
+ * DUET_RANK_TIE_REL of the fastest of them) come with the most CTAs on the collective first
+ * (comm_wgs, in either mode), then in a fixed order of their configurations, and only then by
+ * idx: the order does not depend on the order of the input. The reason is in model/rank.c.
+ */
+void duet_rank_sort(duet_rank_item_t *items, size_t n);
+
+/**
  * The GEMM tile of a configuration for people: "256x128x64", or "256x128x64/k2" with a K split.
  * @return buf.
  */
@@ -364,6 +388,7 @@ typedef struct duet_gemm_cost {
     double t_overhead;    /* fixed per tile */
     double t_sm;          /* SM-bound tile time: k_iters * t_step + prologue + epilogue + overhead */
     double hbm_bytes;     /* bytes the tile moves to and from HBM after L2 reuse */
+    double box_rows;      /* operand box rows of 128 B the tile's copies fetch past L2 or zero-fill (0: vendor) */
     double l2_hit;        /* fraction of A/B loads served by L2 */
     double flops;         /* 2 bm bn k */
     int64_t k_iters;
@@ -398,6 +423,13 @@ duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *pla
  * C = B * f / (f + f_half), B = link_gbs (switch) or link_gbs * min(peers, n_links) (mesh).
  */
 double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers);
+/**
+ * The chip's capacity for operand box rows (rows/s of 128 B fetched past L2 or zero-filled by the
+ * copy engines) while `busy` SMs run the operation's GEMM: box_rows_per_us x max(box_min_share,
+ * min(1, busy / n_sms)). Each of those SMs gets an even share; a GEMM tile's K step takes at least
+ * its rows at that share (docs/model.md).
+ */
+double duet_cost_box_capacity(const duet_hw_t *hw, double busy);
 /** Bytes one pushing CTA keeps in flight: cta_push_gbs x remote_rtt_us. */
 double duet_cost_push_inflight(const duet_hw_t *hw);
 

@@ -172,7 +172,7 @@ typedef struct duet_sweep_point {
 } duet_sweep_point_t;
 
 typedef struct duet_sweep_result {
-    duet_sweep_point_t *points;   /* ranked: makespan ascending, ties in generation order */
+    duet_sweep_point_t *points;   /* ranked: makespan ascending, ties by duet_rank_sort() */
     size_t n;
     duet_sweep_point_t dflt;      /* the static default (fused, 3/4 of the SMs on GEMM) */
     size_t default_rank;          /* 1-based rank the default would take among the points */

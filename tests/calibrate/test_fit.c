@@ -115,6 +115,31 @@ Test(fit, recovers_known_constants_within_one_percent, T_TIMEOUT)
     duet_corpus_free(&c);
 }
 
+/* The chip's box rows (box_rows_per_us): at 20000 rows/us, half of it below 66 busy SMs, they bind
+ * the 128-row GEMM's 256x128 tiles on 64 SMs (its 64 tiles, 264 rows a K step each after the A
+ * panel's reuse), while on 16 CTAs the SMs' own K loop binds: the rows separate the capacity
+ * from tile_oob_row_ns and the per-tile costs. */
+Test(fit, recovers_the_box_row_capacity, T_TIMEOUT)
+{
+    duet_hw_t truth = truth_profile();
+    truth.box_rows_per_us = 20000;
+    truth.box_min_share = 0.5;
+    duet_corpus_t c = t_synthetic_corpus(&truth, &duet_sim_policy_fluid, 0.0);
+    duet_cal_params_t p = duet_cal_default_params();
+    char list[sizeof(identifiable) + 32];
+    snprintf(list, sizeof(list), "%s,box_rows_per_us", identifiable);
+    cr_assert_eq(duet_cal_params_set_fit(&p, list), DUET_OK);
+    duet_hw_t base = perturbed(&truth, &p);
+    duet_cal_fit_t fit;
+    cr_assert_eq(duet_cal_fit_run(&c, NULL, 1, &base, &p, &fit), DUET_OK, "%s", duet_last_error());
+    cr_assert(fit.converged, "%s", fit.stop_reason);
+    cr_assert_lt(fit.rms_log_end, 1e-6, "%g", fit.rms_log_end);
+    const duet_cal_param_result_t *r = param(&fit, DUET_HW_F_box_rows_per_us);
+    cr_assert(fabs(r->start / 20000 - 1) > 0.1, "starts off: %g", r->start);
+    cr_assert(t_rel_eq(r->value, 20000, 0.01), "fitted %g", r->value);
+    duet_corpus_free(&c);
+}
+
 Test(fit, every_default_constant_fits_the_rows, T_TIMEOUT)
 {
     /* The default list includes launch_us and comm_sm_share: the predictions must still come

@@ -115,17 +115,35 @@ Test(metrics, hand_built_corpus_gives_the_worked_answers, T_TIMEOUT)
     cr_assert(t_rel_eq(m.alone_ape_median, 0.05, 1e-9), "alone %g", m.alone_ape_median);
 }
 
-Test(metrics, ties_pick_the_first_row_and_nothing_predicted_is_an_error, T_TIMEOUT)
+Test(metrics, ties_go_to_the_most_collective_ctas_in_any_row_order_and_nothing_predicted_is_an_error, T_TIMEOUT)
 {
-    duet_corpus_row_t rows[NHAND];
-    double pred[NHAND];
+    duet_corpus_row_t rows[NHAND], back[4];
+    double pred[NHAND], pred_back[4];
     hand_build(rows, pred);
-    /* Shape A predicted flat: the first row (a0, the measured best) is the pick. */
+    /* Shape A predicted flat (a3 within floating-point resolution): the pick is a3, the most
+     * collective CTAs (72), listed first or last; it measured 1.50 ms against a0's 1.00. */
     for (int i = 0; i < 4; i++)
-        pred[i] = 1.0;
+        pred[i] = i == 3 ? 1.0 + 1e-12 : 1.0;
+    for (int i = 0; i < 4; i++) {
+        back[i] = rows[3 - i];
+        pred_back[i] = pred[3 - i];
+    }
     duet_cal_metrics_t m;
     cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(m.shapes, 1);
+    cr_assert_eq(m.exact_pick, 0.0);
+    cr_assert(t_rel_eq(m.regret_median, 0.5, 1e-12), "regret %g", m.regret_median);
+    cr_assert_eq(duet_cal_metrics_compute(back, pred_back, 4, &m), DUET_OK, "%s", duet_last_error());
+    cr_assert(t_rel_eq(m.regret_median, 0.5, 1e-12), "regret %g (rows backwards)", m.regret_median);
+
+    /* Equal measured times go by the same rule: a model that predicts a0 and a3 exactly, both
+     * measured 1.00 ms, picks the measured best (a3: 72 collective CTAs over a0's 32, though a0
+     * comes first). */
+    rows[3].ms = 1.00;
+    pred[0] = pred[3] = 1.00;
+    pred[1] = 1.10;
+    pred[2] = 1.02;
+    cr_assert_eq(duet_cal_metrics_compute(rows, pred, 4, &m), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(m.exact_pick, 1.0);
     cr_assert_eq(m.regret_median, 0.0);
 

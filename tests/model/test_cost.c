@@ -60,7 +60,8 @@ Test(cost, split_k_part_by_hand, T_TIMEOUT)
     cr_assert_eq(c4.k_iters, 32);
     cr_assert(t_rel_eq(c4.flops, c1.flops / 4, 1e-12));
     /* Epilogue: a quarter of the C tile into L2, plus the fp32 partial stored and the four the
-     * summing part reads back, charged to every part: 256*256*4*(1 + 4) bytes at splitk_sm_gbs. */
+     * summing part reads back (all inside C here), charged to every part: 256*256*4*(1 + 4) bytes
+     * at splitk_sm_gbs. */
     double l2share = hw.l2_gbs * 1e9 / hw.n_sms;
     double want_epi = 256.0 * 256 * 2 / 4 / l2share + 256.0 * 256 * 4 * 5 / (hw.splitk_sm_gbs * 1e9);
     cr_assert(t_rel_eq(c4.t_epilogue, want_epi, 1e-12), "epilogue %.6g want %.6g", c4.t_epilogue, want_epi);
@@ -69,6 +70,14 @@ Test(cost, split_k_part_by_hand, T_TIMEOUT)
     /* HBM: the part's A and B (no reuse alone), a quarter of C and its whole partial. */
     double hbm = 512.0 * 64 * 2 * 32 + 256.0 * 256 * 2 / 4 + 4.0 * 256 * 256;
     cr_assert(t_rel_eq(c4.hbm_bytes, hbm, 1e-12), "hbm %.6g want %.6g", c4.hbm_bytes, hbm);
+    /* At M = 1 every part still stores its whole fp32 block, but the sum reads only the one row
+     * inside C from each of the four: 4 * 256 * (256 + 4 * 1) bytes. */
+    duet_workload_t skinny = t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1);
+    duet_plan_t s;
+    cr_assert_eq(duet_plan_build(&skinny, &cfg, 0, &s), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &s, 1, &c4), DUET_OK);
+    want_epi = 256.0 * 256 * 2 / 4 / l2share + 4.0 * 256 * (256 + 4 * 1) / (hw.splitk_sm_gbs * 1e9);
+    cr_assert(t_rel_eq(c4.t_epilogue, want_epi, 1e-12), "epilogue %.6g want %.6g", c4.t_epilogue, want_epi);
 }
 
 Test(cost, memory_bound_tile_takes_the_l2_step, T_TIMEOUT)
@@ -314,6 +323,84 @@ Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
                   c.t_step, c.t_step_mma, cases[i].rows);
         cr_assert(t_rel_eq(c.t_step, cases[i].step_us * 1e-6, 2e-4), "case %zu: %g us", i, c.t_step * 1e6);
     }
+}
+
+/* Operand box rows of 128 B a tile's copies fetch past L2 or zero-fill over its K range: the rows
+ * inside M and N that miss L2 (reuse over the rows inside, so at M = 1 the A box holds one row),
+ * B again in every pass when the running tiles' B panels exceed L2, and the zero-filled rows of
+ * every pass. */
+Test(cost, box_rows_count_fetched_and_zero_filled_rows, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    /* 1 x 8192 x 8192, 128x256: one tile alone reuses nothing; 1 row of A inside, 127 zero-filled,
+     * 256 of B, over 128 K steps of 128-byte rows (BK 64 x 2 B). */
+    duet_plan_t p = plan_of(&hw, t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){128, 256, 64});
+    duet_gemm_cost_t c;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 1, &c), DUET_OK);
+    cr_assert(t_rel_eq(c.box_rows, (1.0 + 256 + 127) * 128, 1e-12), "%g rows", c.box_rows);
+    /* 256x256, its 32 tiles running: 8 tile-columns fit L2 over K (1 + 8*256 rows of 16 KiB =
+     * 33.6 MB; 16 would be 67 MB > 60 MiB), so hit = 1 - 2049 / (8 * 257); the 32 B panels of
+     * 4 MiB exceed L2, so both passes fetch B; 127 + 128 rows are zero-filled in the two passes. */
+    p = plan_of(&hw, t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 256, 64});
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 32, &c), DUET_OK);
+    double hit = 1.0 - 2049.0 / (8 * 257);
+    cr_assert(t_rel_eq(c.box_rows, ((1 - hit) * (1 + 2 * 256) + 255) * 128, 1e-12), "%g rows", c.box_rows);
+    /* Alone, its B panel (4 MiB) stays in L2 for the second pass. */
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 1, &c), DUET_OK);
+    cr_assert(t_rel_eq(c.box_rows, (1.0 + 256 + 255) * 128, 1e-12), "%g rows", c.box_rows);
+    /* The vendor GEMM's copies are its own. */
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_VENDOR);
+    duet_workload_t wl = t_wl(1, 8192, 8192, DUET_COLL_ALL_GATHER, 512, 4096, 2);
+    duet_plan_t v;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &v), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &v, 132, &c), DUET_OK);
+    cr_assert_eq(c.box_rows, 0.0);
+}
+
+/* The SMs that run the GEMM share the chip's box rows evenly: a K step takes at least its rows at
+ * capacity(busy) / busy, busy = min(tiles, the GEMM's CTAs). */
+Test(cost, box_rows_bound_the_k_step_at_the_busy_sms_share, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    hw.gemm_sm_contention = 0;
+    hw.clock_heat = 0;
+    hw.box_rows_per_us = 2000; /* low, so that the rows bind */
+    hw.box_min_share = 0.5;
+    /* 1 x 8192 x 8192 in 128x256 tiles: 32 tiles on the 132 CTAs, so 32 SMs busy and half the
+     * capacity, 1e9 rows/s, shared by 32. */
+    duet_plan_t p = plan_of(&hw, t_wl(1, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){128, 256, 64});
+    cr_assert_eq(p.gemm.tiles, 32);
+    duet_gemm_cost_t c;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
+    double rows_step = c.box_rows / (double)c.k_iters;
+    cr_assert(t_rel_eq(c.t_step, rows_step * 32 / 1e9, 1e-12), "%g s vs %g", c.t_step, rows_step * 32 / 1e9);
+    cr_assert_gt(c.t_step, 2 * fmax(c.t_step_mma, c.t_step_l2), "the rows bind");
+    /* The epilogue follows the K loop: t_sm is the loop plus the rest, as without the bound. */
+    cr_assert(t_rel_eq(c.t_sm, c.k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead, 1e-12));
+    /* The built-in's capacity does not bind a large GEMM: 8192^3 keeps its step. */
+    duet_hw_t h200, off;
+    cr_assert_eq(duet_hw_builtin("h200", &h200), DUET_OK);
+    off = h200;
+    off.box_rows_per_us = 1e8;
+    duet_plan_t big = plan_of(&h200, t_wl(8192, 8192, 8192, DUET_COLL_NONE, 0, 0, 1), (duet_gemm_tile_t){256, 256, 64});
+    duet_gemm_cost_t on, base;
+    cr_assert_eq(duet_cost_gemm_tile(&h200, &big, 132, &on), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&off, &big, 132, &base), DUET_OK);
+    cr_assert(t_rel_eq(on.t_step, base.t_step, 1e-12), "%g vs %g", on.t_step, base.t_step);
+}
+
+/* The chip's box rows: box_rows_per_us with every SM busy, in proportion to the busy SMs down to
+ * box_min_share of it. */
+Test(cost, box_capacity_falls_with_the_busy_sms_to_its_floor, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw_h200_start();
+    hw.box_rows_per_us = 40000;
+    hw.box_min_share = 0.5;
+    cr_assert(t_rel_eq(duet_cost_box_capacity(&hw, 132), 40000e6, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_box_capacity(&hw, 200), 40000e6, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_box_capacity(&hw, 99), 40000e6 * 99 / 132, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_box_capacity(&hw, 64), 20000e6, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_box_capacity(&hw, 32), 20000e6, 1e-12));
 }
 
 /* The clock falls under the operation's sustained matrix work: GEMM K steps (duet's tile) and
