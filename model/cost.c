@@ -213,9 +213,11 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
      * priced splits of 3 or more parts 20 % too fast against the bench runs' 3531 K-split points,
      * and with 1 + S blocks at 30 GB/s their median error is that of the unsplit points. The
      * part stores its whole block (rows beyond M and N too), but the sum reads only the elements
-     * inside C (duet__splitk_finish skips the others): at M = 1 a 128-row block is summed from
-     * one row. Counting the whole block there priced the 256-part splits of the GEMM alone at M
-     * = 1-128 (two waves on 132 SMs) 18-28 % slow. */
+     * inside C (duet__splitk_finish skips the others; the NVIDIA sum since, by bulk copies,
+     * duet__bulk_splitk_finish, copies only the rows inside M, whole): at M = 1 a 128-row block is
+     * summed from one row. Counting the whole block there priced the 256-part splits of the GEMM
+     * alone at M = 1-128 (two waves on 132 SMs) 18-28 % slow. The corpus is of the plain sum;
+     * splitk_sm_gbs will rise when a corpus of the bulk-copy sum is fitted. */
     double S = (double)g->split_k;
     double c_bytes = (double)g->bm * g->bn * eb / S;
     double in_c =
