@@ -21,16 +21,19 @@
 #define DUET__COMM_UNROLL 4
 
 /*
- * Vectors of a reduction whose loads go together (BV above), per kernel: all four of a round in
- * the comm kernel, which has no GEMM tile; one in the fused kernels. There the comm code shares
- * the kernel's 255 registers with the GEMM tile, and ptxas's allocation of the whole kernel moved
- * with it: with four, the 128x256 tile's spills grew from 196 to 1964 bytes and 4096x512x8192
- * took 0.094 ms against 0.072; with two, 196 -> 208 bytes and 2-4 % on the small-M GEMMs, which
- * is no better than noise allows. One H200, both ranks on it (tools/h200-onegpu.sh), 64 MB
- * reduce_scatter on 4 CTAs: 1.713 ms with one, 1.374 with two, 0.887 with four.
+ * Vectors of a reduction whose loads go together (BV of duet__comm_tile_coll), per kernel: all
+ * four of a round in the comm kernel, which has no GEMM tile; one in the fused kernels. There the
+ * comm code shares the kernel's 255 registers with the GEMM tile, and ptxas allocates the whole
+ * kernel at once: with four, the 128x256 tile's spills grew from 196 to 1964 bytes and
+ * 4096x512x8192 took 0.0968 ms against 0.0741; with two, 196 -> 208 bytes and 2-4 % on the
+ * small-M GEMMs, more than one run could tell from noise. One H200, both ranks on it
+ * (tools/h200-onegpu.sh), 64 MB reduce_scatter alone on 4 CTAs: 1.70 ms with one, 1.37 with two,
+ * 0.88 with four.
  */
-#define DUET__DT_RUNTIME (-1) /* duet__sum_parts: the element type of the operation */
 #define DUET__COMM_BATCH(BM) ((BM) == 0 ? 4 : 1)
+
+/* duet__sum_parts's DT for "the element type of the operation" (a run-time value). */
+#define DUET__DT_RUNTIME (-1)
 
 /* Element-group access: V is the memory type, NE its number of 2-byte elements. */
 template <typename V> struct duet__access;

@@ -306,7 +306,9 @@ __device__ static inline void duet__wg_put_partial(const float (&acc)[CFG::MI][R
  * per thread at a time, waited some 30 L2 round trips per thread for a 128x256 tile in two parts
  * (4096x512x8192: the part that ended last took 64.8 us against 50.7 for the other, in a measured
  * timeline), and giving it more loads in flight cost the fused kernel's tiles registers (ptxas
- * spilled 0.5-2 KB more per thread). Rows beyond M are not copied.
+ * spilled 0.5-2 KB more per thread). Rows beyond M are not copied. Measured (one H200): the GEMM
+ * 0.0718 -> 0.0697 ms, the summing part 61.4 us against 49.8; why the sum still takes some 11 us
+ * was not found (docs/performance.md, "One GPU").
  */
 template <int PM, int BN, int SMEM>
 __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams_t &p, int64_t mn, int pass, int passes,
