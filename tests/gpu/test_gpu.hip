@@ -104,14 +104,12 @@ static const duet_hw_t *test_hw(void)
 /* Fill g_test_hw; @return the ranks on this rank's GPU (1 with a GPU per rank). */
 static int test_hw_init(duet_ctx_h ctx)
 {
-    int dev = -1, world = 1, share = 0;
+    int dev = -1, world = 1, share = 0, devs[DUET_OP_MAX_WORLD];
     CHECK_HIP(hipGetDevice(&dev));
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    int *devs = (int *)calloc((size_t)world, sizeof(int));
+    MPI_Comm_size(MPI_COMM_WORLD, &world); /* <= DUET_OP_MAX_WORLD: the context exists */
     MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, MPI_COMM_WORLD);
     for (int r = 0; r < world; r++)
         share += devs[r] == dev;
-    free(devs);
     g_test_hw = *duet_ctx_hw(ctx);
     g_test_hw.n_sms /= share;
     return share;
