@@ -1,7 +1,8 @@
 /*
  * The comm kernel of concurrent mode: the persistent loop without the GEMM tile, so its CTAs
- * need no shared-memory stages and can sit beside a GEMM CTA on one SM. The element type is a
- * run-time argument here (only reductions convert), so one instance serves fp16 and bf16.
+ * need no shared-memory stages. The element type is a run-time argument here (only reductions
+ * convert, and their batched loops branch on it once per tile: comm_tile.h), so one instance
+ * serves fp16 and bf16.
  */
 #include "backend/kernels.h"
 

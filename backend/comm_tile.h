@@ -173,7 +173,6 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
      * moves 11.5 (bench/micro/nvlink_rate.cu). BV comes from the kernel (DUET__COMM_BATCH in
      * kernels.h); at a world bound above 2 each vector's W loads still go alone (registers). */
     constexpr bool BATCH = REDUCE && WMAX <= 2 && BV > 1;
-    constexpr int BATCH_VECS = BV;
     static_assert(DUET__COMM_UNROLL % BV == 0, "a round is whole batches");
     typedef duet__access<V> A;
     const int per_row = r.cols / A::NE; /* cols is a multiple of NE on the vector path */
@@ -195,14 +194,14 @@ __device__ static void duet__comm_tile_coll(const duet__comm_view<WMAX> &v, cons
         /* Phase 1: every load of the group, so DUET__COMM_UNROLL accesses are in flight. */
         if constexpr (BATCH) {
 #pragma unroll
-            for (int u0 = 0; u0 < DUET__COMM_UNROLL; u0 += BATCH_VECS) {
-                V parts[BATCH_VECS][WMAX];
+            for (int u0 = 0; u0 < DUET__COMM_UNROLL; u0 += BV) {
+                V parts[BV][WMAX];
 #pragma unroll
-                for (int u = u0; u < u0 + BATCH_VECS; u++)
+                for (int u = u0; u < u0 + BV; u++)
                     if (base + u * DUET_THREADS < total)
                         duet__pull_parts<V, WMAX>(v, shift + off[u], parts[u - u0]);
 #pragma unroll
-                for (int u = u0; u < u0 + BATCH_VECS; u++)
+                for (int u = u0; u < u0 + BV; u++)
                     if (base + u * DUET_THREADS < total)
                         val[u] = duet__sum_parts<V, WMAX, DT>(v, parts[u - u0]);
             }

@@ -345,11 +345,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
             float s[8];
             for (int q = 0; q < S; q++) {
                 const float *x = sm + ((size_t)q * R + row) * BN + col;
-                const float4 lo = *(const float4 *)x, hi = *(const float4 *)(x + 4);
-                const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-                    s[i] = q == 0 ? v[i] : s[i] + v[i];
+                duet__sum8_add(s, *(const float4 *)x, *(const float4 *)(x + 4), q);
             }
             duet__store_c8(p, s, gr, gc);
         }

@@ -9,9 +9,9 @@
  * A block is one pass of the tile, PM x BN fp32, row-major: each tile path stores its fragments
  * there (duet__splitk_put2), and the sum streams through it, independent of the fragment layout:
  * on NVIDIA by bulk copies into shared memory (duet__bulk_splitk_finish, gemm_hopper.h), on AMD
- * with 16-byte loads (duet__splitk_finish). Keeping the sum out of the accumulator registers matters: summing into
- * them needs the loaded blocks live beside 128 accumulators, and ptxas then spilled 0.9-2 KB per
- * thread in every tile (measured with -Xptxas -v).
+ * with 16-byte loads (duet__splitk_finish). Keeping the sum out of the accumulator registers
+ * matters: summing into them needs the loaded blocks live beside 128 accumulators, and ptxas then
+ * spilled 0.9-2 KB per thread in every tile (measured with -Xptxas -v).
  */
 #ifndef DUET_BACKEND_SPLITK_H
 #define DUET_BACKEND_SPLITK_H
@@ -65,6 +65,16 @@ __device__ static inline bool duet__splitk_arrive(const duet__kparams_t &p, int6
     return last;
 }
 
+/* Part q's eight values (lo, hi) into the running sums s, in part order: part 0 sets them. Both
+ * sums (duet__splitk_finish, duet__bulk_splitk_finish) add this way, so C has the same bits. */
+__device__ static inline void duet__sum8_add(float (&s)[8], float4 lo, float4 hi, int q)
+{
+    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        s[i] = q == 0 ? v[i] : s[i] + v[i];
+}
+
 /* Eight fp32 sums as C elements at row gr, columns gc.. (16 bytes at once where C allows; gr is
  * in bounds, columns are checked). */
 __device__ static inline void duet__store_c8(const duet__kparams_t &p, const float (&s)[8], int64_t gr, int64_t gc)
@@ -109,11 +119,7 @@ __device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p
         float s[8];
         for (int q = 0; q < S; q++) {
             const float *x = first + (int64_t)q * PM * BN + row * BN + col;
-            const float4 lo = duet_dev_ld_cg4((const float4 *)x), hi = duet_dev_ld_cg4((const float4 *)(x + 4));
-            const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                s[i] = q == 0 ? v[i] : s[i] + v[i];
+            duet__sum8_add(s, duet_dev_ld_cg4((const float4 *)x), duet_dev_ld_cg4((const float4 *)(x + 4)), q);
         }
         duet__store_c8(p, s, gr, gc);
     }
