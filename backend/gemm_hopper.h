@@ -50,7 +50,18 @@ template <int BM, int BN> struct duet__wg_cfg {
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int STAGES_FIT = DUET_WG_SMEM_BUDGET / STAGE_BYTES;
     static constexpr int STAGES = STAGES_FIT < DUET_WG_MAX_STAGES ? STAGES_FIT : DUET_WG_MAX_STAGES;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024; /* + alignment slack (swizzle atoms) */
+    /* K split (splitk.h, duet__bulk_splitk_finish): the last part keeps its own fp32 block in the
+     * stages, rows of SK_OWN_LDB floats (32 bytes of padding: the eight rows of one fragment
+     * store fall on different banks), beside rounds of the other parts' rows. The region grows
+     * past the stages where needed for 64 rows of one other part (4 KiB more for the 128-row
+     * passes of 256 columns: two rounds instead of three). SK_OWN_MAX: the most parts that
+     * leave at least 8 rows of each other part a round. */
+    static constexpr int SK_OWN_LDB = BN + 8;
+    static constexpr int SK_OWN_BYTES = PM * SK_OWN_LDB * 4;
+    static constexpr int SK_NEED = SK_OWN_BYTES + 64 * BN * 4;
+    static constexpr int SK_REGION = STAGES * STAGE_BYTES > SK_NEED ? STAGES *STAGE_BYTES : SK_NEED;
+    static constexpr int SK_OWN_MAX = 1 + (SK_REGION - SK_OWN_BYTES) / (8 * BN * 4);
+    static constexpr int SMEM_BYTES = SK_REGION + 1024; /* + alignment slack (swizzle atoms) */
     static constexpr int BN_ = BN;
     static constexpr int LDC = BN + 8; /* staging row, elements: 16 bytes of padding spread the banks */
     /* Independent accumulator sets: the k16 steps of a k-tile go round-robin to NACC sets, summed
@@ -280,60 +291,91 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
     __syncthreads();
 }
 
-/* A pass's accumulators as fp32 into a K-split block (PM x BN, row-major), the epilogue's map. */
+/*
+ * A pass's accumulators as fp32 into a K-split block, the epilogue's map, row-major with `ldb`
+ * floats a row: BN in global memory, SK_OWN_LDB for the last part's own block in the stages.
+ * Rows from rows_valid on (beyond M) are not stored: no sum reads them. One call site with the
+ * stride at run time: a second inlined copy for the shared block, or a padded stride known at
+ * compile time, cost ptxas registers (the 128x256 tile spilled 420-720 bytes instead of 192).
+ */
 template <class CFG, int R>
-__device__ static inline void duet__wg_put_partial(const float (&acc)[CFG::MI][R], float *blk)
+__device__ static inline void duet__wg_put_partial(const float (&acc)[CFG::MI][R], float *blk, int ldb, int rows_valid)
 {
     const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
-    /* One base address per thread; every store is a constant offset from it. */
-    float *at = blk + (r0 + wq * 16 + lane / 4) * CFG::BN_ + c0 + 2 * (lane % 4);
+    const int row = r0 + wq * 16 + lane / 4;
+    float *at = blk + row * ldb + c0 + 2 * (lane % 4);
 #pragma unroll
     for (int mi = 0; mi < CFG::MI; mi++)
 #pragma unroll
         for (int j = 0; j < R / 4; j++) {
-            duet__splitk_put2(at + mi * 64 * CFG::BN_ + j * 8, acc[mi][4 * j], acc[mi][4 * j + 1]);
-            duet__splitk_put2(at + (mi * 64 + 8) * CFG::BN_ + j * 8, acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+            if (row + mi * 64 < rows_valid)
+                *(float2 *)(at + mi * 64 * ldb + j * 8) = make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            if (row + mi * 64 + 8 < rows_valid)
+                *(float2 *)(at + (mi * 64 + 8) * ldb + j * 8) = make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
         }
 }
 
 /*
- * The K split's sum on NVIDIA, both tile paths (the part that completed the C tile's pass; all
- * threads): the split_k fp32 blocks of (C tile mn, pass), PM x BN each, come into the (idle)
- * shared memory `buf` (SMEM bytes) by bulk copies, as many rows of every part at a time as fit,
- * and are summed from there in part order, as duet__splitk_finish sums them (the same bits). The
+ * The K split's sum on NVIDIA, both tile paths (all threads): the fp32 blocks of (C tile mn,
+ * pass), PM x BN each, come into the (idle) shared memory `buf` (SMEM bytes)
+ * by bulk copies, as many rows of every part at a time as fit, and are summed from there in part
+ * order, as duet__splitk_finish sums them (the same bits); C is stored 16 bytes at a time. The
  * copy engine keeps a whole round in flight with no registers: duet__splitk_finish's loads, two
  * per thread at a time, waited some 30 L2 round trips per thread for a 128x256 tile in two parts
  * (4096x512x8192: the part that ended last took 64.8 us against 50.7 for the other, in a measured
  * timeline), and giving it more loads in flight cost the fused kernel's tiles registers (ptxas
- * spilled 0.5-2 KB more per thread). Rows beyond M are not copied. Measured (one H200): the GEMM
- * 0.0718 -> 0.0697 ms, the summing part 61.4 us against 49.8; why the sum still takes some 11 us
- * was not found (docs/performance.md, "One GPU").
+ * spilled 0.5-2 KB more per thread). Rows beyond M are not copied.
+ *
+ * Two callers:
+ * - own = false: the part that completed the C tile's count (duet__splitk_arrive) sums all
+ *   split_k blocks from global memory (the mma.sync tile; the wgmma tile beyond SK_OWN_MAX).
+ * - own = true: the wgmma tile's last part (split_k <= SK_OWN_MAX) has put its own block at the
+ *   start of `buf` (rows of OWN_LDB floats) instead of global memory. It waits until the
+ *   split_k - 1 parts before it have counted themselves in, and copies only theirs, after it;
+ *   its own is added last, its place in part order. That saves the SM writing 4 PM BN bytes to
+ *   L2 and reading them back. The wait is on parts that come earlier in the GEMM queue (a C
+ *   tile's parts are consecutive, duet_gemm_tile_split), so CTAs that have claimed them run
+ *   them, and those never wait for anything: it cannot deadlock. It is unbounded, like the
+ *   mbarrier waits: it depends on this GPU's tiles only.
  */
-template <int PM, int BN, int SMEM>
+template <int PM, int BN, int OWN_LDB, int SMEM>
 __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams_t &p, int64_t mn, int pass, int passes,
-                                                             uint8_t *buf, int64_t m0, int64_t n0)
+                                                             uint8_t *buf, int64_t m0, int64_t n0, bool own)
 {
-    constexpr int ROW_BYTES = BN * 4;
+    constexpr int ROW_BYTES = BN * 4, OWN_BYTES = PM * OWN_LDB * 4;
     const duet_gemm_geom_t &g = p.gemm;
-    const int S = g.split_k;
+    const int S = g.split_k, copied = own ? S - 1 : S;
     const int rows_valid = (int)(g.m - m0 < PM ? g.m - m0 : PM);
-    const int fit = SMEM / (S * ROW_BYTES); /* >= 8: S <= 16, BN <= 256, SMEM >= 128 KiB */
+    /* >= 8 rows a round: S <= 16, BN <= 256 and SMEM >= 128 KiB, or own (SK_OWN_MAX). */
+    const int fit = (SMEM - (own ? OWN_BYTES : 0)) / (copied * ROW_BYTES);
     const int R = fit < PM ? fit : PM;
     const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
-    const float *sm = (const float *)buf;
+    const float *mine = (const float *)buf;                         /* own: this part's block */
+    const float *sm = (const float *)(buf + (own ? OWN_BYTES : 0)); /* the copied rows */
     const uint32_t uses0 = duet__wg_fin_uses;
+    if (own) {
+        /* Every thread's own block is in place, and the stages' last readers are done. */
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            uint32_t *cnt = &p.sk_cnt[mn * passes + pass];
+            while (duet_dev_load_acquire_gpu(cnt) != (uint32_t)(S - 1)) {
+            }
+            /* Every other part has counted itself: the next operation finds the counter at zero. */
+            *cnt = 0;
+        }
+    }
     uint32_t round = 0;
     for (int r0 = 0; r0 < rows_valid; r0 += R, round++) {
         const int rows = rows_valid - r0 < R ? rows_valid - r0 : R;
         if (threadIdx.x == 0) {
-            /* The partials were written by other SMs' ordinary stores and acquired (arrive); the
-             * buffer was last touched by ordinary loads and stores: both before these async-proxy
-             * copies. */
+            /* The partials were written by other SMs' ordinary stores and acquired (arrive, or the
+             * wait above); the buffer was last touched by ordinary loads and stores, or by wgmma:
+             * all before these async-proxy copies. */
             asm volatile("fence.proxy.async;" ::: "memory");
-            duet__mbar_expect_tx(&duet__wg_fin, (uint32_t)(S * rows * ROW_BYTES));
-            for (int q = 0; q < S; q++)
-                duet__bulk_load(buf + (size_t)q * R * ROW_BYTES, first + ((int64_t)q * PM + r0) * BN,
+            duet__mbar_expect_tx(&duet__wg_fin, (uint32_t)(copied * rows * ROW_BYTES));
+            for (int q = 0; q < copied; q++)
+                duet__bulk_load((uint8_t *)sm + (size_t)q * R * ROW_BYTES, first + ((int64_t)q * PM + r0) * BN,
                                 (uint32_t)(rows * ROW_BYTES), &duet__wg_fin);
         }
         duet__mbar_wait(&duet__wg_fin, (uses0 + round) & 1);
@@ -343,9 +385,13 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
             if (gc >= g.n)
                 continue;
             float s[8];
-            for (int q = 0; q < S; q++) {
+            for (int q = 0; q < copied; q++) {
                 const float *x = sm + ((size_t)q * R + row) * BN + col;
                 duet__sum8_add(s, *(const float4 *)x, *(const float4 *)(x + 4), q);
+            }
+            if (own) {
+                const float *x = mine + (size_t)(r0 + row) * OWN_LDB + col;
+                duet__sum8_add(s, *(const float4 *)x, *(const float4 *)(x + 4), S - 1);
             }
             duet__store_c8(p, s, gr, gc);
         }
@@ -435,18 +481,24 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
                 for (int i = 0; i < MMA::REGS; i++)
                     acc[0][mi][i] += acc[a][mi][i];
         if (g.split_k > 1) {
-            /* K split: store this part's partial; the part that completes the C tile sums. (The
-             * part and its C tile are recomputed here: live across the K loop they cost the
-             * 128-accumulator tiles registers, and ptxas spilled more.) */
+            /* K split. (The part and its C tile are recomputed here: live across the K loop they
+             * cost the 128-accumulator tiles registers, and ptxas spilled more.) */
             int64_t mn;
             int32_t part;
             duet_gemm_tile_split(&g, tile, &mn, &part);
-            duet__wg_put_partial<CFG>(acc[0], duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN));
-            if (duet__splitk_arrive(p, mn, pass, CFG::PASSES))
-                duet__bulk_splitk_finish<CFG::PM, BN, CFG::STAGES * CFG::STAGE_BYTES>(p, mn, pass, CFG::PASSES, stages,
-                                                                                      m0, n0);
+            const int rows_valid = (int)(g.m - m0 < CFG::PM ? g.m - m0 : CFG::PM);
+            const bool own = g.split_k <= CFG::SK_OWN_MAX && part == g.split_k - 1;
+            if (own)
+                __syncthreads();
+            duet__wg_put_partial<CFG>(
+                acc[0], own ? (float *)stages : duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN),
+                own ? CFG::SK_OWN_LDB : BN, rows_valid);
+            if (own || duet__splitk_arrive(p, mn, pass, CFG::PASSES))
+                duet__bulk_splitk_finish<CFG::PM, BN, CFG::SK_OWN_LDB, CFG::SK_REGION>(p, mn, pass, CFG::PASSES, stages,
+                                                                                       m0, n0, own);
             /* The next pass's or tile's copies must not overwrite stages a slow thread reads:
-             * the wgmma reads are complete (wait_group 0), and arrive's barrier orders the rest. */
+             * the wgmma reads are complete (wait_group 0), and the finish's or arrive's barriers
+             * order the rest. */
             continue;
         }
         duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, m0, n0);

@@ -442,8 +442,8 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
 #if defined(DUET_GPU_NVIDIA)
                 /* The dynamic shared memory holds the wgmma tile's stages too (duet__tile_smem). */
                 typedef duet__wg_cfg<BM, BN> WG;
-                duet__bulk_splitk_finish<CFG::PM, BN, WG::STAGES * WG::STAGE_BYTES>(p, mn, pass, CFG::PASSES,
-                                                                                    (uint8_t *)smem, m0, n0);
+                duet__bulk_splitk_finish<CFG::PM, BN, WG::SK_OWN_LDB, WG::SK_REGION>(p, mn, pass, CFG::PASSES,
+                                                                                     (uint8_t *)smem, m0, n0, false);
 #else
                 duet__splitk_finish<CFG::PM, BN>(p, mn, pass, CFG::PASSES, m0, n0);
 #endif

@@ -6,12 +6,20 @@
  * waits for another, so a persistent CTA is never blocked (the work-stealing loop orders no
  * tiles), and C has the same bits whichever part finishes last.
  *
- * A block is one pass of the tile, PM x BN fp32, row-major: each tile path stores its fragments
- * there (duet__splitk_put2), and the sum streams through it, independent of the fragment layout:
- * on NVIDIA by bulk copies into shared memory (duet__bulk_splitk_finish, gemm_hopper.h), on AMD
- * with 16-byte loads (duet__splitk_finish). Keeping the sum out of the accumulator registers
- * matters: summing into them needs the loaded blocks live beside 128 accumulators, and ptxas then
- * spilled 0.9-2 KB per thread in every tile (measured with -Xptxas -v).
+ * The wgmma tile (gemm_hopper.h), up to split_k <= SK_OWN_MAX, changes one thing: the last part
+ * in queue order (part split_k - 1) always sums. It keeps its own block in shared memory, waits
+ * until the parts before it have counted themselves in, copies only their blocks, and adds its
+ * own last, its place in part order (the same bits). The parts it waits for were claimed before
+ * it and never wait themselves, so this cannot deadlock; it saves the summing SM storing and
+ * reading back one block (duet__bulk_splitk_finish).
+ *
+ * A block is one pass of the tile, PM x BN fp32, row-major (the wgmma tile does not store rows
+ * beyond M): each tile path stores its fragments there, and the sum streams through it,
+ * independent of the fragment layout: on NVIDIA by bulk copies into shared memory
+ * (duet__bulk_splitk_finish, gemm_hopper.h), on AMD with 16-byte loads (duet__splitk_finish).
+ * Keeping the sum out of the accumulator registers matters: summing into them needs the loaded
+ * blocks live beside 128 accumulators, and ptxas then spilled 0.9-2 KB per thread in every tile
+ * (measured with -Xptxas -v).
  */
 #ifndef DUET_BACKEND_SPLITK_H
 #define DUET_BACKEND_SPLITK_H

@@ -393,18 +393,21 @@ static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc
 }
 
 /*
- * The K split: parts of a C tile summed by the last one to finish. Shapes: ragged (K = 200, 4
- * steps of 64, last one partial), odd-k (K % 8 != 0: the mma.sync tile), aligned, and large
- * (every CTA busy, parts of one C tile side by side); tiles: the default, 256x256 (two passes,
- * two counters per C tile) and 64x64. Each split runs twice per mode: fused and concurrent
- * schedule the parts differently, and all four results must have the same bytes.
+ * The K split: parts of a C tile summed by the last one to finish, or (wgmma tile, split_k up to
+ * its SK_OWN_MAX) by the last part, from its own block in shared memory. Shapes: ragged (K = 200,
+ * 4 steps of 64, last one partial), small-m (M = 8: rows beyond M are neither stored nor
+ * copied), odd-k (K % 8 != 0: the mma.sync tile), aligned, and large (every CTA busy, parts of
+ * one C tile side by side; 16 parts: beyond SK_OWN_MAX of 256x256 and 256x128, so the sum of
+ * every block from global memory); tiles: 256x128, 256x256 (two passes, two counters per C
+ * tile) and 64x64. Each split runs twice per mode: fused and concurrent schedule the parts
+ * differently, and all four results must have the same bytes.
  */
 static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
     const duet_hw_t *hw = test_hw();
     static const struct {
         int si, split_k;
-    } cases[] = {{0, 2}, {0, 4}, {3, 2}, {2, 2}, {2, 4}, {4, 2}, {4, 3}, {4, 8}};
+    } cases[] = {{0, 2}, {0, 4}, {1, 2}, {3, 2}, {2, 2}, {2, 4}, {4, 2}, {4, 3}, {4, 8}, {4, 16}};
     static const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {256, 256, 64}, {64, 64, 64}};
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const int si = cases[ci].si, dtype = DUET_DTYPE_BF16;
