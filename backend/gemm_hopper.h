@@ -63,7 +63,6 @@ template <int BM, int BN> struct duet__wg_cfg {
     static constexpr int SK_OWN_MAX = 1 + (SK_REGION - SK_OWN_BYTES) / (8 * BN * 4);
     static constexpr int SMEM_BYTES = SK_REGION + 1024; /* + alignment slack (swizzle atoms) */
     static constexpr int BN_ = BN;
-    static constexpr int LDC = BN + 8; /* staging row, elements: 16 bytes of padding spread the banks */
     /* Independent accumulator sets: the k16 steps of a k-tile go round-robin to NACC sets, summed
      * at the end of the pass. Successive wgmmas on one accumulator wait for each other, and for a
      * narrow tile (m64n32: 16 clocks of work) that latency, not the matrix unit, sets the pace;
@@ -75,7 +74,8 @@ template <int BM, int BN> struct duet__wg_cfg {
     static_assert(WG_N == 32 || WG_N == 64 || WG_N == 128 || WG_N == 256, "wgmma N of this tile is not generated");
     static_assert(PM <= 256 && BN <= 256, "a TMA box dimension is at most 256");
     static_assert(STAGES >= 3, "the ring needs at least three stages");
-    static_assert(PM * LDC * 2 <= STAGES * STAGE_BYTES, "the epilogue's staging fits in the stages");
+    static_assert(PM * BN * 2 <= STAGES * STAGE_BYTES, "the epilogue's staging fits in the stages");
+    static_assert(BN % 64 == 0, "the epilogue's staging is made of 64-column boxes");
 };
 
 /* Per-CTA pipeline state: kernels.h initialises it once per CTA before the first tile. */
@@ -141,6 +141,32 @@ __device__ static inline void duet__bulk_load(void *dst, const void *src, uint32
                      duet__smem_addr(dst)),
                  "l"(src), "r"(bytes), "r"(duet__smem_addr(bar))
                  : "memory");
+}
+
+/* TMA store: box (c0 = column, c1 = row) of C's tensor map from shared memory, in this thread's
+ * current bulk group. Elements outside C are not written. */
+__device__ static inline void duet__tma_store_2d(const void *tmap, const void *src, int32_t c0, int32_t c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(tmap),
+                 "r"(duet__smem_addr(src)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+__device__ static inline void duet__bulk_commit(void)
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/* This thread's bulk groups have read their shared-memory sources (they may still be writing). */
+__device__ static inline void duet__bulk_wait_read(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+/* This thread's bulk groups are complete: their writes are done. */
+__device__ static inline void duet__bulk_wait(void)
+{
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
 /* Order this thread's earlier generic-proxy shared-memory accesses before later TMA writes. */
@@ -247,10 +273,17 @@ template <bool BF16> __device__ static inline uint32_t duet__pack2(float lo, flo
 
 /*
  * The epilogue of one pass (all threads): the warpgroups' accumulators as fp16/bf16 into a
- * padded row-major staging block in the stages (idle now), then 16-byte row-contiguous stores to
- * C. Plain per-thread stores of register pairs were measured slower (4096x8192x512: 0.115 ms
- * against 0.087 ms): each warp store instruction then touches eight rows, and every pair needs
- * its own bounds check.
+ * staging block in the stages (idle now), laid out as C's TMA boxes: BN / 64 boxes of PM rows of
+ * 128 bytes, the 16-byte chunks of row r at chunk ^ (r % 8) (the 128-byte swizzle), so that the
+ * eight rows of one warp's store fall on different banks. Then
+ * - p.c_tma: thread 0 stores the boxes by TMA and goes on. The stores drain while the next pass
+ *   or tile runs; thread 0 waits until they have read the staging before it refills the stages
+ *   (duet__gemm_tile_wg), and for their completion before the CTA ends (duet__cta_run). Measured
+ *   without any C store (one H200, a diagnostic build): 4096x8192x512 0.0825 -> 0.0723 ms, the
+ *   SMs waiting on their stores;
+ * - else 16-byte row-contiguous stores by every thread, bounds-checked. Plain per-thread stores
+ *   of register pairs were measured slower (4096x8192x512: 0.115 ms against 0.087 ms): each warp
+ *   store instruction then touches eight rows, and every pair needs its own bounds check.
  */
 template <bool BF16, class CFG, int R>
 __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
@@ -259,17 +292,32 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
     const duet_gemm_geom_t &g = p.gemm;
     const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
-    uint16_t *stg = (uint16_t *)stages;
+    constexpr int BOX = CFG::PM * 128; /* bytes of one 64-column box */
+    /* This thread's rows are r0 + wq * 16 + lane / 4 (+ 8, + 64 mi): all == lane / 4 mod 8. */
+    const uint32_t swz = (uint32_t)(lane / 4) << 4;
+    uint8_t *at = stages + (r0 + wq * 16 + lane / 4) * 128 + (lane % 4) * 4;
     /* Both warpgroups have finished reading the stages before either overwrites them. */
     __syncthreads();
 #pragma unroll
     for (int mi = 0; mi < CFG::MI; mi++)
 #pragma unroll
         for (int j = 0; j < R / 4; j++) {
-            const int row = r0 + mi * 64 + wq * 16 + lane / 4, col = c0 + j * 8 + 2 * (lane % 4);
-            *(uint32_t *)&stg[row * CFG::LDC + col] = duet__pack2<BF16>(acc[mi][4 * j], acc[mi][4 * j + 1]);
-            *(uint32_t *)&stg[(row + 8) * CFG::LDC + col] = duet__pack2<BF16>(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+            const int col = c0 + j * 8; /* this pair's first column is col + 2 (lane % 4) */
+            uint8_t *x = at + (col / 64) * BOX + mi * 64 * 128 + ((((uint32_t)(col % 64) / 8) << 4) ^ swz);
+            *(uint32_t *)x = duet__pack2<BF16>(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *(uint32_t *)(x + 8 * 128) = duet__pack2<BF16>(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
         }
+    if (p.c_tma) {
+        /* The staging is written by ordinary stores and read by the TMA unit. */
+        duet__fence_proxy_async();
+        __syncthreads();
+        if (tid == 0 && m0 < g.m) {
+            for (int b = 0; b < CFG::BN_ / 64 && n0 + b * 64 < g.n; b++)
+                duet__tma_store_2d(&p.tma_c, stages + b * BOX, (int32_t)(n0 + b * 64), (int32_t)m0);
+            duet__bulk_commit();
+        }
+        return;
+    }
     __syncthreads();
     constexpr int CPR = CFG::BN_ / 8; /* 16-byte chunks per row */
     const bool vec = p.c_vec16;
@@ -278,7 +326,8 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
         const int64_t gr = m0 + row, gc = n0 + col;
         if (gr >= g.m || gc >= g.n)
             continue;
-        const uint16_t *src = &stg[row * CFG::LDC + col];
+        const uint16_t *src =
+            (const uint16_t *)(stages + (col / 64) * BOX + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4));
         uint16_t *dst = p.c + gr * g.n + gc;
         if (vec && gc + 8 <= g.n) {
             *(uint4 *)dst = *(const uint4 *)src;
@@ -435,8 +484,10 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
         const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
         if (tid == 0) {
             /* The stages were last written and read by ordinary loads and stores (staging):
-             * order those before the copies that overwrite them. */
+             * order those before the copies that overwrite them, and let the previous pass's
+             * TMA stores of C finish reading them. */
             duet__fence_proxy_async();
+            duet__bulk_wait_read();
             for (int x = 0; x < prologue; x++)
                 duet__wg_produce<CFG>(p, stages, gbase + x, kt_first + x, m0, n0);
         }

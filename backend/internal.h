@@ -82,6 +82,7 @@ typedef struct duet__kparams {
     int32_t c_vec;  /* 1: N even and C 4-byte aligned: C stored as element pairs */
     int32_t c_vec16; /* 1: N % 8 == 0 and C 16-byte aligned: the wgmma tile stores 16 bytes at a time */
     int32_t tma;     /* 1: tma_a and tma_b describe A and B (NVIDIA sm_90: the wgmma tile runs) */
+    int32_t c_tma;   /* 1: tma_c describes C too (tma and c_vec16): the wgmma epilogue stores C by TMA */
     /* K split (gemm.split_k > 1): fp32 partials, tiles_mn x split_k blocks of bm x bn, and one
      * arrival counter per C tile and pass (zero between operations: the last part resets it). */
     float *sk_ws;
@@ -113,6 +114,8 @@ typedef struct duet__kparams {
      * swizzle); they must live in kernel-parameter (or global) memory, 64-byte aligned. */
     CUtensorMap tma_a;
     CUtensorMap tma_b;
+    /* C's (boxes of 64 columns x pass rows, 128-byte swizzle), for the epilogue's stores. */
+    CUtensorMap tma_c;
 #endif
 } duet__kparams_t;
 
@@ -126,7 +129,8 @@ hipError_t duet__kernels_init_bf16(void);
 /**
  * Fill kp->tma_a / tma_b for a tile whose passes are `pass_rows` x `bn` and set kp->tma, when the
  * operands allow it (kp->ab_vec) and the device has TMA (NVIDIA sm_90); otherwise kp->tma = 0 and
- * the mma.sync / MFMA tile runs. Host code (backend/tma.hip).
+ * the mma.sync / MFMA tile runs. Where C allows it too (kp->c_vec16), also kp->tma_c and
+ * kp->c_tma = 1. Host code (backend/tma.hip).
  */
 void duet__tma_prepare(duet__kparams_t *kp, int pass_rows, int bn);
 /** Dynamic shared memory of the persistent kernel for a tile, bytes (0: not a tile we build). */

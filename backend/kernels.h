@@ -169,6 +169,13 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
                 duet__trace_end(p);
         }
     }
+#if defined(DUET_GPU_NVIDIA)
+    /* The epilogue's last TMA stores of C read this CTA's shared memory and write C: both must be
+     * done before the CTA ends. */
+    if constexpr (BM > 0)
+        if (threadIdx.x == 0 && p.c_tma)
+            duet__bulk_wait();
+#endif
     if (comm_role)
         duet__cta_finish(p);
 }

@@ -1,7 +1,7 @@
 /*
  * TMA tensor maps for the Hopper GEMM tile (backend/gemm_hopper.h). The descriptors are encoded
  * on the host for every launch (about a microsecond each) because they hold A's and B's
- * addresses and shapes. cuTensorMapEncodeTiled is a driver API function: it is looked up through
+ * addresses and shapes (and C's, for the epilogue's stores). cuTensorMapEncodeTiled is a driver API function: it is looked up through
  * the runtime, so the backend links libcudart only, like every other CUDA program we ship.
  */
 #include <stddef.h>
@@ -31,9 +31,9 @@ static duet__encode_fn duet__encode_lookup(void)
 }
 
 /*
- * One K-major operand X[rows][k]: boxes of 64 elements of K (128 bytes, the swizzle span) by
- * box_rows rows. Out-of-range elements of a box read as zeros, which is how the tile handles
- * M, N and K edges.
+ * A row-major matrix X[rows][k] of fp16/bf16: boxes of 64 elements of a row (128 bytes, the
+ * swizzle span) by box_rows rows. Loads: out-of-range elements of a box read as zeros, which is
+ * how the tile handles M, N and K edges; stores (C, k = N): they are not written.
  */
 static int duet__tma_encode(CUtensorMap *map, const void *x, int64_t rows, int64_t k, int box_rows, int32_t dtype)
 {
@@ -54,6 +54,7 @@ static int duet__tma_encode(CUtensorMap *map, const void *x, int64_t rows, int64
 void duet__tma_prepare(duet__kparams_t *kp, int pass_rows, int bn)
 {
     kp->tma = 0;
+    kp->c_tma = 0;
     /* TMA wants 16-byte aligned bases and row strides (K % 8 == 0): exactly ab_vec. */
     if (!kp->ab_vec || kp->gemm.tiles <= 0 || kp->gemm.m <= 0 || kp->gemm.n <= 0 || kp->gemm.k <= 0)
         return;
@@ -61,11 +62,15 @@ void duet__tma_prepare(duet__kparams_t *kp, int pass_rows, int bn)
         duet__tma_encode(&kp->tma_b, kp->b, kp->gemm.n, kp->gemm.k, bn, kp->dtype) != 0)
         return;
     kp->tma = 1;
+    /* The same for C (N % 8 == 0, 16-byte aligned: c_vec16); else the epilogue's own stores. */
+    if (kp->c_vec16 && duet__tma_encode(&kp->tma_c, kp->c, kp->gemm.m, kp->gemm.n, pass_rows, kp->dtype) == 0)
+        kp->c_tma = 1;
 }
 #else
 void duet__tma_prepare(duet__kparams_t *kp, int pass_rows, int bn)
 {
     (void)pass_rows, (void)bn;
     kp->tma = 0;
+    kp->c_tma = 0;
 }
 #endif
