@@ -395,6 +395,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
     constexpr int ROW_BYTES = BN * 4, OWN_BYTES = PM * OWN_LDB * 4;
     const duet_gemm_geom_t &g = p.gemm;
     const int S = g.split_k, copied = own ? S - 1 : S;
+    const duet__c_out_t o = duet__c_out(p);
     const int rows_valid = (int)(g.m - m0 < PM ? g.m - m0 : PM);
     /* >= 8 rows a round: S <= 16, BN <= 256 and SMEM >= 128 KiB, or own (SK_OWN_MAX). */
     const int fit = (SMEM - (own ? OWN_BYTES : 0)) / (copied * ROW_BYTES);
@@ -431,7 +432,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
         for (int e = threadIdx.x; e < rows * (BN / 8); e += DUET_THREADS) {
             const int row = e / (BN / 8), col = (e % (BN / 8)) * 8;
             const int64_t gr = m0 + r0 + row, gc = n0 + col;
-            if (gc >= g.n)
+            if (gc >= o.n)
                 continue;
             float s[8];
             for (int q = 0; q < copied; q++) {
@@ -442,7 +443,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
                 const float *x = mine + (size_t)(r0 + row) * OWN_LDB + col;
                 duet__sum8_add(s, *(const float4 *)x, *(const float4 *)(x + 4), S - 1);
             }
-            duet__store_c8(p, s, gr, gc);
+            duet__store_c8(o, s, gr, gc);
         }
         /* Every thread is done with the round's rows before the next round's copies land. */
         __syncthreads();

@@ -83,21 +83,47 @@ __device__ static inline void duet__sum8_add(float (&s)[8], float4 lo, float4 hi
         s[i] = q == 0 ? v[i] : s[i] + v[i];
 }
 
+/*
+ * Where the K-split sums store C, read out of the kernel parameters once. The sums are functions
+ * that are not inlined, so they reach the parameters through a generic pointer, and the compiler
+ * reloaded C's address, N, the 16-byte flag and the element type from it after every store to C
+ * (which might alias them; seen in the PTX), and branched on the type per element. Measured (one
+ * H200, bench/results/onegpu-h200-hoist.txt): the summing parts of 4096x512x8192 57.4 -> 55.9 us,
+ * of a sum loop that costs about 8 us in all (onegpu-h200-sumdiag.txt).
+ */
+typedef struct duet__c_out {
+    uint16_t *c;
+    int64_t n;
+    int32_t vec16; /* p.c_vec16 */
+    int32_t bf16;  /* the element type is bf16 (else fp16) */
+} duet__c_out_t;
+
+__device__ static inline duet__c_out_t duet__c_out(const duet__kparams_t &p)
+{
+    duet__c_out_t o = {p.c, p.gemm.n, p.c_vec16, p.dtype == DUET_DTYPE_BF16};
+    return o;
+}
+
 /* Eight fp32 sums as C elements at row gr, columns gc.. (16 bytes at once where C allows; gr is
  * in bounds, columns are checked). */
-__device__ static inline void duet__store_c8(const duet__kparams_t &p, const float (&s)[8], int64_t gr, int64_t gc)
+__device__ static inline void duet__store_c8(const duet__c_out_t &o, const float (&s)[8], int64_t gr, int64_t gc)
 {
-    const duet_gemm_geom_t &g = p.gemm;
     uint16_t h[8];
+    if (o.bf16) {
 #pragma unroll
-    for (int i = 0; i < 8; i++)
-        h[i] = duet_from_f32(s[i], p.dtype);
-    uint16_t *dst = p.c + gr * g.n + gc;
-    if (p.c_vec16 && gc + 8 <= g.n) {
+        for (int i = 0; i < 8; i++)
+            h[i] = duet_from_f32(s[i], DUET_DTYPE_BF16);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            h[i] = duet_from_f32(s[i], DUET_DTYPE_FP16);
+    }
+    uint16_t *dst = o.c + gr * o.n + gc;
+    if (o.vec16 && gc + 8 <= o.n) {
         *(uint4 *)dst = make_uint4((uint32_t)h[0] | ((uint32_t)h[1] << 16), (uint32_t)h[2] | ((uint32_t)h[3] << 16),
                                    (uint32_t)h[4] | ((uint32_t)h[5] << 16), (uint32_t)h[6] | ((uint32_t)h[7] << 16));
     } else {
-        for (int i = 0; i < 8 && gc + i < g.n; i++)
+        for (int i = 0; i < 8 && gc + i < o.n; i++)
             dst[i] = h[i];
     }
 }
@@ -115,6 +141,8 @@ __device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p
     static_assert(BN % 8 == 0, "a thread sums 8 columns at a time");
     const duet_gemm_geom_t &g = p.gemm;
     const int S = g.split_k;
+    const int64_t m = g.m;
+    const duet__c_out_t o = duet__c_out(p);
     const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
     constexpr int GROUPS = PM * BN / 8;
     /* Two groups per thread per round: four 16-byte loads of each part in flight. */
@@ -122,14 +150,14 @@ __device__ static __noinline__ void duet__splitk_finish(const duet__kparams_t &p
     for (int e = threadIdx.x; e < GROUPS; e += DUET_THREADS) {
         const int row = e / (BN / 8), col = (e % (BN / 8)) * 8;
         const int64_t gr = m0 + row, gc = n0 + col;
-        if (gr >= g.m || gc >= g.n)
+        if (gr >= m || gc >= o.n)
             continue;
         float s[8];
         for (int q = 0; q < S; q++) {
             const float *x = first + (int64_t)q * PM * BN + row * BN + col;
             duet__sum8_add(s, duet_dev_ld_cg4((const float4 *)x), duet_dev_ld_cg4((const float4 *)(x + 4)), q);
         }
-        duet__store_c8(p, s, gr, gc);
+        duet__store_c8(o, s, gr, gc);
     }
 }
 
