@@ -41,7 +41,6 @@ typedef struct duet__ctl {
     unsigned long long queue[DUET_QUEUE_COUNT]; /* next position of each queue (dequeue counters) */
     uint32_t done;                              /* CTAs of the comm-bearing kernel that have finished */
     uint32_t abort;                             /* 1: a wait expired; remaining remote work is skipped */
-    uint32_t signaled;                          /* 1: this rank's arrival has been signalled */
     uint32_t err_claim;                         /* 1: a CTA owns the error record */
     unsigned long long trace_n;                 /* tiles recorded in the trace buffer (duet_ctx_trace_enable) */
 } duet__ctl_t;

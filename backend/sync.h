@@ -46,11 +46,14 @@ __device__ static inline void duet__record_error(const duet__kparams_t &p, int32
     atomicExch(&p.ctl->abort, 1u);
 }
 
-/** Tell every rank that this one has entered the operation (once per operation). */
+/**
+ * Tell every rank that this one has entered the operation. One thread calls it, once per operation
+ * and rank: thread 0 of CTA 0 of the kernel that carries the collective (kernels.h). (A
+ * compare-and-swap on a control word guarded it while every CTA could call it; that put an L2
+ * round trip in front of the signal.)
+ */
 __device__ static inline void duet__signal_arrival(const duet__kparams_t &p)
 {
-    if (atomicCAS(&p.ctl->signaled, 0u, 1u) != 0u)
-        return;
     __threadfence_system();
     for (int q = 0; q < p.world; q++)
         duet_dev_store_release_sys(duet__peer_ptr(p, p.flags + DUET__FLAG_ARRIVE + p.rank, q), p.epoch);
