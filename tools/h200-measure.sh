@@ -4,7 +4,9 @@
 # tool); the last lines printed are one summary line per step.
 #
 #   tools/h200-measure.sh STEP...
-#   STEP: build | collect | resume | smoke | shapes | bench | gemm | tune | timeline
+#   STEP: build | collect | resume | ties | smoke | shapes | bench | gemm | tune | timeline
+#   ties: a corpus of bench/shapes/ties.txt with three times the runs (27 in 9 rounds a point),
+#         h200_world$NP-ties.json, for the tied sets of the fit (docs/calibration.md)
 #   shapes: duet bench on the workloads of the file $SHAPES (default bench/shapes/splitk.txt)
 #   gemm: duet's GEMM (every tile) against cuBLASLt on the seed's 15 shapes; one GPU is enough (NP=1)
 # Environment: NP (ranks, default 2), PROFILE (profile for bench/tune, default h200),
@@ -48,6 +50,11 @@ for step in "$@"; do
         # About 97 s on 2 x H200 at the defaults (3 rounds, 12 runs a point, 5775 rows with the
         # K-split rows; the 66-point grid at 11 runs took 87 s), so 420 s leaves room.
         run collect 420 $MPIRUN $DUET calibrate collect -o "$OUT/h200_world$NP.json" ${COLLECT_ARGS:-}
+        ;;
+    ties)
+        # About 250 s on 2 x H200 (16384^3: some 500 points of 27 runs of 14 ms).
+        run ties 560 $MPIRUN $DUET calibrate collect --shapes bench/shapes/ties.txt --repeats 27 --rounds 9 \
+            -o "$OUT/h200_world$NP-ties.json" ${COLLECT_ARGS:-}
         ;;
     resume)
         # Re-running on a complete corpus must measure nothing.
