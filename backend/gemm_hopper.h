@@ -21,9 +21,10 @@
  * - The barriers live for the whole kernel (initialised once per CTA, duet__wg_cta_init) and
  *   their phases follow a per-CTA count of k-tiles (duet__wg_kiter), so GEMM tiles can
  *   alternate with stolen comm tiles without re-initialisation.
- * - Epilogue: accumulators -> fp16/bf16 -> a padded row-major staging block in the (then idle)
- *   stages -> 16-byte row-contiguous stores to C, bounds-checked. With a K split, only the part
- *   that completes its C tile gets there (splitk.h).
+ * - Epilogue: accumulators -> fp16/bf16 -> a staging block in the (then idle) stages laid out as
+ *   C's TMA boxes -> one TMA store per box by thread 0 where C allows it (else 16-byte
+ *   row-contiguous stores, bounds-checked). With a K split, the parts store fp32 blocks instead,
+ *   and one part sums them into C (splitk.h, duet__bulk_splitk_finish).
  */
 #ifndef DUET_BACKEND_GEMM_HOPPER_H
 #define DUET_BACKEND_GEMM_HOPPER_H
@@ -59,7 +60,7 @@ template <int BM, int BN> struct duet__wg_cfg {
     static constexpr int SK_OWN_LDB = BN + 8;
     static constexpr int SK_OWN_BYTES = PM * SK_OWN_LDB * 4;
     static constexpr int SK_NEED = SK_OWN_BYTES + 64 * BN * 4;
-    static constexpr int SK_REGION = STAGES * STAGE_BYTES > SK_NEED ? STAGES *STAGE_BYTES : SK_NEED;
+    static constexpr int SK_REGION = (STAGES * STAGE_BYTES > SK_NEED) ? (STAGES * STAGE_BYTES) : SK_NEED;
     static constexpr int SK_OWN_MAX = 1 + (SK_REGION - SK_OWN_BYTES) / (8 * BN * 4);
     static constexpr int SMEM_BYTES = SK_REGION + 1024; /* + alignment slack (swizzle atoms) */
     static constexpr int BN_ = BN;
