@@ -21,10 +21,12 @@
  * - The barriers live for the whole kernel (initialised once per CTA, duet__wg_cta_init) and
  *   their phases follow a per-CTA count of k-tiles (duet__wg_kiter), so GEMM tiles can
  *   alternate with stolen comm tiles without re-initialisation.
- * - Epilogue: accumulators -> fp16/bf16 -> a staging block in the (then idle) stages laid out as
- *   C's TMA boxes -> one TMA store per box by thread 0 where C allows it (else 16-byte
- *   row-contiguous stores, bounds-checked). With a K split, the parts store fp32 blocks instead,
- *   and one part sums them into C (splitk.h, duet__bulk_splitk_finish).
+ * - Epilogue: accumulators -> fp16/bf16 -> a staging block laid out as C's TMA boxes, in the
+ *   stages the next pass's first k-tiles leave free (those load meanwhile) -> one TMA store per
+ *   box by thread 0 where C allows it (else 16-byte row-contiguous stores, bounds-checked). With
+ *   a K split, the parts store fp32 blocks instead, and one part sums them into C (splitk.h,
+ *   duet__bulk_splitk_finish).
+ * - Thread 0 claims the CTA's next tile while the current one runs (duet__gemm_tile_wg).
  */
 #ifndef DUET_BACKEND_GEMM_HOPPER_H
 #define DUET_BACKEND_GEMM_HOPPER_H
@@ -63,6 +65,12 @@ template <int BM, int BN> struct duet__wg_cfg {
     static constexpr int SK_REGION = (STAGES * STAGE_BYTES > SK_NEED) ? (STAGES * STAGE_BYTES) : SK_NEED;
     static constexpr int SK_OWN_MAX = 1 + (SK_REGION - SK_OWN_BYTES) / (8 * BN * 4);
     static constexpr int SMEM_BYTES = SK_REGION + 1024; /* + alignment slack (swizzle atoms) */
+    /* The epilogue's staging: BN / 64 boxes of PM rows of 128 bytes, BPS of them to a stage, in
+     * the last STAGES - AHEAD stages of the ring's next pass; the first AHEAD k-tiles of the next
+     * pass or tile may load meanwhile (duet__gemm_tile_wg). */
+    static constexpr int BOX = PM * 128;
+    static constexpr int BPS = STAGE_BYTES / BOX;
+    static constexpr int AHEAD = BPS > 0 ? STAGES - (BN / 64 + BPS - 1) / BPS : 0;
     static constexpr int BN_ = BN;
     /* Independent accumulator sets: the k16 steps of a k-tile go round-robin to NACC sets, summed
      * at the end of the pass. Successive wgmmas on one accumulator wait for each other, and for a
@@ -75,7 +83,7 @@ template <int BM, int BN> struct duet__wg_cfg {
     static_assert(WG_N == 32 || WG_N == 64 || WG_N == 128 || WG_N == 256, "wgmma N of this tile is not generated");
     static_assert(PM <= 256 && BN <= 256, "a TMA box dimension is at most 256");
     static_assert(STAGES >= 3, "the ring needs at least three stages");
-    static_assert(PM * BN * 2 <= STAGES * STAGE_BYTES, "the epilogue's staging fits in the stages");
+    static_assert(AHEAD >= 1, "the epilogue's staging leaves a stage to the next pass");
     static_assert(BN % 64 == 0, "the epilogue's staging is made of 64-column boxes");
 };
 
@@ -85,6 +93,10 @@ __shared__ uint64_t duet__wg_empty[DUET_WG_MAX_STAGES]; /* all 256 threads are d
 __shared__ uint32_t duet__wg_kiter;                     /* k-tiles this CTA has consumed so far */
 __shared__ uint64_t duet__wg_fin;                       /* the bulk copies of one round of a K-split sum have landed */
 __shared__ uint32_t duet__wg_fin_uses;                  /* completed phases of duet__wg_fin */
+/* Thread 0's: k-tiles of the next pass already loading (they came in place of refills), and
+ * where that pass is (rows, columns; nok: it exists and may load early). */
+__shared__ uint32_t duet__wg_ahead, duet__wg_nok;
+__shared__ int32_t duet__wg_nm0, duet__wg_nn0;
 
 __device__ static inline uint32_t duet__smem_addr(const void *p)
 {
@@ -221,6 +233,7 @@ template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
             duet__mbar_init(&duet__wg_empty[s], DUET_THREADS);
         }
         duet__wg_kiter = 0;
+        duet__wg_ahead = 0;
         duet__mbar_init(&duet__wg_fin, 1);
         duet__wg_fin_uses = 0;
         /* Make the initialised barriers visible to the TMA unit (async proxy). */
@@ -272,11 +285,28 @@ template <bool BF16> __device__ static inline uint32_t duet__pack2(float lo, flo
     return (uint32_t)duet_from_f32(lo, dt) | ((uint32_t)duet_from_f32(hi, dt) << 16);
 }
 
+/* Byte offset of the epilogue's staging box b (64 columns) in the stages: BPS boxes to a stage,
+ * from stage slot0 on, round the ring (duet__wg_cfg). */
+template <class CFG> __device__ static inline uint32_t duet__wg_box(uint32_t slot0, int b)
+{
+    uint32_t s = slot0 + (uint32_t)(b / CFG::BPS);
+    s = s >= (uint32_t)CFG::STAGES ? s - CFG::STAGES : s;
+    return s * CFG::STAGE_BYTES + (uint32_t)(b % CFG::BPS) * CFG::BOX;
+}
+
+/* Staging byte offset of row `row`, columns col.. col + 7 (col % 8 == 0): box col / 64, the
+ * 16-byte chunk of row r at chunk ^ (r % 8) (the 128-byte swizzle). */
+template <class CFG> __device__ static inline uint32_t duet__wg_stage_at(uint32_t slot0, int row, int col)
+{
+    return duet__wg_box<CFG>(slot0, col / 64) + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4);
+}
+
 /*
  * The epilogue of one pass (all threads): the warpgroups' accumulators as fp16/bf16 into a
- * staging block in the stages (idle now), laid out as C's TMA boxes: BN / 64 boxes of PM rows of
- * 128 bytes, the 16-byte chunks of row r at chunk ^ (r % 8) (the 128-byte swizzle), so that the
- * eight rows of one warp's store fall on different banks. Then
+ * staging block in the stages, laid out as C's TMA boxes (duet__wg_stage_at), so that the eight
+ * rows of one warp's store fall on different banks. The boxes go into the stages from slot0 on:
+ * the last ones the next pass's k-tiles use, so that its first CFG::AHEAD k-tiles can load
+ * meanwhile (duet__gemm_tile_wg). Then
  * - p.c_tma: thread 0 stores the boxes by TMA and goes on. The stores drain while the next pass
  *   or tile runs; thread 0 waits until they have read the staging before it refills the stages
  *   (duet__gemm_tile_wg), and for their completion before the CTA ends (duet__cta_run). Measured
@@ -288,13 +318,13 @@ template <bool BF16> __device__ static inline uint32_t duet__pack2(float lo, flo
  */
 template <bool BF16, class CFG, int R>
 __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
-                                                uint8_t *stages, int64_t m0, int64_t n0)
+                                                uint8_t *stages, uint32_t slot0, int64_t m0, int64_t n0)
 {
     const duet_gemm_geom_t &g = p.gemm;
     const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
-    constexpr int BOX = CFG::PM * 128; /* bytes of one 64-column box */
-    /* This thread's rows are r0 + wq * 16 + lane / 4 (+ 8, + 64 mi): all == lane / 4 mod 8. */
+    /* This thread's rows are r0 + wq * 16 + lane / 4 (+ 8, + 64 mi): all == lane / 4 mod 8, so
+     * duet__wg_stage_at, decomposed: a per-thread base, the box, and the chunk ^ (lane / 4). */
     const uint32_t swz = (uint32_t)(lane / 4) << 4;
     uint8_t *at = stages + (r0 + wq * 16 + lane / 4) * 128 + (lane % 4) * 4;
     /* Both warpgroups have finished reading the stages before either overwrites them. */
@@ -304,7 +334,8 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
 #pragma unroll
         for (int j = 0; j < R / 4; j++) {
             const int col = c0 + j * 8; /* this pair's first column is col + 2 (lane % 4) */
-            uint8_t *x = at + (col / 64) * BOX + mi * 64 * 128 + ((((uint32_t)(col % 64) / 8) << 4) ^ swz);
+            uint8_t *x =
+                at + duet__wg_box<CFG>(slot0, col / 64) + mi * 64 * 128 + ((((uint32_t)(col % 64) / 8) << 4) ^ swz);
             *(uint32_t *)x = duet__pack2<BF16>(acc[mi][4 * j], acc[mi][4 * j + 1]);
             *(uint32_t *)(x + 8 * 128) = duet__pack2<BF16>(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
         }
@@ -314,7 +345,7 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
         __syncthreads();
         if (tid == 0 && m0 < g.m) {
             for (int b = 0; b < CFG::BN_ / 64 && n0 + b * 64 < g.n; b++)
-                duet__tma_store_2d(&p.tma_c, stages + b * BOX, (int32_t)(n0 + b * 64), (int32_t)m0);
+                duet__tma_store_2d(&p.tma_c, stages + duet__wg_box<CFG>(slot0, b), (int32_t)(n0 + b * 64), (int32_t)m0);
             duet__bulk_commit();
         }
         return;
@@ -327,8 +358,7 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
         const int64_t gr = m0 + row, gc = n0 + col;
         if (gr >= g.m || gc >= g.n)
             continue;
-        const uint16_t *src =
-            (const uint16_t *)(stages + (col / 64) * BOX + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4));
+        const uint16_t *src = (const uint16_t *)(stages + duet__wg_stage_at<CFG>(slot0, row, col));
         uint16_t *dst = p.c + gr * g.n + gc;
         if (vec && gc + 8 <= g.n) {
             *(uint4 *)dst = *(const uint4 *)src;
@@ -458,9 +488,26 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
  * Run GEMM-queue position `tile` with wgmma (all 256 threads). smem: CFG::SMEM_BYTES bytes of
  * dynamic shared memory. Inlined into the kernel: ptxas serialises wgmma whose pipeline would
  * cross a call boundary (C7510).
+ *
+ * Thread 0 also claims the CTA's next position of `queue` and leaves it in `*next` (shared
+ * memory; read after the caller's barrier). It does so once the first k-tiles' loads are issued,
+ * so the claim's round trip to L2 overlaps theirs instead of sitting between two tiles with the
+ * whole CTA waiting at the dequeue's barrier (4096x8192x512 at 128x256, eight tiles per CTA:
+ * 6.9 % of the warps' samples sat there, Nsight Compute). The claim is one tile early; every tile
+ * of a queue costs about the same, so CTAs still take the queue's tail in the order they reach
+ * it. The K split's wait (duet__bulk_splitk_finish) still cannot deadlock: a part waits only for
+ * parts claimed before it, and a claimed part's CTA is running a part claimed before that one.
+ *
+ * With the next pass known (the tile's second pass, or the claimed tile), the ring does not
+ * drain at the end of a pass: the refills past its last k-tile load the next pass's first
+ * CFG::AHEAD k-tiles, and the epilogue stages C in the stages after those. Each tile otherwise
+ * starts by waiting a whole TMA round trip for its first k-tile. Measured (one H200, timelines
+ * of 4096x8192x512 at 128x256, bench/results/onegpu-h200-prefetch.txt): the tiles 7.94 -> 7.49 us,
+ * the gap between a CTA's tiles 0.96 -> 0.61 us with the early claim.
  */
 template <bool BF16, int BM, int BN>
-__device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t &p, int64_t tile, uint8_t *smem)
+__device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t &p, int64_t tile, uint8_t *smem,
+                                                          unsigned long long *queue, long long *next)
 {
     typedef duet__wg_cfg<BM, BN> CFG;
     typedef duet__wgmma<CFG::WG_N, BF16> MMA;
@@ -490,8 +537,29 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
              * TMA stores of C finish reading them. */
             duet__fence_proxy_async();
             duet__bulk_wait_read();
-            for (int x = 0; x < prologue; x++)
+            /* The first duet__wg_ahead k-tiles were loaded by the previous pass's loop. */
+            for (int x = (int)duet__wg_ahead; x < prologue; x++)
                 duet__wg_produce<CFG>(p, stages, gbase + x, kt_first + x, m0, n0);
+            duet__wg_ahead = 0;
+            if (pass == 0)
+                *next = (long long)atomicAdd(queue, 1ull);
+            /* The pass after this one, whose first k-tiles this loop may load in place of its
+             * own last refills: the next pass of the tile, or the claimed tile. Not with a K
+             * split: its sum uses the whole of the stages. */
+            uint32_t ok = g.split_k == 1;
+            int64_t nm0 = m0 + CFG::PM, nn0 = n0;
+            if (ok && pass + 1 == CFG::PASSES) {
+                const long long t = *next;
+                ok = t < g.tiles;
+                if (ok) {
+                    duet_gemm_tile_coords(&g, t, &nm0, &nn0);
+                    nm0 *= BM;
+                    nn0 *= BN;
+                }
+            }
+            duet__wg_nok = ok;
+            duet__wg_nm0 = (int32_t)nm0;
+            duet__wg_nn0 = (int32_t)nn0;
         }
         duet__wg_zero<CFG>(acc);
         /* The epilogue stays outside this loop: accumulator reads on a (to ptxas) divergent
@@ -512,13 +580,23 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
                              duet__wg_desc(sb + kk * 32), 1);
             duet__wgmma_commit();
             duet__wg_fence_acc<CFG>(acc);
-            /* k-tile kt - 1's group is complete: release its stage, and refill it. */
+            /* k-tile kt - 1's group is complete: release its stage, and refill it: with this
+             * pass's k-tile nk, or past the end with the next pass's first k-tiles, in order,
+             * into the stages its epilogue's staging leaves free (CFG::AHEAD). Its K range
+             * starts at 0: there is no K split. */
             duet__wgmma_wait<1>();
             if (kt > 0) {
                 duet__mbar_arrive(&duet__wg_empty[(gi - 1) % CFG::STAGES]);
                 const int nk = kt - 1 + CFG::STAGES;
-                if (tid == 0 && nk < kt_total)
-                    duet__wg_produce<CFG>(p, stages, gbase + nk, kt_first + nk, m0, n0);
+                if (tid == 0) {
+                    const uint32_t x = (uint32_t)(nk - kt_total);
+                    if (nk < kt_total) {
+                        duet__wg_produce<CFG>(p, stages, gbase + nk, kt_first + nk, m0, n0);
+                    } else if (x == duet__wg_ahead && x < (uint32_t)CFG::AHEAD && duet__wg_nok) {
+                        duet__wg_produce<CFG>(p, stages, gbase + nk, (int)x, duet__wg_nm0, duet__wg_nn0);
+                        duet__wg_ahead = x + 1;
+                    }
+                }
             }
         }
         duet__wgmma_wait<0>();
@@ -554,7 +632,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
              * order the rest. */
             continue;
         }
-        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, m0, n0);
+        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, (gbase + CFG::AHEAD) % CFG::STAGES, m0, n0);
     }
     /* Every thread read duet__wg_kiter before the epilogue's barriers. */
     if (tid == 0)

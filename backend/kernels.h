@@ -143,12 +143,14 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
             q == DUET_QUEUE_GEMM ? (long long)p.gemm.tiles : (p.has_comm ? (long long)p.comm.queue_len : 0);
         if (len <= 0)
             continue;
+        bool claimed = false; /* the last tile claimed this one (duet__gemm_tile_wg) */
         for (;;) {
-            if (threadIdx.x == 0)
+            if (threadIdx.x == 0 && !claimed)
                 s_idx = (long long)atomicAdd(&p.ctl->queue[q], 1ull);
             __syncthreads();
             const long long idx = s_idx;
             __syncthreads();
+            claimed = false;
             if (idx >= len)
                 break;
             if (q != DUET_QUEUE_GEMM) {
@@ -159,9 +161,10 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
                 duet__trace_begin(q, home, idx);
             if constexpr (BM > 0) {
 #if defined(DUET_GPU_NVIDIA)
-                if (p.tma)
-                    duet__gemm_tile_wg<BF16, BM, BN>(p, idx, (uint8_t *)smem);
-                else
+                if (p.tma) {
+                    duet__gemm_tile_wg<BF16, BM, BN>(p, idx, (uint8_t *)smem, &p.ctl->queue[q], &s_idx);
+                    claimed = true;
+                } else
 #endif
                     duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
             }

@@ -10,15 +10,21 @@
 #   trace   duet run --trace of the GEMMs of $TRACES (GEMM alone, every SM), every build;
 #   pair    a GEMM and a collective together at W = 2, fused and concurrent, on half the SMs per
 #           rank (two grids of all the SMs cannot both be resident on one GPU), every build, twice;
-#   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel.
+#   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel;
+#   ncu     Nsight Compute (full set, source-level stall samples) of the GEMMs of $NCU (SHAPE:TILE:
+#           SPLIT, GEMM alone on every SM as in trace) in the builds $NCU_BUILDS (default B), and
+#           of cuBLASLt's kernel for each shape (unless NCU_VENDOR=0); MPS is stopped meanwhile (ncu does not profile
+#           MPS clients). Clocks are left alone (--clock-control none, METHOD.md).
 # Results in $OUT as a handful of files (the device tool brings back at most 8).
 #   VARIANTS="A=.gpu-base" tools/h200-onegpu.sh [STEP...]      (default: tests comm gemm trace)
+# VARIANTS may be empty (this tree alone: the profile of one build, its tests).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/duet-onegpu}
-VARIANTS=${VARIANTS:?VARIANTS: NAME=DIR of the other checkouts, the base first}
+VARIANTS=${VARIANTS-}
 BASE=${VARIANTS%% *}
 BASE=${BASE#*=}
+BASE=${BASE:-.}
 NP=2
 . tools/h200-env.sh
 mkdir -p "$OUT"
@@ -51,14 +57,25 @@ nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw --format=cs
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 mps=0
-if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d; then
-    mps=1
-else
+mps_start() {
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+    if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d; then
+        mps=1
+    else
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+    . tools/h200-env.sh # again: MPIRUN with (or without) the MPS variables
+    MPIRUN1=${MPIRUN/-np 2/-np 1}
+}
+mps_stop() {
+    [ $mps = 1 ] && echo quit | nvidia-cuda-mps-control
+    mps=0
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-fi
-. tools/h200-env.sh # again: MPIRUN with the MPS variables
+    . tools/h200-env.sh
+    MPIRUN1=${MPIRUN/-np 2/-np 1}
+}
+mps_start
 note "MPS: $mps"
-MPIRUN1=${MPIRUN/-np 2/-np 1}
 
 for step in "$@"; do
     t0=$SECONDS
@@ -127,6 +144,37 @@ for step in "$@"; do
             done
         done
         note "traces: $((SECONDS - t0)) s"
+        ;;
+    ncu)
+        mps_stop
+        NCU_ARGS=(--clock-control none --set full --import-source yes --launch-skip 2 --launch-count 1 -f)
+        for t in ${NCU:-4096x512x8192:128x256x64:2 4096x8192x512:128x256x64:1}; do
+            IFS=: read -r shape tile split <<< "$t"
+            for run in ${NCU_BUILDS:-B}; do
+                rep=$OUT/ncu-$run-$shape
+                timeout 240 $MPIRUN1 ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
+                    --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 --tile "$tile" --split-k "$split" \
+                    --repeats 3 --warmup 1 >> "$OUT/ncu.log" 2>&1
+                note "ncu $run $shape $tile split $split: rc=$?, $((SECONDS - t0)) s"
+            done
+            # cuBLASLt's kernel for the shape (its name: nvjet_* or sm90_xmma_* on this CUDA).
+            [ "${NCU_VENDOR:-1}" = 1 ] || continue
+            echo "$shape 512x2048 all_gather fp16" > "$OUT/ncu-shape.txt"
+            timeout 240 $MPIRUN1 ncu "${NCU_ARGS[@]}" -k "regex:nvjet|xmma|cutlass|gemm" -o "$OUT/ncu-vendor-$shape" build-gpu/duet \
+                bench --gemm-only --shapes "$OUT/ncu-shape.txt" --repeats 4 --warmup 1 >> "$OUT/ncu.log" 2>&1
+            note "ncu vendor $shape: rc=$?, $((SECONDS - t0)) s"
+        done
+        # Text views next to each report: the details page, and per-SASS-instruction samples.
+        for rep in "$OUT"/ncu-*.ncu-rep; do
+            [ -f "$rep" ] || continue
+            ncu -i "$rep" --page details > "${rep%.ncu-rep}.details.txt" 2>&1
+            ncu -i "$rep" --page source --csv --print-source sass > "${rep%.ncu-rep}.sass.csv" 2>&1
+            ncu -i "$rep" --page source --csv --print-source cuda,sass > "${rep%.ncu-rep}.cuda-sass.csv" 2>&1
+            grep -E "Duration|Registers Per|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput" \
+                "${rep%.ncu-rep}.details.txt" | head -8 | sed "s|^|$(basename "$rep") |" >> "$LOG"
+            rm -f "$rep" # tens of MB, and no ncu to open it off the machine
+        done
+        mps_start
         ;;
     *) echo "unknown step $step"; exit 2 ;;
     esac
