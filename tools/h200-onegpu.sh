@@ -13,8 +13,9 @@
 #   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel;
 #   ncu     Nsight Compute (full set, source-level stall samples) of the GEMMs of $NCU (SHAPE:TILE:
 #           SPLIT, GEMM alone on every SM as in trace) in the builds $NCU_BUILDS (default B), and
-#           of cuBLASLt's kernel for each shape (unless NCU_VENDOR=0); MPS is stopped meanwhile (ncu does not profile
-#           MPS clients). Clocks are left alone (--clock-control none, METHOD.md).
+#           of cuBLASLt's kernel for each shape (unless NCU_VENDOR=0); the hottest SASS lines
+#           (tools/ncu_hot.py) go into the log. MPS is stopped meanwhile (ncu does not profile MPS
+#           clients). Clocks are left alone (--clock-control none, METHOD.md).
 # Results in $OUT as a handful of files (the device tool brings back at most 8).
 #   VARIANTS="A=.gpu-base" tools/h200-onegpu.sh [STEP...]      (default: tests comm gemm trace)
 # VARIANTS may be empty (this tree alone: the profile of one build, its tests).
@@ -172,6 +173,7 @@ for step in "$@"; do
             ncu -i "$rep" --page source --csv --print-source cuda,sass > "${rep%.ncu-rep}.cuda-sass.csv" 2>&1
             grep -E "Duration|Registers Per|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput" \
                 "${rep%.ncu-rep}.details.txt" | head -8 | sed "s|^|$(basename "$rep") |" >> "$LOG"
+            tools/ncu_hot.py --top 8 "${rep%.ncu-rep}.sass.csv" >> "$LOG" 2>&1
             rm -f "$rep" # tens of MB, and no ncu to open it off the machine
         done
         mps_start
