@@ -68,9 +68,10 @@ __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
  * tile) no longer sits between tiles. Not near the end of the queue (fewer than two tiles per
  * CTA of the grid left): there a claimed tile waits behind the running one while other CTAs
  * find the queue empty, which lengthened 64 MB collectives on 132 CTAs by 3-4 % when every tile
- * was claimed early (except in a comm kernel with at most one tile per CTA, below). The GEMM
- * queue does not do this: the result would be live across the GEMM tile, in registers the
- * 128-accumulator tiles do not have.
+ * was claimed early (except in a comm kernel with at most one tile per CTA, below). The wgmma
+ * GEMM tile claims early too, differently: its thread 0 waits for the result at the tile's start
+ * (beside its first loads) and keeps it in shared memory, not in registers, which the
+ * 128-accumulator tiles do not have (duet__gemm_tile_wg).
  *
  * Not inlined, so that the comm code's registers do not add to the GEMM tile's in the fused
  * kernel. @return the new `entered` state (0 not yet waited, 1 every rank entered, -1 the wait
