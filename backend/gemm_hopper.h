@@ -94,7 +94,8 @@ __shared__ uint32_t duet__wg_kiter;                     /* k-tiles this CTA has 
 __shared__ uint64_t duet__wg_fin;                       /* the bulk copies of one round of a K-split sum have landed */
 __shared__ uint32_t duet__wg_fin_uses;                  /* completed phases of duet__wg_fin */
 /* Thread 0's: k-tiles of the next pass already loading (they came in place of refills), and
- * where that pass is (rows, columns; nok: it exists and may load early). */
+ * where that pass is (rows, columns; nok: it exists and may load early). In shared memory, not
+ * registers: these live across the K loop, beside the 128-accumulator tiles' full register file. */
 __shared__ uint32_t duet__wg_ahead, duet__wg_nok;
 __shared__ int32_t duet__wg_nm0, duet__wg_nn0;
 

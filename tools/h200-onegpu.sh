@@ -54,26 +54,28 @@ nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw --format=cs
 
 # Two ranks on one GPU: MPS lets both persistent kernels run at once (without it they take turns
 # in time slices, and every wait across the ranks costs a slice).
-# h200-env.sh passes the MPS variables to the ranks when they are set.
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+# h200-env.sh passes the MPS variables to the ranks when they are set, so it is read again
+# whenever MPS starts or stops (ncu does not profile MPS clients).
 mps=0
+mps_mpirun() {
+    . tools/h200-env.sh
+    MPIRUN1=${MPIRUN/-np 2/-np 1}
+}
 mps_start() {
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d; then
         mps=1
     else
         unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     fi
-    . tools/h200-env.sh # again: MPIRUN with (or without) the MPS variables
-    MPIRUN1=${MPIRUN/-np 2/-np 1}
+    mps_mpirun
 }
 mps_stop() {
     [ $mps = 1 ] && echo quit | nvidia-cuda-mps-control
     mps=0
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-    . tools/h200-env.sh
-    MPIRUN1=${MPIRUN/-np 2/-np 1}
+    mps_mpirun
 }
 mps_start
 note "MPS: $mps"
@@ -181,7 +183,7 @@ for step in "$@"; do
     *) echo "unknown step $step"; exit 2 ;;
     esac
 done
-[ $mps = 1 ] && echo quit | nvidia-cuda-mps-control
+mps_stop
 # At most 8 files come back: the three tables stay as they are, the rest (logs, JSON, traces, SASS)
 # goes into one archive.
 cd "$OUT" && cat "$LOG" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^comm.txt$' -e '^gemm.txt$' -e '^onegpu.log$')
