@@ -2,6 +2,8 @@
 # What one H200 can check of a change (docs/performance.md, "One GPU"), when no 2-GPU machine is
 # lent: builds side by side, this tree (B) and other checkouts ($VARIANTS, "NAME=DIR ...", the
 # first of them the base A, e.g. VARIANTS="A=.gpu-base P=.gpu-p"), then
+#   smoke   the quick GPU tests at W = 1; the remaining steps are skipped if they fail or hang;
+#   tests1  the GPU tests at W = 1 only (verbose; also run E where ENV_E is set);
 #   tests   the GPU tests at W = 2 with both ranks on the one GPU (under MPS where the machine has
 #           it, so that both ranks' persistent kernels run at once), then at W = 1;
 #   comm    collectives alone at W = 2 on the one GPU, B, then every variant, then B again: the
@@ -19,6 +21,9 @@
 # Results in $OUT as a handful of files (the device tool brings back at most 8).
 #   VARIANTS="A=.gpu-base" tools/h200-onegpu.sh [STEP...]      (default: tests comm gemm trace)
 # VARIANTS may be empty (this tree alone: the profile of one build, its tests).
+# ENV_E="NAME=VALUE" adds a run E: this tree's binary with that variable in the ranks' environment,
+# in the tests1, gemm, trace and ncu steps: an A/B within one build for a change behind a switch
+# (the gemm-pairs branch's ENV_E=DUET_GEMM_PAIRS=0).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/duet-onegpu}
@@ -38,12 +43,17 @@ MK=(make JOBS=8 -j8 "CFLAGS=-I$DEP/usr/include"
     "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu" gpu)
 # bin NAME: the duet of build NAME (B: this tree).
 bin() {
-    [ "$1" = B ] && { echo build-gpu/duet; return; }
+    [ "$1" = B ] || [ "$1" = E ] && { echo build-gpu/duet; return; }
     local v
     for v in $VARIANTS; do [ "${v%%=*}" = "$1" ] && echo "${v#*=}/build-gpu/duet"; done
 }
 NAMES="B"
 for v in $VARIANTS; do NAMES="$NAMES ${v%%=*}"; done
+# envof NAME / xof NAME: the `env` prefix and mpirun's -x for run E (nothing for a build).
+envof() { [ "$1" = E ] && echo env "$ENV_E"; }
+xof() { [ "$1" = E ] && echo -x "${ENV_E%%=*}"; }
+RUNS=$NAMES
+[ -n "${ENV_E:-}" ] && RUNS="$RUNS E"
 t0=$SECONDS
 "${MK[@]}" > "$OUT/build-B.log" 2>&1 &
 for v in $VARIANTS; do (cd "${v#*=}" && "${MK[@]}") > "$OUT/build-${v%%=*}.log" 2>&1 & done
@@ -83,6 +93,25 @@ note "MPS: $mps"
 for step in "$@"; do
     t0=$SECONDS
     case $step in
+    smoke)
+        # The quick GPU tests at W = 1, first: a change that hangs or breaks the kernels stops the
+        # run here, in a minute, instead of in every later step's timeout.
+        timeout 90 $MPIRUN1 build-gpu/duet-gpu-tests --quick --timeout-ms 20000 > "$OUT/smoke.log" 2>&1
+        rc=$?
+        note "smoke (quick tests W=1): rc=$rc, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/smoke.log" | tail -1)"
+        [ $rc = 0 ] || { tail -20 "$OUT/smoke.log" >> "$LOG"; break; }
+        ;;
+    tests1)
+        # The GPU tests at W = 1 only, verbose, this tree and run E.
+        for n in $RUNS; do
+            [ "$n" = B ] || [ "$n" = E ] || continue
+            t0=$SECONDS
+            timeout 200 $(envof $n) $MPIRUN1 $(xof $n) build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 \
+                > "$OUT/tests-w1-$n.log" 2>&1
+            note "tests W=1 $n: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w1-$n.log" | tail -1)"
+            grep -E "^FAIL|^  \[rank" "$OUT/tests-w1-$n.log" | head -12 >> "$LOG"
+        done
+        ;;
     tests)
         timeout 300 $MPIRUN build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 > "$OUT/tests-w2.log" 2>&1
         note "tests W=2 on one GPU: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w2.log" | tail -1)"
@@ -105,9 +134,9 @@ for step in "$@"; do
         ;;
     gemm)
         k=0
-        for n in $NAMES B; do
+        for n in $RUNS B; do
             k=$((k + 1))
-            timeout 200 $MPIRUN1 "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
+            timeout 200 $(envof $n) $MPIRUN1 $(xof $n) "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
                 --repeats 30 --warmup 5 --json "$OUT/gemm-$k-$n.json" > "$OUT/gemm-$k-$n.log" 2>&1
             note "gemm $k $n: rc=$?, $((SECONDS - t0)) s"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/gemm-$k-$n.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
@@ -141,8 +170,8 @@ for step in "$@"; do
         # GEMM alone on every SM at the tile and split the bench picks for these shapes.
         for t in ${TRACES:-4096x512x8192:128x256x64:2 4096x8192x512:256x256x64:1}; do
             IFS=: read -r shape tile split <<< "$t"
-            for run in $NAMES; do
-                timeout 60 $MPIRUN1 "$(bin $run)" run --gemm "$shape" --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 \
+            for run in $RUNS; do
+                timeout 60 $(envof $run) $MPIRUN1 $(xof $run) "$(bin $run)" run --gemm "$shape" --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 \
                     --tile "$tile" --split-k "$split" --trace "$OUT/trace-$run-$shape.json" >> "$OUT/trace.log" 2>&1
             done
         done
@@ -155,7 +184,7 @@ for step in "$@"; do
             IFS=: read -r shape tile split <<< "$t"
             for run in ${NCU_BUILDS:-B}; do
                 rep=$OUT/ncu-$run-$shape
-                timeout 240 $MPIRUN1 ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
+                timeout 240 $(envof $run) $MPIRUN1 $(xof $run) ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
                     --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 --tile "$tile" --split-k "$split" \
                     --repeats 3 --warmup 1 >> "$OUT/ncu.log" 2>&1
                 note "ncu $run $shape $tile split $split: rc=$?, $((SECONDS - t0)) s"

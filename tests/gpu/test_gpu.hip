@@ -3,15 +3,18 @@
  *
  *   duet-gpu-tests [--quick] [--verbose] [--timeout-ms N]
  *
- * Covers: both modes x five collectives (broadcast from every root) x fp16/bf16 x four shapes
+ * Covers: both modes x five collectives (broadcast from every root) x fp16/bf16 x six shapes
  * (one a multiple of the tiles, one ragged in every extent with all_to_all chunks straddling comm
- * tiles, one with M <= 16 and nc not a multiple of 8, one with K not a multiple of 8); GEMM
- * against an fp64 host reference (relative Frobenius error < 1e-2); collectives against a host
+ * tiles, one with M <= 16 and nc not a multiple of 8, one with K not a multiple of 8, one large,
+ * one with N not a multiple of 8); GEMM against an fp64 host reference (relative Frobenius error
+ * < 1e-2, and where C is wrong when it is not); collectives against a host
  * reference built from every rank's input (bit-exact; sums within 1 ulp, counted separately);
  * fused and concurrent bytes identical; every GEMM tile; argument checks that launch nothing;
  * heap allocation rules; a rank that skips an operation (timeout, then recovery).
  * --quick keeps a reduced set for the compute-sanitizer passes.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,6 +49,9 @@ static const shape_t SHAPES[] = {
     {"aligned", 512, 512, 256, 1024, 512, 1, 0, 0},   /* multiples of every tile */
     {"odd-k", 130, 71, 101, 6, 24, 1, 1, 0},          /* K % 8 != 0: element GEMM loads; N odd */
     {"large", 2048, 2048, 1024, 4096, 2048, 0, 0, 1}, /* 16 MiB per rank, every CTA busy */
+    /* K % 8 == 0, N % 8 != 0: the wgmma tile with C stored by its threads, not TMA; N = 258 is
+     * 3 tile columns of 128 or 2 of 256, the last with 2 columns */
+    {"odd-n", 300, 258, 320, 256, 72, 1, 1, 0},
 };
 #define NSHAPES ((int)(sizeof(SHAPES) / sizeof(SHAPES[0])))
 
@@ -230,6 +236,38 @@ static double gemm_error(const uint16_t *c, const double *ref, size_t n, int dty
     return sqrt(num / (den > 0 ? den : 1));
 }
 
+/* Where C is wrong, for the failure's note: elements further than 5 % of the reference's RMS from
+ * it (or NaN), their count and bounding box (rows r0..r1, columns c0..c1 of the n-column C). */
+static void gemm_bad_where(char *buf, size_t len, const uint16_t *c, const double *ref, size_t total, int64_t n,
+                           int dtype)
+{
+    double ss = 0;
+    size_t cnt = 0, used = 0;
+    for (size_t i = 0; i < total; i++)
+        if (ref[i] == ref[i]) {
+            ss += ref[i] * ref[i];
+            used++;
+        }
+    const double tol = 0.05 * sqrt(ss / (used > 0 ? (double)used : 1.0));
+    int64_t r0 = INT64_MAX, r1 = -1, c0 = INT64_MAX, c1 = -1;
+    for (size_t i = 0; i < total; i++) {
+        double v = duet_to_f32(c[i], dtype);
+        if (ref[i] != ref[i] || fabs(v - ref[i]) <= tol)
+            continue;
+        int64_t r = (int64_t)i / n, col = (int64_t)i % n;
+        cnt++;
+        r0 = r < r0 ? r : r0;
+        r1 = r > r1 ? r : r1;
+        c0 = col < c0 ? col : c0;
+        c1 = col > c1 ? col : c1;
+    }
+    if (cnt == 0)
+        snprintf(buf, len, "no element off by more than 5 %% of the RMS");
+    else
+        snprintf(buf, len, "%zu elements off by more than 5 %% of the RMS, rows %lld..%lld, columns %lld..%lld", cnt,
+                 (long long)r0, (long long)r1, (long long)c0, (long long)c1);
+}
+
 /*
  * One operation on every rank: fresh random src, poisoned outputs, run, sync, check. Fills `res`
  * with the host copies of C and dst. @return 1 if this rank's outputs are correct.
@@ -280,9 +318,12 @@ static int run_one(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc, in
         return 0;
 
     if (c_n) {
-        double err = gemm_error(res->c, gemm_ref(rc, s, si, wl->dtype), c_n, wl->dtype);
+        const double *ref = gemm_ref(rc, s, si, wl->dtype);
+        double err = gemm_error(res->c, ref, c_n, wl->dtype);
         if (!(err < 1e-2)) {
-            duet_test_note(t, "%s: GEMM relative error %.3g", label, err);
+            char where[160];
+            gemm_bad_where(where, sizeof(where), res->c, ref, c_n, wl->n, wl->dtype);
+            duet_test_note(t, "%s: GEMM relative error %.3g; %s", label, err, where);
             ok = 0;
         }
     }
@@ -361,12 +402,13 @@ static void test_matrix(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *r
     }
 }
 
-/* Every GEMM tile, both modes, on the ragged shape (with all_reduce) and the M <= 16 shape. */
+/* Every GEMM tile, both modes, on the ragged shape (with all_reduce), the M <= 16 shape and the
+ * shape whose C rows are not 16-byte multiples. */
 static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf, ref_cache_t *rc)
 {
     const duet_hw_t *hw = test_hw();
-    const int shapes[2] = {0, 1};
-    for (int i = 0; i < 2; i++) {
+    const int shapes[3] = {0, 1, 5};
+    for (int i = 0; i < 3; i++) {
         int si = shapes[i];
         for (int dtype = 0; dtype < DUET_DTYPE_COUNT; dtype++) {
             upload_ab(&SHAPES[si], si, dtype, bf);
