@@ -49,9 +49,10 @@ bin() {
 }
 NAMES="B"
 for v in $VARIANTS; do NAMES="$NAMES ${v%%=*}"; done
-# envof NAME / xof NAME: the `env` prefix and mpirun's -x for run E (nothing for a build).
-envof() { [ "$1" = E ] && echo env "$ENV_E"; }
-xof() { [ "$1" = E ] && echo -x "${ENV_E%%=*}"; }
+# mpi1 NAME: the one-rank mpirun line of run NAME (E: with $ENV_E in the ranks' environment).
+mpi1() {
+    if [ "$1" = E ]; then echo env "$ENV_E" $MPIRUN1 -x "${ENV_E%%=*}"; else echo $MPIRUN1; fi
+}
 RUNS=$NAMES
 [ -n "${ENV_E:-}" ] && RUNS="$RUNS E"
 t0=$SECONDS
@@ -103,10 +104,9 @@ for step in "$@"; do
         ;;
     tests1)
         # The GPU tests at W = 1 only, verbose, this tree and run E.
-        for n in $RUNS; do
-            [ "$n" = B ] || [ "$n" = E ] || continue
+        for n in B ${ENV_E:+E}; do
             t0=$SECONDS
-            timeout 200 $(envof $n) $MPIRUN1 $(xof $n) build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 \
+            timeout 200 $(mpi1 $n) build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 \
                 > "$OUT/tests-w1-$n.log" 2>&1
             note "tests W=1 $n: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w1-$n.log" | tail -1)"
             grep -E "^FAIL|^  \[rank" "$OUT/tests-w1-$n.log" | head -12 >> "$LOG"
@@ -136,7 +136,7 @@ for step in "$@"; do
         k=0
         for n in $RUNS B; do
             k=$((k + 1))
-            timeout 200 $(envof $n) $MPIRUN1 $(xof $n) "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
+            timeout 200 $(mpi1 $n) "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
                 --repeats 30 --warmup 5 --json "$OUT/gemm-$k-$n.json" > "$OUT/gemm-$k-$n.log" 2>&1
             note "gemm $k $n: rc=$?, $((SECONDS - t0)) s"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/gemm-$k-$n.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
@@ -171,8 +171,8 @@ for step in "$@"; do
         for t in ${TRACES:-4096x512x8192:128x256x64:2 4096x8192x512:256x256x64:1}; do
             IFS=: read -r shape tile split <<< "$t"
             for run in $RUNS; do
-                timeout 60 $(envof $run) $MPIRUN1 $(xof $run) "$(bin $run)" run --gemm "$shape" --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 \
-                    --tile "$tile" --split-k "$split" --trace "$OUT/trace-$run-$shape.json" >> "$OUT/trace.log" 2>&1
+                timeout 60 $(mpi1 $run) "$(bin $run)" run --gemm "$shape" --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 \
+                    --tile "$tile" --split-k "$split" --trace "$OUT/trace-$run-$shape-$tile.json" >> "$OUT/trace.log" 2>&1
             done
         done
         note "traces: $((SECONDS - t0)) s"
@@ -184,7 +184,7 @@ for step in "$@"; do
             IFS=: read -r shape tile split <<< "$t"
             for run in ${NCU_BUILDS:-B}; do
                 rep=$OUT/ncu-$run-$shape
-                timeout 240 $(envof $run) $MPIRUN1 $(xof $run) ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
+                timeout 240 $(mpi1 $run) ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
                     --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 --tile "$tile" --split-k "$split" \
                     --repeats 3 --warmup 1 >> "$OUT/ncu.log" 2>&1
                 note "ncu $run $shape $tile split $split: rc=$?, $((SECONDS - t0)) s"
