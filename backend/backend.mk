@@ -90,6 +90,7 @@ CHECK_AMD_DIR  := build-check-amd
 
 check-cuda:
 	@test -n "$(NVCC)" || { echo "duet: check-cuda needs nvcc ($(CUDA_HOME)/bin/nvcc)"; exit 1; }
+	$(Q)./tools/deps.sh mpi
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=cuda GPU_BUILD=$(CHECK_CUDA_DIR) \
 	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o)) \
 	    $(addprefix $(CHECK_CUDA_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))

@@ -6,27 +6,36 @@
  * gemm_tile.h, after the C store helper both tiles use.
  *
  * Structure:
- * - The CTA's 256 threads are two warpgroups, both computing. A pass of PM x BN is split between
- *   them by rows (PM >= 128: each owns PM / 2 rows, one or two m64 blocks, all BN columns) or by
+ * - The CTA's 384 threads are three warpgroups: two consumers, which compute, and a producer,
+ *   one thread of which issues the loads (duet__wg_producer); the producer gives its registers
+ *   to the consumers (setmaxnreg, kernels.h). A pass of PM x BN is split between the consumers
+ *   by rows (PM >= 128: each owns PM / 2 rows, one or two m64 blocks, all BN columns) or by
  *   columns (PM = 64: each owns BN / 2 columns). 256x256 runs as two 128x256 passes: 128 fp32
- *   accumulators per thread is the most that fits beside the addresses in 255 registers.
+ *   accumulators per thread is the most that fits beside the addresses in 240 registers.
  * - K advances in k-tiles of 64 elements (128 bytes, one swizzle row). A k-tile's A (PM rows) and
  *   B (BN rows) land by TMA with the 128-byte swizzle in one of STAGES shared-memory stages;
  *   `full[s]` completes when both boxes' bytes arrived. wgmma reads the stage in place through
  *   descriptors (no register fragments, no ldmatrix).
- * - Thread 0 is the producer as well as a consumer: after a warpgroup's wgmma group for k-tile
- *   kt - 1 has completed (wait_group 1 at k-tile kt), every consumer thread arrives on
- *   `empty[s]`; thread 0 waits for that and refills the stage with k-tile kt - 1 + STAGES. So
- *   STAGES - 1 k-tiles are in flight while one is multiplied.
- * - The barriers live for the whole kernel (initialised once per CTA, duet__wg_cta_init) and
- *   their phases follow a per-CTA count of k-tiles (duet__wg_kiter), so GEMM tiles can
- *   alternate with stolen comm tiles without re-initialisation.
- * - Epilogue: accumulators -> fp16/bf16 -> a staging block laid out as C's TMA boxes, in the
- *   stages the next pass's first k-tiles leave free (those load meanwhile) -> one TMA store per
- *   box by thread 0 where C allows it (else 16-byte row-contiguous stores, bounds-checked). With
- *   a K split, the parts store fp32 blocks instead, and one part sums them into C (splitk.h,
- *   duet__bulk_splitk_finish).
- * - Thread 0 claims the CTA's next tile while the current one runs (duet__gemm_tile_wg).
+ * - The producer claims the CTA's GEMM tiles from the queue and hands each to the consumers
+ *   through a one-tile slot (duet__wg_tslot). It runs up to STAGES uses of the ring ahead of
+ *   them, across passes and tiles: after a consumer warpgroup's wgmma group for k-tile kt - 1
+ *   has completed (wait_group 1 at k-tile kt), each of its warps arrives on `empty[s]`, and
+ *   the producer, waiting for that, refills the stage. No consumer ever waits for a refill to
+ *   be issued, only for its bytes (the earlier design's thread 0 did both, and each wait on the
+ *   other warpgroup's release stalled its own).
+ * - The ring's uses are a sequence both sides walk alike: per pass, its k-tiles,
+ *   then the uses that hand stages to the consumers' epilogue instead of to a load: STAGES -
+ *   AHEAD for the staging of C, all STAGES for a K split's sum. The producer "fills" those with
+ *   a plain arrive on `full[s]` once the stage's last reader released it; the consumers release
+ *   them when the staging was read out. So the next pass's first AHEAD k-tiles load during the
+ *   epilogue, and nothing loads into a stage the epilogue uses.
+ * - The barriers live for the whole kernel (initialised once per CTA, duet__wg_cta_init); their
+ *   phases follow counts of ring uses and of tiles that each side keeps (duet__wg_consume,
+ *   duet__wg_producer). A CTA takes GEMM tiles in one stretch, before or after its comm tiles.
+ * - Epilogue: accumulators -> fp16/bf16 -> a staging block laid out as C's TMA boxes -> one TMA
+ *   store per box by thread 0 where C allows it (else 16-byte row-contiguous stores,
+ *   bounds-checked). With a K split, the parts store fp32 blocks instead, and one part sums them
+ *   into C (splitk.h, duet__bulk_splitk_finish).
  */
 #ifndef DUET_BACKEND_GEMM_HOPPER_H
 #define DUET_BACKEND_GEMM_HOPPER_H
@@ -88,16 +97,16 @@ template <int BM, int BN> struct duet__wg_cfg {
 };
 
 /* Per-CTA pipeline state: kernels.h initialises it once per CTA before the first tile. */
-__shared__ uint64_t duet__wg_full[DUET_WG_MAX_STAGES];  /* TMA bytes of stage s have landed */
-__shared__ uint64_t duet__wg_empty[DUET_WG_MAX_STAGES]; /* all 256 threads are done reading stage s */
-__shared__ uint32_t duet__wg_kiter;                     /* k-tiles this CTA has consumed so far */
+__shared__ uint64_t duet__wg_full[DUET_WG_MAX_STAGES];  /* stage s is filled (TMA bytes landed, or handed over) */
+__shared__ uint64_t duet__wg_empty[DUET_WG_MAX_STAGES]; /* every consumer warp is done with stage s */
 __shared__ uint64_t duet__wg_fin;                       /* the bulk copies of one round of a K-split sum have landed */
 __shared__ uint32_t duet__wg_fin_uses;                  /* completed phases of duet__wg_fin */
-/* Thread 0's: k-tiles of the next pass already loading (they came in place of refills), and
- * where that pass is (rows, columns; nok: it exists and may load early). In shared memory, not
- * registers: these live across the K loop, beside the 128-accumulator tiles' full register file. */
-__shared__ uint32_t duet__wg_ahead, duet__wg_nok;
-__shared__ int32_t duet__wg_nm0, duet__wg_nn0;
+__shared__ long long duet__wg_tslot;                    /* the next GEMM tile, from the producer (>= tiles: none) */
+__shared__ uint64_t duet__wg_tfull, duet__wg_tempty;    /* duet__wg_tslot written / read by every consumer */
+__shared__ uint64_t duet__wg_go;                        /* a comm-home CTA's consumers reached the GEMM queue */
+/* Thread 0's: staging uses it has not released yet (its TMA stores of C may still read them):
+ * the first use and how many. */
+__shared__ uint32_t duet__wg_pend_g, duet__wg_pend_n;
 
 __device__ static inline uint32_t duet__smem_addr(const void *p)
 {
@@ -231,32 +240,107 @@ template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
     if (threadIdx.x == 0) {
         for (int s = 0; s < CFG::STAGES; s++) {
             duet__mbar_init(&duet__wg_full[s], 1);
-            duet__mbar_init(&duet__wg_empty[s], DUET_THREADS);
+            duet__mbar_init(&duet__wg_empty[s], DUET_THREADS / 32);
         }
-        duet__wg_kiter = 0;
-        duet__wg_ahead = 0;
         duet__mbar_init(&duet__wg_fin, 1);
         duet__wg_fin_uses = 0;
+        duet__mbar_init(&duet__wg_tfull, 1);
+        duet__mbar_init(&duet__wg_tempty, DUET_THREADS);
+        duet__mbar_init(&duet__wg_go, 1);
+        duet__wg_pend_n = 0;
         /* Make the initialised barriers visible to the TMA unit (async proxy). */
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
 }
 
-/*
- * Producer step (thread 0): k-tile `kt` of the pass at rows m0 / columns n0 into the stage of the
- * CTA's `gi`-th k-tile, once every thread has released that stage's previous use.
- */
-template <class CFG>
-__device__ static inline void duet__wg_produce(const duet__kparams_t &p, uint8_t *stages, uint32_t gi, int kt,
-                                               int64_t m0, int64_t n0)
+/* The 1024-byte aligned start of the stages in the dynamic shared memory: swizzle atoms need
+ * that alignment of the shared-memory address itself. */
+__device__ static inline uint8_t *duet__wg_stages(uint8_t *smem)
+{
+    return smem + ((1024u - (duet__smem_addr(smem) & 1023u)) & 1023u);
+}
+
+/* Ring uses of a pass after its k-tiles that hand stages to the consumers: all of them for a
+ * K split's sum, else the epilogue's staging (duet__wg_cfg: STAGES - AHEAD). */
+template <class CFG> __device__ static inline int duet__wg_handed(const duet_gemm_geom_t &g)
+{
+    return g.split_k > 1 ? CFG::STAGES : CFG::STAGES - CFG::AHEAD;
+}
+
+/* Producer: wait until every consumer has released the previous use of the stage of ring use
+ * `gi`; returns the stage. */
+template <class CFG> __device__ static inline uint32_t duet__wg_claim_stage(uint32_t gi)
 {
     const uint32_t s = gi % CFG::STAGES, use = gi / CFG::STAGES;
     if (use > 0)
         duet__mbar_wait(&duet__wg_empty[s], (use - 1) & 1);
+    return s;
+}
+
+/* Producer: ring use `gi` is k-tile `kt` of the pass at rows m0 / columns n0. */
+template <class CFG>
+__device__ static inline void duet__wg_produce(const duet__kparams_t &p, uint8_t *stages, uint32_t gi, int kt,
+                                               int64_t m0, int64_t n0)
+{
+    const uint32_t s = duet__wg_claim_stage<CFG>(gi);
     uint8_t *st = stages + s * CFG::STAGE_BYTES;
     duet__mbar_expect_tx(&duet__wg_full[s], CFG::STAGE_BYTES);
     duet__tma_load_2d(st, &p.tma_a, kt * DUET_WG_KS, (int32_t)m0, &duet__wg_full[s]);
     duet__tma_load_2d(st + CFG::A_BYTES, &p.tma_b, kt * DUET_WG_KS, (int32_t)n0, &duet__wg_full[s]);
+}
+
+/* Producer: ring use `gi` hands its stage to the consumers (no load; the phase completes). */
+template <class CFG> __device__ static inline void duet__wg_hand(uint32_t gi)
+{
+    duet__mbar_arrive(&duet__wg_full[duet__wg_claim_stage<CFG>(gi)]);
+}
+
+/* Consumers (every thread): wait for the n handed uses from gi on. The stages' earlier readers,
+ * both warpgroups, are done with them then. */
+template <class CFG> __device__ static inline void duet__wg_take(uint32_t gi, int n)
+{
+    for (int x = 0; x < n; x++)
+        duet__mbar_wait(&duet__wg_full[(gi + x) % CFG::STAGES], ((gi + x) / CFG::STAGES) & 1);
+}
+
+/*
+ * Consumers: done with stage s. The stages' barriers count warps, not threads: lane 0 arrives
+ * for its warp. After a wgmma group, once the warp has waited for it (its reads are complete);
+ * elsewhere (duet__wg_give), after the warp's lanes are done. One arrival per thread, as before,
+ * was 256 shared-memory atomics per k-tile and CTA.
+ */
+__device__ static inline void duet__wg_release(uint32_t s)
+{
+    if (threadIdx.x % 32 == 0)
+        duet__mbar_arrive(&duet__wg_empty[s]);
+}
+
+/* Lane 0, its warp done with them: release the n uses from gi on to the producer. */
+template <class CFG> __device__ static inline void duet__wg_give_warp(uint32_t gi, int n)
+{
+    for (int x = 0; x < n; x++)
+        duet__mbar_arrive(&duet__wg_empty[(gi + x) % CFG::STAGES]);
+}
+
+/* Consumers (every thread of a warp, once done with them): the same. The fence orders this
+ * thread's ordinary shared-memory accesses before the TMA writes of the stages' next loads. */
+template <class CFG> __device__ static inline void duet__wg_give(uint32_t gi, int n)
+{
+    duet__fence_proxy_async();
+    __syncwarp();
+    if (threadIdx.x % 32 == 0)
+        duet__wg_give_warp<CFG>(gi, n);
+}
+
+/* Thread 0: release the staging uses it held back (warp 0's), once its TMA stores of C have read
+ * them. */
+template <class CFG> __device__ static inline void duet__wg_give_pending(void)
+{
+    if (duet__wg_pend_n != 0) {
+        duet__bulk_wait_read();
+        duet__wg_give_warp<CFG>(duet__wg_pend_g, (int)duet__wg_pend_n);
+        duet__wg_pend_n = 0;
+    }
 }
 
 template <class CFG, int R> __device__ static inline void duet__wg_zero(float (&acc)[CFG::NACC][CFG::MI][R])
@@ -303,33 +387,35 @@ template <class CFG> __device__ static inline uint32_t duet__wg_stage_at(uint32_
 }
 
 /*
- * The epilogue of one pass (all threads): the warpgroups' accumulators as fp16/bf16 into a
- * staging block in the stages, laid out as C's TMA boxes (duet__wg_stage_at), so that the eight
- * rows of one warp's store fall on different banks. The boxes go into the stages from slot0 on:
- * the last ones the next pass's k-tiles use, so that its first CFG::AHEAD k-tiles can load
- * meanwhile (duet__gemm_tile_wg). Then
+ * The epilogue of one pass (all consumer threads): the warpgroups' accumulators as fp16/bf16
+ * into a staging block in the stages, laid out as C's TMA boxes (duet__wg_stage_at), so that
+ * the eight rows of one warp's store fall on different banks. The boxes go into the STAGES -
+ * AHEAD stages of the ring uses handed over from gi on (the next pass's first CFG::AHEAD
+ * k-tiles load meanwhile, into the others). Then
  * - p.c_tma: thread 0 stores the boxes by TMA and goes on. The stores drain while the next pass
- *   or tile runs; thread 0 waits until they have read the staging before it refills the stages
- *   (duet__gemm_tile_wg), and for their completion before the CTA ends (duet__cta_run). Measured
- *   without any C store (one H200, a diagnostic build): 4096x8192x512 0.0825 -> 0.0723 ms, the
- *   SMs waiting on their stores;
+ *   or tile runs; thread 0 releases their stages once they have read them (at the next pass,
+ *   duet__wg_give_pending), and waits for their completion before the CTA ends (duet__cta_run).
+ *   Measured without any C store (one H200, a diagnostic build): 4096x8192x512 0.0825 -> 0.0723
+ *   ms, the SMs waiting on their stores;
  * - else 16-byte row-contiguous stores by every thread, bounds-checked. Plain per-thread stores
  *   of register pairs were measured slower (4096x8192x512: 0.115 ms against 0.087 ms): each warp
  *   store instruction then touches eight rows, and every pair needs its own bounds check.
  */
 template <bool BF16, class CFG, int R>
 __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
-                                                uint8_t *stages, uint32_t slot0, int64_t m0, int64_t n0)
+                                                uint8_t *stages, uint32_t gi, int64_t m0, int64_t n0)
 {
+    constexpr int NSTG = CFG::STAGES - CFG::AHEAD;
     const duet_gemm_geom_t &g = p.gemm;
+    const uint32_t slot0 = gi % CFG::STAGES;
     const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wq = (tid % 128) / 32;
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
     /* This thread's rows are r0 + wq * 16 + lane / 4 (+ 8, + 64 mi): all == lane / 4 mod 8, so
      * duet__wg_stage_at, decomposed: a per-thread base, the box, and the chunk ^ (lane / 4). */
     const uint32_t swz = (uint32_t)(lane / 4) << 4;
     uint8_t *at = stages + (r0 + wq * 16 + lane / 4) * 128 + (lane % 4) * 4;
-    /* Both warpgroups have finished reading the stages before either overwrites them. */
-    __syncthreads();
+    /* Both warpgroups have finished reading the staging's stages, and nothing loads into them. */
+    duet__wg_take<CFG>(gi, NSTG);
 #pragma unroll
     for (int mi = 0; mi < CFG::MI; mi++)
 #pragma unroll
@@ -343,15 +429,24 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
     if (p.c_tma) {
         /* The staging is written by ordinary stores and read by the TMA unit. */
         duet__fence_proxy_async();
-        __syncthreads();
-        if (tid == 0 && m0 < g.m) {
-            for (int b = 0; b < CFG::BN_ / 64 && n0 + b * 64 < g.n; b++)
-                duet__tma_store_2d(&p.tma_c, stages + duet__wg_box<CFG>(slot0, b), (int32_t)(n0 + b * 64), (int32_t)m0);
-            duet__bulk_commit();
+        duet_dev_sync();
+        if (tid == 0) {
+            if (m0 < g.m) {
+                for (int b = 0; b < CFG::BN_ / 64 && n0 + b * 64 < g.n; b++)
+                    duet__tma_store_2d(&p.tma_c, stages + duet__wg_box<CFG>(slot0, b), (int32_t)(n0 + b * 64),
+                                       (int32_t)m0);
+                duet__bulk_commit();
+            }
+            duet__wg_pend_g = gi;
+            duet__wg_pend_n = NSTG;
+        } else if (tid % 32 == 0) {
+            /* Every warp is done with the staging (the barrier above); warp 0's release is thread
+             * 0's, after its stores have read it. */
+            duet__wg_give_warp<CFG>(gi, NSTG);
         }
         return;
     }
-    __syncthreads();
+    duet_dev_sync();
     constexpr int CPR = CFG::BN_ / 8; /* 16-byte chunks per row */
     const bool vec = p.c_vec16;
     for (int c = tid; c < CFG::PM * CPR; c += DUET_THREADS) {
@@ -368,8 +463,7 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
                 dst[e] = src[e];
         }
     }
-    /* The next pass or tile refills the stages: every thread must be done with the staging. */
-    __syncthreads();
+    duet__wg_give<CFG>(gi, NSTG);
 }
 
 /*
@@ -438,7 +532,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
     const uint32_t uses0 = duet__wg_fin_uses;
     if (own) {
         /* Every thread's own block is in place, and the stages' last readers are done. */
-        __syncthreads();
+        duet_dev_sync();
         if (threadIdx.x == 0) {
             uint32_t *cnt = &p.sk_cnt[mn * passes + pass];
             while (duet_dev_load_acquire_gpu(cnt) != (uint32_t)(S - 1)) {
@@ -478,7 +572,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
             duet__store_c8(o, s, gr, gc);
         }
         /* Every thread is done with the round's rows before the next round's copies land. */
-        __syncthreads();
+        duet_dev_sync();
     }
     if (threadIdx.x == 0)
         duet__wg_fin_uses = uses0 + round;
@@ -486,29 +580,19 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
 }
 
 /**
- * Run GEMM-queue position `tile` with wgmma (all 256 threads). smem: CFG::SMEM_BYTES bytes of
- * dynamic shared memory. Inlined into the kernel: ptxas serialises wgmma whose pipeline would
- * cross a call boundary (C7510).
+ * Run GEMM-queue position `tile` with wgmma (the DUET_THREADS consumer threads), on the stages
+ * the producer fills (duet__wg_producer), from ring use `gbase` on (advanced past the tile's
+ * uses). smem: CFG::SMEM_BYTES bytes of dynamic shared memory.
+ * Inlined into the kernel: ptxas serialises wgmma whose pipeline would cross a call boundary
+ * (C7510).
  *
- * Thread 0 also claims the CTA's next position of `queue` and leaves it in `*next` (shared
- * memory; read after the caller's barrier). It does so once the first k-tiles' loads are issued,
- * so the claim's round trip to L2 overlaps theirs instead of sitting between two tiles with the
- * whole CTA waiting at the dequeue's barrier (4096x8192x512 at 128x256, eight tiles per CTA:
- * 6.9 % of the warps' samples sat there, Nsight Compute). The claim is one tile early; every tile
- * of a queue costs about the same, so CTAs still take the queue's tail in the order they reach
- * it. The K split's wait (duet__bulk_splitk_finish) still cannot deadlock: a part waits only for
- * parts claimed before it, and a claimed part's CTA is running a part claimed before that one.
- *
- * With the next pass known (the tile's second pass, or the claimed tile), the ring does not
- * drain at the end of a pass: the refills past its last k-tile load the next pass's first
- * CFG::AHEAD k-tiles, and the epilogue stages C in the stages after those. Each tile otherwise
- * starts by waiting a whole TMA round trip for its first k-tile. Measured (one H200, timelines
- * of 4096x8192x512 at 128x256, bench/results/onegpu-h200-prefetch.txt): the tiles 7.94 -> 7.49 us,
- * the gap between a CTA's tiles 0.96 -> 0.61 us with the early claim.
+ * The K split's wait (duet__bulk_splitk_finish) cannot deadlock: a part waits only for parts
+ * claimed before it, and a claimed part's CTA is running a part claimed before that one (the
+ * producer claims one tile ahead of its consumers).
  */
 template <bool BF16, int BM, int BN>
 __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t &p, int64_t tile, uint8_t *smem,
-                                                          unsigned long long *queue, long long *next)
+                                                          uint32_t &gbase)
 {
     typedef duet__wg_cfg<BM, BN> CFG;
     typedef duet__wgmma<CFG::WG_N, BF16> MMA;
@@ -516,52 +600,22 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
     int64_t pid_m, pid_n, k0, k1;
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
     duet_gemm_part_krange(&g, (int32_t)(tile % g.split_k), &k0, &k1); /* k0: a multiple of bk = DUET_WG_KS */
-    /* Swizzle atoms need 1024-byte alignment of the shared-memory address itself. */
-    uint8_t *stages = smem + ((1024u - (duet__smem_addr(smem) & 1023u)) & 1023u);
+    uint8_t *stages = duet__wg_stages(smem);
     const uint32_t sbase = duet__smem_addr(stages);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int kt_first = (int)(k0 / DUET_WG_KS);
-    const int kt_total = (int)duet_cdiv(k1, DUET_WG_KS) - kt_first;
-    const int prologue = kt_total < CFG::STAGES ? kt_total : CFG::STAGES;
+    const int kt_total = (int)duet_cdiv(k1, DUET_WG_KS) - (int)(k0 / DUET_WG_KS);
     /* This warpgroup's block of the pass: rows r0.., columns c0.. of the stage's A and B boxes. */
     const int r0 = CFG::SPLIT_M ? wg * CFG::WG_M : 0, c0 = CFG::SPLIT_M ? 0 : wg * CFG::WG_N;
     const int64_t n0 = pid_n * BN;
-    uint32_t gbase = duet__wg_kiter;
     float acc[CFG::NACC][CFG::MI][MMA::REGS];
 
 #pragma unroll 1
     for (int pass = 0; pass < CFG::PASSES; pass++) {
         const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
-        if (tid == 0) {
-            /* The stages were last written and read by ordinary loads and stores (staging):
-             * order those before the copies that overwrite them, and let the previous pass's
-             * TMA stores of C finish reading them. */
-            duet__fence_proxy_async();
-            duet__bulk_wait_read();
-            /* The first duet__wg_ahead k-tiles were loaded by the previous pass's loop. */
-            for (int x = (int)duet__wg_ahead; x < prologue; x++)
-                duet__wg_produce<CFG>(p, stages, gbase + x, kt_first + x, m0, n0);
-            duet__wg_ahead = 0;
-            if (pass == 0)
-                *next = (long long)atomicAdd(queue, 1ull);
-            /* The pass after this one, whose first k-tiles this loop may load in place of its
-             * own last refills: the next pass of the tile, or the claimed tile. Not with a K
-             * split: its sum uses the whole of the stages. */
-            uint32_t ok = g.split_k == 1;
-            int64_t nm0 = m0 + CFG::PM, nn0 = n0;
-            if (ok && pass + 1 == CFG::PASSES) {
-                const long long t = *next;
-                ok = t < g.tiles;
-                if (ok) {
-                    duet_gemm_tile_coords(&g, t, &nm0, &nn0);
-                    nm0 *= BM;
-                    nn0 *= BN;
-                }
-            }
-            duet__wg_nok = ok;
-            duet__wg_nm0 = (int32_t)nm0;
-            duet__wg_nn0 = (int32_t)nn0;
-        }
+        /* The previous pass's staging goes back to the producer, which needs it from this
+         * pass's k-tile AHEAD on. */
+        if (tid == 0)
+            duet__wg_give_pending<CFG>();
         duet__wg_zero<CFG>(acc);
         /* The epilogue stays outside this loop: accumulator reads on a (to ptxas) divergent
          * path inside it make ptxas serialise every wgmma (C7518). */
@@ -581,29 +635,15 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
                              duet__wg_desc(sb + kk * 32), 1);
             duet__wgmma_commit();
             duet__wg_fence_acc<CFG>(acc);
-            /* k-tile kt - 1's group is complete: release its stage, and refill it: with this
-             * pass's k-tile nk, or past the end with the next pass's first k-tiles, in order,
-             * into the stages its epilogue's staging leaves free (CFG::AHEAD). Its K range
-             * starts at 0: there is no K split. */
+            /* k-tile kt - 1's group is complete: release its stage to the producer. */
             duet__wgmma_wait<1>();
-            if (kt > 0) {
-                duet__mbar_arrive(&duet__wg_empty[(gi - 1) % CFG::STAGES]);
-                const int nk = kt - 1 + CFG::STAGES;
-                if (tid == 0) {
-                    const uint32_t x = (uint32_t)(nk - kt_total);
-                    if (nk < kt_total) {
-                        duet__wg_produce<CFG>(p, stages, gbase + nk, kt_first + nk, m0, n0);
-                    } else if (x == duet__wg_ahead && x < (uint32_t)CFG::AHEAD && duet__wg_nok) {
-                        duet__wg_produce<CFG>(p, stages, gbase + nk, (int)x, duet__wg_nm0, duet__wg_nn0);
-                        duet__wg_ahead = x + 1;
-                    }
-                }
-            }
+            if (kt > 0)
+                duet__wg_release((gi - 1) % CFG::STAGES);
         }
         duet__wgmma_wait<0>();
         duet__wg_fence_acc<CFG>(acc);
         if (kt_total > 0)
-            duet__mbar_arrive(&duet__wg_empty[(gbase + kt_total - 1) % CFG::STAGES]);
+            duet__wg_release((gbase + kt_total - 1) % CFG::STAGES);
         gbase += kt_total;
 #pragma unroll
         for (int a = 1; a < CFG::NACC; a++)
@@ -613,32 +653,110 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
                 for (int i = 0; i < MMA::REGS; i++)
                     acc[0][mi][i] += acc[a][mi][i];
         if (g.split_k > 1) {
-            /* K split. (The part and its C tile are recomputed here: live across the K loop they
-             * cost the 128-accumulator tiles registers, and ptxas spilled more.) */
+            /* K split: the sum uses the whole of the stages, which the producer hands over. (The
+             * part and its C tile are recomputed here: live across the K loop they cost the
+             * 128-accumulator tiles registers, and ptxas spilled more.) */
             int64_t mn;
             int32_t part;
             duet_gemm_tile_split(&g, tile, &mn, &part);
             const int rows_valid = (int)(g.m - m0 < CFG::PM ? g.m - m0 : CFG::PM);
             const bool own = g.split_k <= CFG::SK_OWN_MAX && part == g.split_k - 1;
-            if (own)
-                __syncthreads();
+            duet__wg_take<CFG>(gbase, CFG::STAGES);
             duet__wg_put_partial<CFG>(
                 acc[0], own ? (float *)stages : duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN),
                 own ? CFG::SK_OWN_LDB : BN, rows_valid);
             if (own || duet__splitk_arrive(p, mn, pass, CFG::PASSES))
                 duet__bulk_splitk_finish<CFG::PM, BN, CFG::SK_OWN_LDB, CFG::SK_REGION>(p, mn, pass, CFG::PASSES, stages,
                                                                                        m0, n0, own);
-            /* The next pass's or tile's copies must not overwrite stages a slow thread reads:
-             * the wgmma reads are complete (wait_group 0), and the finish's or arrive's barriers
-             * order the rest. */
+            duet__wg_give<CFG>(gbase, CFG::STAGES);
+            gbase += CFG::STAGES;
             continue;
         }
-        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, (gbase + CFG::AHEAD) % CFG::STAGES, m0, n0);
+        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, gbase, m0, n0);
+        gbase += CFG::STAGES - CFG::AHEAD;
     }
-    /* Every thread read duet__wg_kiter before the epilogue's barriers. */
-    if (tid == 0)
-        duet__wg_kiter = gbase;
-    /* The next tile reads duet__wg_kiter after the dequeue's barrier. */
+}
+
+/**
+ * The consumers' loop over the GEMM queue (all DUET_THREADS consumer threads): take each tile
+ * the producer claimed from the tile slot and run it. begin(idx) and end(): the measured
+ * timeline's hooks around each tile (kernels.h).
+ */
+template <bool BF16, int BM, int BN, class BEGIN, class END>
+__device__ static __forceinline__ void duet__wg_consume(const duet__kparams_t &p, uint8_t *smem, long long len,
+                                                        BEGIN begin, END end)
+{
+    /* Each thread's own counts of the ring's uses and of the tiles taken: every thread walks
+     * the same sequence, and shared copies would need a barrier per tile before the next read. */
+    uint32_t gi = 0, nt = 0;
+    for (;; nt++) {
+        duet__mbar_wait(&duet__wg_tfull, nt & 1);
+        const long long idx = *(volatile long long *)&duet__wg_tslot;
+        duet__mbar_arrive(&duet__wg_tempty);
+        if (idx >= len)
+            break;
+        begin(idx);
+        duet__gemm_tile_wg<BF16, BM, BN>(p, idx, smem, gi);
+        end();
+    }
+}
+
+/**
+ * The producer (one thread of the producer warpgroup): claim the CTA's GEMM tiles, hand each to
+ * the consumers through the tile slot, and issue the ring's uses for it (the header comment), until the queue is empty; the last value handed over is the first position
+ * past the queue's end. `wait_go`: a comm-home CTA of the fused kernel, whose consumers drain the
+ * comm queue first; the GEMM queue is claimed from only once they reach it, as in the plan.
+ *
+ * The next tile is claimed once the current one's first load is issued, so the claim's L2 round
+ * trip overlaps the loads (a claim between tiles cost 6.9 % of the warps' samples at 4096 x 8192
+ * x 512, Nsight Compute); its loads follow the current tile's without a gap.
+ */
+template <int BM, int BN>
+__device__ static __forceinline__ void duet__wg_producer(const duet__kparams_t &p, uint8_t *smem,
+                                                         unsigned long long *queue, bool wait_go)
+{
+    typedef duet__wg_cfg<BM, BN> CFG;
+    const duet_gemm_geom_t &g = p.gemm;
+    const long long len = (long long)g.tiles;
+    if (len <= 0)
+        return;
+    if (wait_go)
+        duet__mbar_wait(&duet__wg_go, 0);
+    uint8_t *stages = duet__wg_stages(smem);
+    uint32_t gi = 0, nt = 0;
+    long long t = (long long)atomicAdd(queue, 1ull);
+    for (;; nt++) {
+        if (nt > 0)
+            duet__mbar_wait(&duet__wg_tempty, (nt - 1) & 1);
+        *(volatile long long *)&duet__wg_tslot = t;
+        duet__mbar_arrive(&duet__wg_tfull); /* release: orders the slot's store before it */
+        if (t >= len)
+            return;
+        int64_t pid_m, pid_n, k0, k1;
+        duet_gemm_tile_coords(&g, t, &pid_m, &pid_n);
+        duet_gemm_part_krange(&g, (int32_t)(t % g.split_k), &k0, &k1);
+        const int kt_first = (int)(k0 / DUET_WG_KS);
+        const int kt_total = (int)duet_cdiv(k1, DUET_WG_KS) - kt_first;
+        const int handed = duet__wg_handed<CFG>(g);
+        bool claimed = false;
+        long long next = 0;
+#pragma unroll 1
+        for (int pass = 0; pass < CFG::PASSES; pass++) {
+            const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
+#pragma unroll 1
+            for (int kt = 0; kt < kt_total; kt++) {
+                duet__wg_produce<CFG>(p, stages, gi++, kt_first + kt, m0, pid_n * BN);
+                if (!claimed) {
+                    next = (long long)atomicAdd(queue, 1ull);
+                    claimed = true;
+                }
+            }
+#pragma unroll 1
+            for (int x = 0; x < handed; x++)
+                duet__wg_hand<CFG>(gi++);
+        }
+        t = claimed ? next : (long long)atomicAdd(queue, 1ull);
+    }
 }
 
 #endif /* DUET_GPU_NVIDIA */

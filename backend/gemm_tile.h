@@ -417,7 +417,7 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
             duet_dev_cp_async_wait<CFG::STAGES - 2>();
             /* Stage kt is visible to all threads, and every thread is done with stage kt - 1,
              * which the next load overwrites. */
-            __syncthreads();
+            duet_dev_sync();
             const int nk = kt + CFG::STAGES - 1;
             if (nk < kt_total) {
                 uint16_t *st = smem + write_stage * CFG::STAGE_ELEMS;
@@ -433,7 +433,7 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
         }
         duet_dev_cp_async_wait<0>();
         /* Nobody may refill stage 0 (next pass or tile) while a slower warp still reads it. */
-        __syncthreads();
+        duet_dev_sync();
         if (g.split_k > 1) {
             /* K split: store this part's partial; the part that completes the C tile sums. */
             if (active)

@@ -98,8 +98,19 @@
 #error "backend/gpu.h needs hipcc or nvcc"
 #endif
 
-/* Threads of every backend CTA: 8 warps on NVIDIA, 4 wavefronts on AMD. */
+/* Threads of every backend CTA that run tiles: 8 warps on NVIDIA, 4 wavefronts on AMD. */
 #define DUET_THREADS 256
+
+/*
+ * NVIDIA: a kernel with the wgmma GEMM tile has one more warpgroup, the producer, which only
+ * issues the tile's TMA loads (backend/gemm_hopper.h). It takes no part in the CTA barriers of
+ * the tiles, so those are a named barrier over the DUET_THREADS tile threads (duet_dev_sync).
+ */
+#if defined(DUET_GPU_NVIDIA)
+#define DUET_PRODUCER_THREADS 128
+#else
+#define DUET_PRODUCER_THREADS 0
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Device primitives                                                                           */
@@ -127,6 +138,20 @@ __device__ static inline int32_t duet_dev_smid(void)
     return (int32_t)id;
 #else
     return (int32_t)__smid();
+#endif
+}
+
+/**
+ * Barrier of the DUET_THREADS tile threads of a CTA (all of a CTA without a producer
+ * warpgroup), with __syncthreads' memory ordering among them. NVIDIA: named barrier 1 (0 is
+ * __syncthreads', which the producer warpgroup would have to reach too).
+ */
+__device__ static __forceinline__ void duet_dev_sync(void)
+{
+#if defined(DUET_GPU_NVIDIA)
+    asm volatile("bar.sync 1, %0;" ::"n"(DUET_THREADS) : "memory");
+#else
+    __syncthreads();
 #endif
 }
 

@@ -45,7 +45,7 @@ __device__ static __forceinline__ void duet__trace_begin(int q, int home, long l
  */
 __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
 {
-    __syncthreads();
+    duet_dev_sync();
     if (threadIdx.x != 0)
         return;
     uint64_t t1 = duet_dev_time_ns();
@@ -69,9 +69,7 @@ __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
  * CTA of the grid left): there a claimed tile waits behind the running one while other CTAs
  * find the queue empty, which lengthened 64 MB collectives on 132 CTAs by 3-4 % when every tile
  * was claimed early (except in a comm kernel with at most one tile per CTA, below). The wgmma
- * GEMM tile claims early too, differently: its thread 0 waits for the result at the tile's start
- * (beside its first loads) and keeps it in shared memory, not in registers, which the
- * 128-accumulator tiles do not have (duet__gemm_tile_wg).
+ * GEMM tile's producer claims early too (duet__wg_producer).
  *
  * Not inlined, so that the comm code's registers do not add to the GEMM tile's in the fused
  * kernel. @return the new `entered` state (0 not yet waited, 1 every rank entered, -1 the wait
@@ -101,11 +99,24 @@ __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, lo
             duet__trace_end(p);
         if (threadIdx.x == 0)
             s_next = (long long)(early ? next : atomicAdd(&p.ctl->queue[DUET_QUEUE_COMM], 1ull));
-        __syncthreads();
+        duet_dev_sync();
         idx = s_next;
-        __syncthreads();
+        duet_dev_sync();
     }
     return entered;
+}
+
+/* The queue a CTA drains first, and how many it drains (the other one after it). */
+__device__ static inline int duet__cta_home(const duet__kparams_t &p)
+{
+    if (p.role == DUET__ROLE_FUSED)
+        return duet_home_queue(DUET_MODE_FUSED, (int32_t)blockIdx.x, p.gemm_wgs);
+    return p.role == DUET__ROLE_COMM ? DUET_QUEUE_COMM : DUET_QUEUE_GEMM;
+}
+
+__device__ static inline int duet__cta_nqueues(const duet__kparams_t &p)
+{
+    return p.role == DUET__ROLE_FUSED && duet_may_steal(DUET_MODE_FUSED) ? 2 : 1;
 }
 
 /* BM == 0: a kernel without the GEMM tile (the concurrent comm kernel). */
@@ -126,32 +137,42 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
     if (comm_role && blockIdx.x == 0 && threadIdx.x == 0)
         duet__signal_arrival(p);
 
-    int home = p.role == DUET__ROLE_COMM ? DUET_QUEUE_COMM : DUET_QUEUE_GEMM;
-    if (p.role == DUET__ROLE_FUSED)
-        home = duet_home_queue(DUET_MODE_FUSED, (int32_t)blockIdx.x, p.gemm_wgs);
-    const int nqueues = p.role == DUET__ROLE_FUSED && duet_may_steal(DUET_MODE_FUSED) ? 2 : 1;
+    const int home = duet__cta_home(p), nqueues = duet__cta_nqueues(p);
     int entered = 0; /* comm: 0 not yet waited, 1 every rank entered, -1 the wait failed */
-#if defined(DUET_GPU_NVIDIA)
-    /* The wgmma tile's barriers, once per CTA; the dequeue's barrier below orders this before
-     * any use. */
-    if constexpr (BM > 0)
-        duet__wg_cta_init<BM, BN>();
-#endif
 
     for (int i = 0; i < nqueues; i++) {
         const int q = i == 0 ? home : 1 - home;
         const long long len =
             q == DUET_QUEUE_GEMM ? (long long)p.gemm.tiles : (p.has_comm ? (long long)p.comm.queue_len : 0);
+#if defined(DUET_GPU_NVIDIA)
+        if constexpr (BM > 0)
+            if (q == DUET_QUEUE_GEMM && p.tma) {
+                /* The producer claims this queue's tiles (duet__persistent_kernel): from now on
+                 * in a comm-home CTA. */
+                if (threadIdx.x == 0 && home != DUET_QUEUE_GEMM)
+                    duet__mbar_arrive(&duet__wg_go);
+                if (len > 0)
+                    duet__wg_consume<BF16, BM, BN>(
+                        p, (uint8_t *)smem, len,
+                        [&](long long idx) {
+                            if constexpr (TRACE)
+                                duet__trace_begin(q, home, idx);
+                        },
+                        [&]() {
+                            if constexpr (TRACE)
+                                duet__trace_end(p);
+                        });
+                continue;
+            }
+#endif
         if (len <= 0)
             continue;
-        bool claimed = false; /* the last tile claimed this one (duet__gemm_tile_wg) */
         for (;;) {
-            if (threadIdx.x == 0 && !claimed)
+            if (threadIdx.x == 0)
                 s_idx = (long long)atomicAdd(&p.ctl->queue[q], 1ull);
-            __syncthreads();
+            duet_dev_sync();
             const long long idx = s_idx;
-            __syncthreads();
-            claimed = false;
+            duet_dev_sync();
             if (idx >= len)
                 break;
             if (q != DUET_QUEUE_GEMM) {
@@ -160,15 +181,8 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
             }
             if constexpr (TRACE)
                 duet__trace_begin(q, home, idx);
-            if constexpr (BM > 0) {
-#if defined(DUET_GPU_NVIDIA)
-                if (p.tma) {
-                    duet__gemm_tile_wg<BF16, BM, BN>(p, idx, (uint8_t *)smem, &p.ctl->queue[q], &s_idx);
-                    claimed = true;
-                } else
-#endif
-                    duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
-            }
+            if constexpr (BM > 0)
+                duet__gemm_tile<BF16, BM, BN>(p, idx, smem);
             if constexpr (TRACE)
                 duet__trace_end(p);
         }
@@ -184,10 +198,38 @@ __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
         duet__cta_finish(p);
 }
 
+/* Threads of a persistent kernel with the GEMM tile: the tile threads, and on NVIDIA the
+ * producer warpgroup of the wgmma tile. */
+#define DUET__KERNEL_THREADS (DUET_THREADS + DUET_PRODUCER_THREADS)
+
+/*
+ * NVIDIA: the producer warpgroup (threads DUET_THREADS..) gives its registers to the consumers:
+ * 384 threads start with 168 registers each (65536 / 384, rounded down to 8), and 128 x 24 +
+ * 256 x 240 is the same total, so the two GEMM warpgroups keep nearly the 255 they had as a
+ * 256-thread CTA (ptxas: the 128x256 tile's 128 accumulators per thread). One producer thread
+ * loads; the others exit. Without TMA (kparams.tma == 0, the mma.sync tile) the producer has
+ * nothing to do.
+ */
 template <bool BF16, int BM, int BN, bool TRACE>
-__global__ void __launch_bounds__(DUET_THREADS, 1) duet__persistent_kernel(const __grid_constant__ duet__kparams_t p)
+__global__ void __launch_bounds__(DUET__KERNEL_THREADS, 1)
+    duet__persistent_kernel(const __grid_constant__ duet__kparams_t p)
 {
     extern __shared__ uint4 duet__smem_dyn[];
+#if defined(DUET_GPU_NVIDIA)
+    /* The wgmma tile's barriers, once per CTA, before either side uses them. */
+    duet__wg_cta_init<BM, BN>();
+    __syncthreads();
+    if (threadIdx.x >= DUET_THREADS) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;" ::: "memory");
+        /* The GEMM queue is this CTA's home, or it drains it after the comm queue. */
+        const int home = duet__cta_home(p);
+        if (threadIdx.x == DUET_THREADS && p.tma && (home == DUET_QUEUE_GEMM || duet__cta_nqueues(p) == 2))
+            duet__wg_producer<BM, BN>(p, (uint8_t *)duet__smem_dyn, &p.ctl->queue[DUET_QUEUE_GEMM],
+                                      home != DUET_QUEUE_GEMM);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;" ::: "memory");
+#endif
     duet__cta_run<BF16, BM, BN, TRACE>(p, (uint16_t *)duet__smem_dyn);
 }
 
@@ -207,10 +249,10 @@ static hipError_t duet__launch_persistent(const duet__kparams_t *p, duet_gemm_ti
         duet__tma_prepare(&q, duet__gemm_cfg<_bm, _bn>::PM, _bn);                                                      \
         if (q.trace != NULL)                                                                                           \
             duet__persistent_kernel<BF16, _bm, _bn, true>                                                              \
-                <<<grid, DUET_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                                      \
+                <<<grid, DUET__KERNEL_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                              \
         else                                                                                                           \
             duet__persistent_kernel<BF16, _bm, _bn, false>                                                             \
-                <<<grid, DUET_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                                      \
+                <<<grid, DUET__KERNEL_THREADS, duet__tile_smem<_bm, _bn>::BYTES, s>>>(q);                              \
         return hipGetLastError();                                                                                      \
     }
     DUET__FOR_EACH_TILE(DUET__LAUNCH_CASE)

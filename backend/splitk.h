@@ -55,7 +55,7 @@ __device__ static inline bool duet__splitk_arrive(const duet__kparams_t &p, int6
     __shared__ int s_last;
     /* Release: every thread's block stores are visible device-wide before the count. */
     __threadfence();
-    __syncthreads();
+    duet_dev_sync();
     if (threadIdx.x == 0) {
         uint32_t *cnt = &p.sk_cnt[mn * passes + pass];
         const uint32_t before = atomicAdd(cnt, 1u);
@@ -65,7 +65,7 @@ __device__ static inline bool duet__splitk_arrive(const duet__kparams_t &p, int6
         if (s_last)
             *cnt = 0;
     }
-    __syncthreads();
+    duet_dev_sync();
     const bool last = s_last != 0;
     /* Acquire (last part): the other parts' blocks are read after their counts were seen. */
     if (last)

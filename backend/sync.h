@@ -100,9 +100,9 @@ __device__ static inline int duet__cta_wait_entry(const duet__kparams_t &p)
     __shared__ int s_ok;
     if (threadIdx.x == 0)
         s_ok = duet__wait_all(p, DUET__FLAG_ARRIVE, DUET__PHASE_ENTRY);
-    __syncthreads();
+    duet_dev_sync();
     int ok = s_ok;
-    __syncthreads();
+    duet_dev_sync();
     return ok;
 }
 
@@ -111,7 +111,7 @@ __device__ static inline void duet__cta_finish(const duet__kparams_t &p)
 {
     /* Order this CTA's remote stores before the count that the last CTA observes. */
     __threadfence_system();
-    __syncthreads();
+    duet_dev_sync();
     if (threadIdx.x != 0)
         return;
     unsigned old = atomicAdd(&p.ctl->done, 1u);
