@@ -134,7 +134,9 @@ int duet_config_same(const duet_config_t *a, const duet_config_t *b)
 
 const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n)
 {
-    if (cfg->split_k > 1)
+    if (cfg->mode == DUET_MODE_VENDOR)
+        snprintf(buf, n, "vendor");
+    else if (cfg->split_k > 1)
         snprintf(buf, n, "%dx%dx%d/k%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk, (int)cfg->split_k);
     else
         snprintf(buf, n, "%dx%dx%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);

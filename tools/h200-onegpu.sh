@@ -12,6 +12,10 @@
 #   trace   duet run --trace of the GEMMs of $TRACES (GEMM alone, every SM), every build;
 #   pair    a GEMM and a collective together at W = 2, fused and concurrent, on half the SMs per
 #           rank (two grids of all the SMs cannot both be resident on one GPU), every build, twice;
+#   clocks  SM clock, power and clock-event reasons every 20 ms while the GEMM $CLOCK_GEMM (default
+#           8192x8192x8192) runs $CLOCK_REPS (2000) times on every SM, once per entry of $CLOCK_RUNS:
+#           V (cuBLASLt) or TILE:SPLIT:GROUP_M (this tree's kernel); default "V 256x256x64:1:8 V
+#           256x256x64:1:8";
 #   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel;
 #   ncu     Nsight Compute (full set, source-level stall samples) of the GEMMs of $NCU (SHAPE:TILE:
 #           SPLIT, GEMM alone on every SM as in trace) in the builds $NCU_BUILDS (default B), and
@@ -208,6 +212,41 @@ for step in "$@"; do
             rm -f "$rep" # tens of MB, and no ncu to open it off the machine
         done
         mps_start
+        ;;
+    clocks)
+        # Is the gap under sustained load a clock one? The SM clock, power, temperature and the
+        # driver's clock-event reasons, sampled every 20 ms while one GEMM runs $CLOCK_REPS times
+        # back to back on every SM, run after run of $CLOCK_RUNS; tools/clocks_summary.py reads
+        # each busy window into the log.
+        shape=${CLOCK_GEMM:-8192x8192x8192}
+        sms=$(nvidia-smi -i 0 --query-gpu=multiprocessor_count --format=csv,noheader 2> /dev/null)
+        [[ $sms =~ ^[0-9]+$ ]] || sms=132
+        q=timestamp,utilization.gpu,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active
+        nvidia-smi -i 0 --query-gpu=$q --format=csv -c 1 > /dev/null 2>&1 || q=${q/clocks_event/clocks_throttle}
+        k=0
+        for run in ${CLOCK_RUNS:-V 256x256x64:1:8 V 256x256x64:1:8}; do
+            k=$((k + 1))
+            if [ "$run" = V ]; then
+                cfg=(--mode vendor --gemm-wgs "$sms" --comm-wgs 0)
+            else
+                IFS=: read -r tile split gm <<< "$run"
+                cfg=(--mode fused --num-wgs "$sms" --gemm-wgs "$sms" --tile "$tile" --split-k "$split" --group-m "$gm")
+                run="B:$run"
+            fi
+            f=$OUT/clocks-$k.csv
+            nvidia-smi -i 0 --query-gpu=$q --format=csv,nounits -lms 20 > "$f" 2>&1 &
+            smi=$!
+            sleep 1 # idle samples before the run: the window's start shows
+            echo "# $k $run" >> "$OUT/clocks.log"
+            timeout 120 $MPIRUN1 build-gpu/duet run --gemm "$shape" --dtype "${CLOCK_DTYPE:-fp16}" "${cfg[@]}" \
+                --repeats "${CLOCK_REPS:-2000}" --warmup 5 >> "$OUT/clocks.log" 2>&1
+            rc=$?
+            sleep 1
+            kill $smi
+            wait $smi 2> /dev/null
+            note "clocks $k $run $shape: rc=$rc, $(grep -o 'measured [0-9.]* ms' "$OUT/clocks.log" | tail -1)"
+            tools/clocks_summary.py --label "clocks $k $run" "$f" >> "$LOG" 2>&1
+        done
         ;;
     *) echo "unknown step $step"; exit 2 ;;
     esac

@@ -308,6 +308,8 @@ extern "C" duet_status_t duet_vendor_coll(duet_vendor_h v, int32_t slot, const d
 extern "C" duet_status_t duet_vendor_run(duet_vendor_h v, struct duet_ctx *ctx, const struct duet_op *op,
                                          void *stream)
 {
+    if (v == NULL)
+        return vendor_fail(v, DUET_ERR_INVALID_ARG, "duet_vendor_run: no vendor context (duet_vendor_create())");
     if (op->cfg.mode != DUET_MODE_VENDOR)
         return vendor_fail(v, DUET_ERR_INVALID_ARG, "duet_vendor_run: the operation's mode is %s, not vendor",
                            duet_mode_name(op->cfg.mode));
@@ -328,8 +330,10 @@ extern "C" duet_status_t duet_vendor_run(duet_vendor_h v, struct duet_ctx *ctx, 
         HIP_TRY(v, hipStreamWaitEvent(v->side, v->ev_fork, 0));
         DUET_CHECK(duet_run(ctx, &comm, v->side));
     }
+    /* Every SM is the library's own plan, without a target: the GEMM as duet bench times it alone. */
+    int32_t sm_target = op->cfg.gemm_wgs >= duet_ctx_hw(ctx)->n_sms ? 0 : op->cfg.gemm_wgs;
     if (op->wl.m > 0)
-        DUET_CHECK(duet_vendor_gemm(v, &op->wl, op->a, op->b, op->c, op->cfg.gemm_wgs, stream));
+        DUET_CHECK(duet_vendor_gemm(v, &op->wl, op->a, op->b, op->c, sm_target, stream));
     if (op->wl.coll != DUET_COLL_NONE) {
         HIP_TRY(v, hipEventRecord(v->ev_join, v->side));
         HIP_TRY(v, hipStreamWaitEvent(s, v->ev_join, 0));

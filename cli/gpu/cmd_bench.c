@@ -68,19 +68,6 @@ static duet_status_t run_vendor(void *user, void *main_stream, void *side_stream
     }
 }
 
-/* Vendor mode: the vendor GEMM on fewer SMs beside duet's comm kernel. */
-typedef struct vmode_job {
-    gpu_env_t *e;
-    duet_op_t op;
-} vmode_job_t;
-
-static duet_status_t run_vendor_mode(void *user, void *main_stream, void *side_stream)
-{
-    (void)side_stream;
-    vmode_job_t *j = user;
-    return duet_vendor_run(j->e->vendor, j->e->ctx, &j->op, main_stream);
-}
-
 typedef struct bench_row {
     duet_workload_t wl;
     gpu_stat_t v_gemm, v_coll, v_seq, v_streams, v_carve[3];
@@ -287,17 +274,14 @@ static void bench_workload(gpu_env_t *e, duet_sim_ws_t *ws, bench_row_t *rows, s
     gpu_measure(e, gpu_run_duet, &dj, warmup, reps, &r->d_conc_def);
 
     for (int i = 0; i < 3; i++) {
-        vmode_job_t vm;
-        vm.e = e;
-        gpu_duet_job_t tmp;
+        gpu_duet_job_t vm;
         duet_config_t vc = duet_config_default(&e->hw, DUET_MODE_VENDOR);
         vc.comm_wgs = bench_carve[i];
         vc.gemm_wgs = e->sms - bench_carve[i];
         vc.num_wgs = e->sms;
         r->vmode_cfg[i] = vc;
-        gpu_duet_job_init(&tmp, e, &r->wl, &vc, b);
-        vm.op = tmp.op;
-        gpu_measure(e, run_vendor_mode, &vm, warmup, reps, &r->vmode[i]);
+        gpu_duet_job_init(&vm, e, &r->wl, &vc, b);
+        gpu_measure(e, gpu_run_duet, &vm, warmup, reps, &r->vmode[i]);
     }
 
     bench_candidates(e, ws, r, top, grid);

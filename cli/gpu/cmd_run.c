@@ -19,7 +19,9 @@ static void cmd_run_usage(FILE *f)
             "Runs one operation on this node's GPUs, one rank per GPU: prints its median time (slowest rank) next\n"
             "to the simulator's prediction on the device's profile. --trace records one more run tile by tile\n"
             "(CTA, SM, queue, tile id, start, end from the device clock) in the simulator's timeline format;\n"
-            "--svg draws the measured timeline above the predicted one.\n"
+            "--svg draws the measured timeline above the predicted one. --mode vendor runs the GEMM in the vendor\n"
+            "library (cuBLASLt, hipBLASLt) planned for --gemm-wgs SMs beside duet's comm kernel on --comm-wgs CTAs\n"
+            "(no timeline: the vendor's tiles are not recorded).\n"
             "\n"
             "%s\n%s\n"
             "other:\n"
@@ -29,7 +31,8 @@ static void cmd_run_usage(FILE *f)
             "\n"
             "example:\n"
             "  mpirun -np 2 build-gpu/duet run --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 \\\n"
-            "      --gemm-wgs 112 --trace measured.json --svg timelines.svg\n",
+            "      --gemm-wgs 112 --trace measured.json --svg timelines.svg\n"
+            "  mpirun -np 1 build-gpu/duet run --gemm 8192x8192x8192 --mode vendor --gemm-wgs 132 --comm-wgs 0\n",
             cli_workload_help, cli_config_help);
 }
 
@@ -86,10 +89,19 @@ int cmd_run(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    /* Vendor mode runs the GEMM in BLASLt, whose tiles the device clock cannot record: its timeline
+     * would show the comm kernel alone, so it is refused here rather than drawn half. */
+    int32_t mode = DUET_MODE_FUSED;
+    if (c.mode_arg && duet_mode_parse(c.mode_arg, &mode) < 0)
+        return cli_usage_error("run", "--mode: '%s' is not fused, concurrent or vendor", c.mode_arg);
+    if (mode == DUET_MODE_VENDOR && (trace_path || svg))
+        return cli_usage_error("run", "--trace and --svg record duet's own tiles: vendor mode's GEMM runs in the "
+                                      "vendor library (use --mode fused or concurrent)");
     const char *hw_arg = c.hw_arg;
     gpu_env_t e;
     gpu_env_params_t ep = {0};
     ep.heap_bytes = (size_t)2 << 30;
+    ep.vendor = mode == DUET_MODE_VENDOR; /* BLASLt for vendor mode's GEMM */
     ep.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
     if ((rc = gpu_env_init(&e, "run", &argc, &argv, &ep)) != CLI_EXIT_OK)
         return rc;
@@ -103,12 +115,9 @@ int cmd_run(int argc, char **argv)
     gpu_bufs_t b;
     memset(&b, 0, sizeof(b));
     duet_sim_ws_t *ws = NULL;
-    int32_t mode = DUET_MODE_FUSED;
     if ((rc = cli_common_workload(&c, "run")) != CLI_EXIT_OK)
         goto out;
     c.hw = e.hw; /* the device's SM count and shared memory */
-    if (c.mode_arg)
-        duet_mode_parse(c.mode_arg, &mode);
     if ((rc = cli_common_config(&c, "run", mode)) != CLI_EXIT_OK)
         goto out;
     duet_status_t st = gpu_bufs_alloc(&e, &c.wl, 11, &b);

@@ -219,6 +219,10 @@ duet_status_t gpu_run_duet(void *user, void *main_stream, void *side_stream)
 {
     (void)side_stream;
     gpu_duet_job_t *j = user;
+    /* Vendor mode's GEMM is the vendor library's: duet_run() refuses it, duet_vendor_run() runs it
+     * with duet's comm kernel forked beside it. */
+    if (j->op.cfg.mode == DUET_MODE_VENDOR)
+        return duet_vendor_run(j->e->vendor, j->e->ctx, &j->op, main_stream);
     return duet_run(j->e->ctx, &j->op, main_stream);
 }
 

@@ -97,6 +97,7 @@ typedef struct gpu_duet_job {
     gpu_env_t *e;
     duet_op_t op;
 } gpu_duet_job_t;
+/** One run of j->op: duet_run(), or duet_vendor_run() in vendor mode (which needs gpu_env_params_t.vendor). */
 duet_status_t gpu_run_duet(void *user, void *main_stream, void *side_stream);
 
 /** A duet operation of `wl` (or its GEMM or comm part) on the buffers under `cfg`. */

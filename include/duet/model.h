@@ -259,7 +259,8 @@ typedef struct duet_rank_item {
 void duet_rank_sort(duet_rank_item_t *items, size_t n);
 
 /**
- * The GEMM tile of a configuration for people: "256x128x64", or "256x128x64/k2" with a K split.
+ * The GEMM tile of a configuration for people: "256x128x64", or "256x128x64/k2" with a K split;
+ * "vendor" in vendor mode, whose GEMM runs at the vendor library's own tile.
  * @return buf.
  */
 const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n);

@@ -41,6 +41,21 @@ Test(tiles, list_and_parse, T_TIMEOUT)
     cr_assert_eq(duet_gemm_tile_smem_bytes(big, DUET_DTYPE_FP16, 3), 196608.0);
 }
 
+Test(tiles, config_tile_str_names_the_split_and_the_vendor, T_TIMEOUT)
+{
+    duet_hw_t hw;
+    cr_assert_eq(duet_hw_builtin("h200", &hw), DUET_OK);
+    char buf[32];
+    duet_config_t c = duet_config_default(&hw, DUET_MODE_FUSED);
+    c.tile = (duet_gemm_tile_t){128, 256, 64};
+    cr_assert_str_eq(duet_config_tile_str(&c, buf, sizeof(buf)), "128x256x64");
+    c.split_k = 2;
+    cr_assert_str_eq(duet_config_tile_str(&c, buf, sizeof(buf)), "128x256x64/k2");
+    /* Vendor mode's GEMM runs at the library's own tile: the configuration's tile means nothing. */
+    c = duet_config_default(&hw, DUET_MODE_VENDOR);
+    cr_assert_str_eq(duet_config_tile_str(&c, buf, sizeof(buf)), "vendor");
+}
+
 Test(workload, valid_workloads_pass, T_TIMEOUT)
 {
     duet_workload_t ok[] = {
