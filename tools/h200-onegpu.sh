@@ -18,9 +18,10 @@
 #           256x256x64:1:8";
 #   sass    spill instructions (STL/LDL) and wgmma (HGMMA) in each build's 128x256 fused kernel;
 #   ncu     Nsight Compute (full set, source-level stall samples) of the GEMMs of $NCU (SHAPE:TILE:
-#           SPLIT, GEMM alone on every SM as in trace) in the builds $NCU_BUILDS (default B), and
-#           of cuBLASLt's kernel for each shape (unless NCU_VENDOR=0); the hottest SASS lines
-#           (tools/ncu_hot.py) go into the log. MPS is stopped meanwhile (ncu does not profile MPS
+#           SPLIT[:GROUP_M], GEMM alone on every SM as in trace) in the builds $NCU_BUILDS (default
+#           B), and of cuBLASLt's kernel for each shape (unless NCU_VENDOR=0); the hottest SASS lines
+#           (tools/ncu_hot.py) go into the log; with NCU_METRICS=a,b,... only those metrics, each
+#           kernel's values in the log. MPS is stopped meanwhile (ncu does not profile MPS
 #           clients). Clocks are left alone (--clock-control none, METHOD.md).
 # Results in $OUT as a handful of files (the device tool brings back at most 8).
 #   VARIANTS="A=.gpu-base" tools/h200-onegpu.sh [STEP...]      (default: tests comm gemm trace)
@@ -183,18 +184,21 @@ for step in "$@"; do
         ;;
     ncu)
         mps_stop
-        NCU_ARGS=(--clock-control none --set full --import-source yes --launch-skip 2 --launch-count 1 -f)
+        # NCU_METRICS (comma-separated) collects only those metrics: a quick count, no source view.
+        what=(--set full --import-source yes)
+        [ -n "${NCU_METRICS:-}" ] && what=(--metrics "$NCU_METRICS")
+        NCU_ARGS=(--clock-control none "${what[@]}" --launch-skip 2 --launch-count 1 -f)
         for t in ${NCU:-4096x512x8192:128x256x64:2 4096x8192x512:128x256x64:1}; do
-            IFS=: read -r shape tile split <<< "$t"
+            IFS=: read -r shape tile split gm <<< "$t"
             for run in ${NCU_BUILDS:-B}; do
-                rep=$OUT/ncu-$run-$shape
+                rep=$OUT/ncu-$run-$shape-$tile-k$split-g${gm:-8}
                 timeout 240 $(mpi1 $run) ncu "${NCU_ARGS[@]}" -k regex:persistent -o "$rep" "$(bin $run)" run --gemm "$shape" \
                     --dtype fp16 --mode fused --num-wgs 132 --gemm-wgs 132 --tile "$tile" --split-k "$split" \
-                    --repeats 3 --warmup 1 >> "$OUT/ncu.log" 2>&1
-                note "ncu $run $shape $tile split $split: rc=$?, $((SECONDS - t0)) s"
+                    --group-m "${gm:-8}" --repeats 3 --warmup 1 >> "$OUT/ncu.log" 2>&1
+                note "ncu $run $shape $tile split $split group_m ${gm:-8}: rc=$?, $((SECONDS - t0)) s"
             done
-            # cuBLASLt's kernel for the shape (its name: nvjet_* or sm90_xmma_* on this CUDA).
-            [ "${NCU_VENDOR:-1}" = 1 ] || continue
+            # cuBLASLt's kernel for the shape (its name: nvjet_* or sm90_xmma_* on this CUDA), once.
+            [ "${NCU_VENDOR:-1}" = 1 ] && [ ! -f "$OUT/ncu-vendor-$shape.ncu-rep" ] || continue
             echo "$shape 512x2048 all_gather fp16" > "$OUT/ncu-shape.txt"
             timeout 240 $MPIRUN1 ncu "${NCU_ARGS[@]}" -k "regex:nvjet|xmma|cutlass|gemm" -o "$OUT/ncu-vendor-$shape" build-gpu/duet \
                 bench --gemm-only --shapes "$OUT/ncu-shape.txt" --repeats 4 --warmup 1 >> "$OUT/ncu.log" 2>&1
@@ -204,6 +208,11 @@ for step in "$@"; do
         for rep in "$OUT"/ncu-*.ncu-rep; do
             [ -f "$rep" ] || continue
             ncu -i "$rep" --page details > "${rep%.ncu-rep}.details.txt" 2>&1
+            if [ -n "${NCU_METRICS:-}" ]; then
+                grep -E "${NCU_METRICS//,/|}" "${rep%.ncu-rep}.details.txt" | sed "s|^ *|$(basename "$rep") |" >> "$LOG"
+                rm -f "$rep"
+                continue
+            fi
             ncu -i "$rep" --page source --csv --print-source sass > "${rep%.ncu-rep}.sass.csv" 2>&1
             ncu -i "$rep" --page source --csv --print-source cuda,sass > "${rep%.ncu-rep}.cuda-sass.csv" 2>&1
             grep -E "Duration|Registers Per|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput" \
