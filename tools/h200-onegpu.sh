@@ -8,7 +8,8 @@
 #           it, so that both ranks' persistent kernels run at once), then at W = 1;
 #   comm    collectives alone at W = 2 on the one GPU, B, then every variant, then B again: the
 #           peer's memory is the same HBM, so this measures the comm tile's own loop, not NVLink;
-#   gemm    duet bench --gemm-only on $GEMM_SHAPES against cuBLASLt, in the same order;
+#   gemm    duet bench --gemm-only on $GEMM_SHAPES against cuBLASLt, in the same order ($GEMM_ARGS:
+#           more options, e.g. --warmup-ms 300 for the clock a long job settles at);
 #   trace   duet run --trace of the GEMMs of $TRACES (GEMM alone, every SM), every build;
 #   pair    a GEMM and a collective together at W = 2, fused and concurrent, on half the SMs per
 #           rank (two grids of all the SMs cannot both be resident on one GPU), every build, twice;
@@ -142,7 +143,7 @@ for step in "$@"; do
         for n in $RUNS B; do
             k=$((k + 1))
             timeout 200 $(mpi1 $n) "$(bin $n)" bench --gemm-only --shapes "${GEMM_SHAPES:-bench/shapes/gemm-min.txt}" \
-                --repeats 30 --warmup 5 --json "$OUT/gemm-$k-$n.json" > "$OUT/gemm-$k-$n.log" 2>&1
+                --repeats 30 --warmup 5 ${GEMM_ARGS:-} --json "$OUT/gemm-$k-$n.json" > "$OUT/gemm-$k-$n.log" 2>&1
             note "gemm $k $n: rc=$?, $((SECONDS - t0)) s"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/gemm-$k-$n.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
         done

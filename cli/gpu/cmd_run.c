@@ -8,13 +8,13 @@
 
 #include "cli/gpu/gpu.h"
 
-enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_TRACE, OPT_SVG, OPT_POLICY };
+enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_WARMUP_MS, OPT_TRACE, OPT_SVG, OPT_POLICY };
 
 static void cmd_run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: mpirun -np W duet run [workload] [configuration] [--repeats N] [--warmup N] [--trace FILE]\n"
-            "                             [--svg FILE] [--policy fluid|frozen]\n"
+            "usage: mpirun -np W duet run [workload] [configuration] [--repeats N] [--warmup N] [--warmup-ms MS]\n"
+            "                             [--trace FILE] [--svg FILE] [--policy fluid|frozen]\n"
             "\n"
             "Runs one operation on this node's GPUs, one rank per GPU: prints its median time (slowest rank) next\n"
             "to the simulator's prediction on the device's profile. --trace records one more run tile by tile\n"
@@ -26,6 +26,8 @@ static void cmd_run_usage(FILE *f)
             "%s\n%s\n"
             "other:\n"
             "  --repeats N           timed runs (default 20) after --warmup N (default 5)\n"
+            "  --warmup-ms MS        then untimed runs until MS ms of them have run (default 0): the time at the\n"
+            "                        clock the board's power limit settles at, not at boost (see duet bench --help)\n"
             "  --trace FILE          the measured timeline of rank 0 (JSON)\n"
             "  --svg FILE            measured and predicted timelines, one above the other\n"
             "\n"
@@ -42,6 +44,7 @@ int cmd_run(int argc, char **argv)
                                              CLI_CONFIG_LONGOPTS,
                                              {"repeats", required_argument, NULL, OPT_REPEAT},
                                              {"warmup", required_argument, NULL, OPT_WARMUP},
+                                             {"warmup-ms", required_argument, NULL, OPT_WARMUP_MS},
                                              {"trace", required_argument, NULL, OPT_TRACE},
                                              {"svg", required_argument, NULL, OPT_SVG},
                                              {"policy", required_argument, NULL, OPT_POLICY},
@@ -51,7 +54,7 @@ int cmd_run(int argc, char **argv)
     cli_common_init(&c);
     const char *trace_path = NULL, *svg = NULL;
     const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
-    long long reps = 20, warm = 5;
+    long long reps = 20, warm = 5, warm_ms = 0;
     int opt, rc;
     optind = 1;
     opterr = 0;
@@ -67,6 +70,10 @@ int cmd_run(int argc, char **argv)
         case OPT_WARMUP:
             if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
                 return cli_usage_error("run", "--warmup: '%s' is not a non-negative integer", optarg);
+            continue;
+        case OPT_WARMUP_MS:
+            if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
+                return cli_usage_error("run", "--warmup-ms: '%s' is not an integer in [0, 60000]", optarg);
             continue;
         case OPT_TRACE:
             trace_path = optarg;
@@ -105,6 +112,7 @@ int cmd_run(int argc, char **argv)
     ep.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
     if ((rc = gpu_env_init(&e, "run", &argc, &argv, &ep)) != CLI_EXIT_OK)
         return rc;
+    e.warmup_ms = (double)warm_ms;
     /* The workload at this world; the configuration against the device's profile. */
     c.have_world = 1;
     c.wl.world = e.world;

@@ -140,7 +140,10 @@ void gpu_bufs_free(gpu_env_t *e, gpu_bufs_t *b)
 int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, double *samples, int *n,
                      char *error, size_t error_size)
 {
-    for (int i = 0; i < warmup + reps; i++) {
+    double warm_ms = 0;
+    for (int i = 0, timed = 0; timed < reps; i++) {
+        /* Every rank sees the same slowest time, so every rank leaves the warm-up at the same run. */
+        int warming = i < warmup || (warm_ms < e->warmup_ms && i < GPU_WARMUP_MAX_RUNS);
         MPI_Barrier(e->comm);
         double ms = 0;
         duet_status_t r = duet_gpu_time(&e->streams, fn, user, &ms);
@@ -163,8 +166,12 @@ int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int
         }
         double slowest = 0;
         MPI_Allreduce(&ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, e->comm);
-        if (i >= warmup)
+        if (warming) {
+            warm_ms += slowest;
+        } else {
             samples[(*n)++] = slowest;
+            timed++;
+        }
     }
     return 0;
 }

@@ -38,6 +38,11 @@ typedef struct gpu_env {
     char device[96], arch[32], driver[64], runtime[64];
     int32_t sms;
     int mpi_inited_here;
+    /* Untimed runs go on, beyond the warm-up count, until this much device time (ms, the slowest
+     * rank's) has passed: a figure then comes from the clock the board's power limit settles at,
+     * not from the first 0.1-0.2 s at boost (docs/performance.md, "One GPU, seventh session").
+     * 0 (default): the warm-up count alone. */
+    double warmup_ms;
 } gpu_env_t;
 
 /** Options of the environment. */
@@ -73,18 +78,21 @@ typedef struct gpu_stat {
 } gpu_stat_t;
 
 /**
- * Run `fn` warmup + reps times (collective). Before each run all ranks meet at a barrier; each
+ * Run `fn` warmup (more while e->warmup_ms is not reached) + reps times (collective). Before each run all ranks meet at a barrier; each
  * run is timed with device events and the slowest rank's time counts (the operation ends when
  * every rank's part has ended). If any rank fails, every rank stops and reports it; a context
  * in error is resynchronised so the next measurement can run.
  */
 void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st);
 
+/* A bound on the time-based warm-up's runs: a 5 us operation would take 60000 for 300 ms. */
+#define GPU_WARMUP_MAX_RUNS 100000
+
 /**
  * The loop of gpu_measure, for callers that gather the samples of one configuration over several
- * calls (calibrate collect's rounds): `warmup` untimed runs, then `reps` timed ones, each the
- * slowest rank's time in ms appended at samples[*n] (room for `reps` more; *n grows by one per
- * timed run). Collective. @return 0, or -1 when a run failed on any rank: every rank returns -1
+ * calls (calibrate collect's rounds): `warmup` untimed runs (more until e->warmup_ms of them have
+ * run), then `reps` timed ones, each the slowest rank's time in ms appended at samples[*n] (room
+ * for `reps` more; *n grows by one per timed run). Collective. @return 0, or -1 when a run failed on any rank: every rank returns -1
  * with the reason in `error`, and the context is resynchronised.
  */
 int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, double *samples, int *n,
