@@ -3,8 +3,9 @@
 (utilization >= 50 %, its first 0.2 s dropped as the ramp) with the median SM clock (MHz) over
 the whole window, its first and its last second, the median power (W), the highest temperature
 (C) and how many samples carried each clock-event reason (the driver's bit mask).
-  tools/clocks_summary.py [--label L] [--json OUT.json] [LABEL=]FILE...
---json writes every window with its series (seconds from the window's start, SM clock, power)."""
+  tools/clocks_summary.py [--label L] [--json OUT.json] [--svg OUT.svg] [LABEL=]FILE...
+--json writes every window with the file's whole series (seconds from the first busy sample, SM
+clock, power); --svg draws the series, SM clock above and power below, one line per file."""
 import argparse
 import csv
 import json
@@ -34,16 +35,18 @@ def summarise(path, label):
     head = [h.split(" [")[0].replace("clocks.current.", "clocks.") for h in rows[0]]
     col = {h: i for i, h in enumerate(head)}
     reason_key = next((h for h in head if h.endswith("reasons.active")), None)
-    busy = []
+    busy, every = [], []
     for r in rows[1:]:
         if len(r) != len(head) or num(r[col["utilization.gpu"]]) is None:
             continue
         t = datetime.strptime(r[col["timestamp"]], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        every.append((t, r))
         if num(r[col["utilization.gpu"]]) >= 50:
             busy.append((t, r))
     if len(busy) < 5:
         return f"{label}: {len(busy)} busy samples in {path}: too few"
-    t0 = busy[0][0] + 0.2
+    t_busy = busy[0][0]
+    t0 = t_busy + 0.2
     busy = [(t, r) for t, r in busy if t >= t0]
     t_end = busy[-1][0]
 
@@ -66,7 +69,7 @@ def summarise(path, label):
             "sm_mhz_median": med("clocks.sm"), "sm_mhz_first_s": med("clocks.sm", first),
             "sm_mhz_last_s": med("clocks.sm", last), "power_w_median": med("power.draw"),
             "temperature_c_max": max(temps) if temps else None, "reasons": counts,
-            "series": [[round(t - t0, 3), num(r[col["clocks.sm"]]), num(r[col["power.draw"]])] for t, r in busy]}
+            "series": [[round(t - t_busy, 3), num(r[col["clocks.sm"]]), num(r[col["power.draw"]])] for t, r in every]}
 
 
 def line(w):
@@ -79,12 +82,66 @@ def line(w):
             f"reasons: {reasons}")
 
 
+COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
+           "#bcbd22"]
+
+
+def svg(windows, path, title):
+    """SM clock (MHz) and power (W) against seconds from each run's first busy sample."""
+    w, h, left, top, panel, gap = 1000, 560, 70, 50, 190, 60
+    # From just before the first busy sample to just after the last one: the idle time around a
+    # run (process start, context creation) drops the clock to idle and says nothing.
+    x0, x1 = -0.4, max(win["busy_s"] for win in windows) + 0.2 + 0.6
+    windows = [dict(win, series=[p for p in win["series"] if x0 <= p[0] <= x1]) for win in windows]
+    pw = w - left - 290
+    panels = [("SM clock, MHz", 1, 1200.0, 2000.0, top), ("power, W", 2, 0.0, 800.0, top + panel + gap)]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="24" font-size="14">{title}</text>']
+    for name, idx, lo, hi, y in panels:
+        out.append(f'<rect x="{left}" y="{y}" width="{pw}" height="{panel}" fill="none" stroke="#999"/>')
+        out.append(f'<text x="{left}" y="{y - 6}">{name}</text>')
+        for k in range(5):
+            v = lo + (hi - lo) * k / 4
+            yy = y + panel - panel * k / 4
+            out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:.0f}</text>')
+            out.append(f'<line x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>')
+        for i, win in enumerate(windows):
+            line = " ".join(f"{left + pw * (p[0] - x0) / (x1 - x0):.1f},"
+                            f"{y + panel - panel * (min(max(p[idx], lo), hi) - lo) / (hi - lo):.1f}"
+                            for p in win["series"] if p[idx] is not None)
+            out.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[i % len(COLOURS)]}" stroke-width="1.5"/>')
+    ybot = top + 2 * panel + gap
+    for k in range(6):
+        v = x0 + (x1 - x0) * k / 5
+        out.append(f'<text x="{left + pw * k / 5:.1f}" y="{ybot + 16}" text-anchor="middle">{v:.1f}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{ybot + 34}" text-anchor="middle">seconds from the first busy sample '
+               f'(nvidia-smi updates these fields about every 0.1 s; power.draw is averaged over about 1 s)</text>')
+    for i, win in enumerate(windows):
+        y = top + 14 + 18 * i
+        out.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{y - 4}" y2="{y - 4}" '
+                   f'stroke="{COLOURS[i % len(COLOURS)]}" stroke-width="3"/>')
+        out.append(f'<text x="{left + pw + 38}" y="{y}">{win["label"]}: {win["sm_mhz_median"]:.0f} MHz</text>')
+    out.append("</svg>")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--label", default="", help="the label of a single FILE")
     ap.add_argument("--json", help="write the windows and their series to this file")
+    ap.add_argument("--svg", help="draw the series (SM clock, power) to this file")
+    ap.add_argument("--title", default="SM clock and power while a GEMM runs back to back")
     ap.add_argument("files", nargs="+", metavar="[LABEL=]FILE")
     a = ap.parse_args()
+    for o in (a.json, a.svg):
+        if o and not os.path.isdir(os.path.dirname(o) or "."):
+            ap.error(f"{o}: no such folder")
+    for arg in a.files:
+        if not os.path.isfile(arg.rpartition("=")[2]):
+            ap.error(f"{arg.rpartition('=')[2]}: no such file")
     out = []
     for arg in a.files:
         label, _, path = arg.rpartition("=")
@@ -92,9 +149,13 @@ def main():
         print(line(w))
         if not isinstance(w, str):
             out.append(w)
+    if a.svg and out:
+        svg(out, a.svg, a.title)
     if a.json:
         with open(a.json + ".tmp", "w") as f:
-            json.dump({"format": "duet-clocks/1", "windows": out}, f, indent=1)
+            # One window a line: the series are long lists of short triples.
+            f.write('{"format": "duet-clocks/1", "windows": [\n' +
+                    ",\n".join(json.dumps(w) for w in out) + "\n]}\n")
         os.replace(a.json + ".tmp", a.json)
     return 0
 

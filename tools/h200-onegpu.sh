@@ -234,6 +234,7 @@ for step in "$@"; do
         q=timestamp,utilization.gpu,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active
         nvidia-smi -i 0 --query-gpu=$q --format=csv -c 1 > /dev/null 2>&1 || q=${q/clocks_event/clocks_throttle}
         k=0
+        runs=()
         for run in ${CLOCK_RUNS:-V 256x256x64:1:8 V 256x256x64:1:8}; do
             k=$((k + 1))
             if [ "$run" = V ]; then
@@ -256,13 +257,19 @@ for step in "$@"; do
             wait $smi 2> /dev/null
             note "clocks $k $run $shape: rc=$rc, $(grep -o 'measured [0-9.]* ms' "$OUT/clocks.log" | tail -1)"
             tools/clocks_summary.py --label "clocks $k $run" "$f" >> "$LOG" 2>&1
+            runs+=("$k-$run=$f")
         done
+        # Every run's series in one JSON and one picture (SM clock and power against time).
+        tools/clocks_summary.py --json "$OUT/clocks.json" --svg "$OUT/clocks.svg" \
+            --title "$shape ${CLOCK_DTYPE:-fp16}, $(nvidia-smi -i 0 --query-gpu=name --format=csv,noheader), ${CLOCK_REPS:-2000} runs back to back" \
+            "${runs[@]}" > /dev/null 2>&1
         ;;
     *) echo "unknown step $step"; exit 2 ;;
     esac
 done
 mps_stop
-# At most 8 files come back: the three tables stay as they are, the rest (logs, JSON, traces, SASS)
-# goes into one archive.
-cd "$OUT" && cat "$LOG" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^comm.txt$' -e '^gemm.txt$' -e '^onegpu.log$')
+# At most 8 files come back: the three tables and the clocks picture stay as they are, the rest (logs, JSON,
+# traces, SASS) goes into one archive.
+cd "$OUT" && cat "$LOG" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^comm.txt$' -e '^gemm.txt$' -e '^onegpu.log$' \
+    -e '^clocks.svg$')
 ls
