@@ -227,7 +227,7 @@ for step in "$@"; do
         # Is the gap under sustained load a clock one? The SM clock, power, temperature and the
         # driver's clock-event reasons, sampled every 20 ms while one GEMM runs $CLOCK_REPS times
         # back to back on every SM, run after run of $CLOCK_RUNS; tools/clocks_summary.py reads
-        # each busy window into the log.
+        # each busy window after the last run.
         shape=${CLOCK_GEMM:-8192x8192x8192}
         sms=$(nvidia-smi -i 0 --query-gpu=multiprocessor_count --format=csv,noheader 2> /dev/null)
         [[ $sms =~ ^[0-9]+$ ]] || sms=132
@@ -256,13 +256,13 @@ for step in "$@"; do
             kill $smi
             wait $smi 2> /dev/null
             note "clocks $k $run $shape: rc=$rc, $(grep -o 'measured [0-9.]* ms' "$OUT/clocks.log" | tail -1)"
-            tools/clocks_summary.py --label "clocks $k $run" "$f" >> "$LOG" 2>&1
             runs+=("$k-$run=$f")
         done
-        # Every run's series in one JSON and one picture (SM clock and power against time).
+        # One line a run into the log, every run's series in one JSON and one picture (SM clock and
+        # power against time).
         tools/clocks_summary.py --json "$OUT/clocks.json" --svg "$OUT/clocks.svg" \
             --title "$shape ${CLOCK_DTYPE:-fp16}, $(nvidia-smi -i 0 --query-gpu=name --format=csv,noheader), ${CLOCK_REPS:-2000} runs back to back" \
-            "${runs[@]}" > /dev/null 2>&1
+            "${runs[@]}" >> "$LOG" 2>&1
         ;;
     *) echo "unknown step $step"; exit 2 ;;
     esac

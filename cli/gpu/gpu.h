@@ -78,10 +78,10 @@ typedef struct gpu_stat {
 } gpu_stat_t;
 
 /**
- * Run `fn` warmup (more while e->warmup_ms is not reached) + reps times (collective). Before each run all ranks meet at a barrier; each
- * run is timed with device events and the slowest rank's time counts (the operation ends when
- * every rank's part has ended). If any rank fails, every rank stops and reports it; a context
- * in error is resynchronised so the next measurement can run.
+ * Run `fn` warmup (more while e->warmup_ms is not reached) + reps times (collective). Before each
+ * run all ranks meet at a barrier; each run is timed with device events and the slowest rank's
+ * time counts (the operation ends when every rank's part has ended). If any rank fails, every rank
+ * stops and reports it; a context in error is resynchronised so the next measurement can run.
  */
 void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, gpu_stat_t *st);
 
@@ -92,8 +92,8 @@ void gpu_measure(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int rep
  * The loop of gpu_measure, for callers that gather the samples of one configuration over several
  * calls (calibrate collect's rounds): `warmup` untimed runs (more until e->warmup_ms of them have
  * run), then `reps` timed ones, each the slowest rank's time in ms appended at samples[*n] (room
- * for `reps` more; *n grows by one per timed run). Collective. @return 0, or -1 when a run failed on any rank: every rank returns -1
- * with the reason in `error`, and the context is resynchronised.
+ * for `reps` more; *n grows by one per timed run). Collective. @return 0, or -1 when a run failed
+ * on any rank: every rank returns -1 with the reason in `error`, and the context is resynchronised.
  */
 int gpu_measure_runs(gpu_env_t *e, duet_timed_fn fn, void *user, int warmup, int reps, double *samples, int *n,
                      char *error, size_t error_size);
