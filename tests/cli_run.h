@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 typedef struct t_cli {
     int code;
     char out[1 << 20];
@@ -47,9 +49,9 @@ static inline void t_cli_run(t_cli_t *r, const char *input, ...)
     va_end(ap);
     argv[argc] = NULL;
     char in[64], out[64], err[64];
-    snprintf(in, sizeof(in), "/tmp/duet-cli-%d.in", (int)getpid());
-    snprintf(out, sizeof(out), "/tmp/duet-cli-%d.out", (int)getpid());
-    snprintf(err, sizeof(err), "/tmp/duet-cli-%d.err", (int)getpid());
+    t_tmp_path(in, sizeof(in), "cli.in");
+    t_tmp_path(out, sizeof(out), "cli.out");
+    t_tmp_path(err, sizeof(err), "cli.err");
     FILE *f = fopen(in, "wb");
     cr_assert_not_null(f);
     if (input)

@@ -177,10 +177,10 @@ static inline void t_add_split_rows(duet_corpus_t *c, const duet_hw_t *truth)
     duet_sim_ws_destroy(ws);
 }
 
-/* A path under /tmp unique to this process and tag. */
+/* A path in this test's own temporary folder, named by tag. */
 static inline void t_tmp(char *buf, size_t n, const char *tag)
 {
-    snprintf(buf, n, "/tmp/duet-cal-%d-%s", (int)getpid(), tag);
+    t_tmp_path(buf, n, tag);
 }
 
 #endif /* DUET_TEST_CAL_SYNTH_H */

@@ -141,7 +141,8 @@ Test(cli, failed_writes_exit_1_and_leave_no_file, T_TIMEOUT)
     t_cli_run(&r, NULL, "hw", "show", "h200", "-o", "/nonexistent-dir/h.json", NULL);
     t_cli_expect_error(&r, 1, "hw show", "/nonexistent-dir/h.json");
     /* Writing into a folder we own works, and leaves no temporary behind. */
-    char dir[] = "/tmp/duet-cli-XXXXXX";
+    char dir[96];
+    cr_assert_lt(snprintf(dir, sizeof(dir), "%s/cli-XXXXXX", t_tmpdir()), (int)sizeof(dir));
     cr_assert_not_null(mkdtemp(dir));
     char svg[128], trace[128];
     snprintf(svg, sizeof(svg), "%s/t.svg", dir);
@@ -168,7 +169,7 @@ Test(cli, a_profile_that_cannot_run_the_tile_exits_2, T_TIMEOUT)
     p = strstr(p, "\"value\":");
     cr_assert_not_null(p);
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-small-%d.json", (int)getpid());
+    t_tmp_path(path, sizeof(path), "small.json");
     FILE *f = fopen(path, "wb");
     fwrite(r.out, 1, (size_t)(p - r.out), f);
     fputs("\"value\": 64", f);

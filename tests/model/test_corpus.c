@@ -52,7 +52,7 @@ Test(corpus, round_trip_and_resume_lookup, T_TIMEOUT)
 {
     duet_corpus_t c = small_corpus(), back;
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-corpus-%d.json", (int)getpid());
+    t_tmp_path(path, sizeof(path), "corpus.json");
     cr_assert_eq(duet_corpus_save(&c, path), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(duet_corpus_load(path, &back), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(back.n, 2);
@@ -76,7 +76,7 @@ static void expect_reject(const char *from, const char *to, const char *want)
 {
     duet_corpus_t c = small_corpus(), back;
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-corpus-%d.json", (int)getpid());
+    t_tmp_path(path, sizeof(path), "corpus.json");
     cr_assert_eq(duet_corpus_save(&c, path), DUET_OK);
     duet_corpus_free(&c);
     FILE *f = fopen(path, "rb");
@@ -114,7 +114,7 @@ Test(corpus, rejects_corrupt_and_partial_files, T_TIMEOUT)
 static void saved_text(const duet_corpus_t *c, char *text, size_t n)
 {
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-corpus-text-%d.json", (int)getpid());
+    t_tmp_path(path, sizeof(path), "corpus-text.json");
     cr_assert_eq(duet_corpus_save(c, path), DUET_OK, "%s", duet_last_error());
     FILE *f = fopen(path, "rb");
     cr_assert_not_null(f);

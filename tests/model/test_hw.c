@@ -160,7 +160,8 @@ Test(hw, failed_load_leaves_the_output_untouched, T_TIMEOUT)
 
 Test(hw, save_is_atomic_and_loadable, T_TIMEOUT)
 {
-    char dir[] = "/tmp/duet-hw-XXXXXX";
+    char dir[128];
+    cr_assert_lt(snprintf(dir, sizeof(dir), "%s/hw-XXXXXX", t_tmpdir()), (int)sizeof(dir));
     cr_assert_not_null(mkdtemp(dir));
     char path[256];
     snprintf(path, sizeof(path), "%s/my.json", dir);

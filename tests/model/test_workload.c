@@ -204,7 +204,7 @@ Test(shapes, seed_set_and_shape_files, T_TIMEOUT)
     duet_workloads_free(&w);
 
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-shapes-%d.txt", (int)getpid());
+    t_tmp_path(path, sizeof(path), "shapes.txt");
     FILE *f = fopen(path, "w");
     fputs("# a comment\n\n8192x8192x8192 4096x8192 all_gather,all_reduce bf16\n1x8192x8192 - none\n", f);
     fclose(f);

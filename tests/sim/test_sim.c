@@ -134,7 +134,7 @@ Test(sim, fluid_is_deterministic_to_the_byte)
         duet_trace_t t;
         duet_trace_init(&t, "x");
         cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r[k]), DUET_OK);
-        snprintf(path[k], sizeof(path[k]), "/tmp/duet-det-%d-%d.json", (int)getpid(), k);
+        t_tmp_path(path[k], sizeof(path[k]), k ? "det-1.json" : "det-0.json");
         cr_assert_eq(duet_trace_write_json(&t, &p, &hw, path[k]), DUET_OK);
         duet_trace_free(&t);
     }
@@ -299,7 +299,7 @@ Test(sim, sweep_ranks_and_places_the_default)
     cr_assert_eq(res.dflt.cfg.gemm_wgs, 99);
     cr_assert(res.events > 0);
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-curve-%d.svg", (int)getpid());
+    t_tmp_path(path, sizeof(path), "curve.svg");
     cr_assert_eq(duet_sweep_write_svg(&res, "t", path), DUET_OK);
     FILE *f = fopen(path, "rb");
     char head[64] = {0};
@@ -388,7 +388,7 @@ Test(sim, trace_json_round_trips)
     duet_sim_result_t r;
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, &t, &r), DUET_OK);
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/duet-trace-%d.json", (int)getpid());
+    t_tmp_path(path, sizeof(path), "trace.json");
     cr_assert_eq(duet_trace_write_json(&t, &p, &hw, path), DUET_OK);
     cr_assert_eq(duet_trace_read_json(path, &back), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(back.n, t.n);
@@ -398,7 +398,7 @@ Test(sim, trace_json_round_trips)
         cr_assert(fabs(back.recs[i].end_s - t.recs[i].end_s) < 1e-11);
     }
     const duet_trace_t *two[2] = {&back, &t};
-    snprintf(path, sizeof(path), "/tmp/duet-gantt-%d.svg", (int)getpid());
+    t_tmp_path(path, sizeof(path), "gantt.svg");
     cr_assert_eq(duet_trace_write_svg(two, 2, "two timelines", path), DUET_OK);
     unlink(path);
     duet_trace_free(&t);

@@ -15,11 +15,11 @@
 #include "duet/corpus.h"
 #include "duet/tune.h"
 
-/* A fresh folder under /tmp; DUET_CACHE is set to <dir>/tuning.json and the other variables that
- * could redirect the database or the tuner are cleared. */
+/* A fresh folder in the test's own temporary folder; DUET_CACHE is set to <dir>/tuning.json and the other variables
+ * that could redirect the database or the tuner are cleared. */
 static inline void tt_tmpdir(char *dir, size_t n)
 {
-    snprintf(dir, n, "/tmp/duet-tune-test-XXXXXX");
+    cr_assert_lt(snprintf(dir, n, "%s/tune-XXXXXX", t_tmpdir()), (int)n);
     cr_assert_not_null(mkdtemp(dir));
     char db[512];
     snprintf(db, sizeof(db), "%s/tuning.json", dir);
@@ -34,25 +34,7 @@ static inline void tt_tmpdir(char *dir, size_t n)
 /* rm -rf of a test folder (it holds only files and folders the test made). */
 static inline void tt_rmdir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            size_t n = strlen(dir) + strlen(e->d_name) + 2;
-            char *p = malloc(n);
-            struct stat sb;
-            snprintf(p, n, "%s/%s", dir, e->d_name);
-            if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-                tt_rmdir(p);
-            else
-                unlink(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    t_rmtree(dir);
 }
 
 /* Collects warnings instead of printing them. */
@@ -102,6 +84,48 @@ static inline duet_status_t tt_bench_fn(void *user, const duet_config_t *cfg, do
     *lo = *med * 0.99;
     *hi = *med * 1.01;
     return DUET_OK;
+}
+
+/* An entry for workload m (the key differs by m), with one measured and one failed candidate. */
+static inline duet_tune_entry_t tt_entry_for(int64_t m)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_tune_entry_t e;
+    memset(&e, 0, sizeof(e));
+    e.wl = t_wl(m, 4096, 4096, DUET_COLL_ALL_GATHER, 1024, 2048, 2);
+    /* No cr_assert here: forked writers call this, and only the test process may report. A failure
+     * leaves the key empty, which the store refuses. */
+    if (duet_tune_key_make(&hw, &e.wl, NULL, e.key, sizeof(e.key)) != DUET_OK)
+        e.key[0] = '\0';
+    snprintf(e.arch, sizeof(e.arch), "sm_90");
+    e.sms = 132;
+    e.modes = 3;
+    snprintf(e.tiles, sizeof(e.tiles), "%s", DUET_TILE_LIST_VERSION);
+    e.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    e.cfg.gemm_wgs = 117;
+    e.cfg.comm_wgs = 15;
+    e.measured_ms = 0.5 + (double)m / 1e5;
+    e.pred_ms = 0.45;
+    e.n_warmup = 5;
+    e.n_repeat = 20;
+    snprintf(e.date, sizeof(e.date), "2026-11-30T12:00:00Z");
+    snprintf(e.duet_version, sizeof(e.duet_version), "%s", DUET_VERSION);
+    e.n_cands = 2;
+    e.cands[0].cfg = e.cfg;
+    e.cands[0].source = DUET_TUNE_SRC_MODEL;
+    e.cands[0].model_rank = 1;
+    e.cands[0].pred_ms = 0.45;
+    e.cands[0].ok = 1;
+    e.cands[0].ms = e.measured_ms;
+    e.cands[0].min_ms = e.measured_ms * 0.98;
+    e.cands[0].max_ms = e.measured_ms * 1.03;
+    e.cands[1].cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    e.cands[1].source = DUET_TUNE_SRC_DEFAULT;
+    e.cands[1].pred_ms = NAN;
+    e.cands[1].ok = 0;
+    e.cands[1].status = DUET_ERR_TIMEOUT;
+    snprintf(e.cands[1].error, sizeof(e.cands[1].error), "device wait timed out after 5000 ms");
+    return e;
 }
 
 /* One op row. */
