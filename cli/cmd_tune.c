@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "duet/tune.h"
+#include "model/internal.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif
@@ -46,7 +47,7 @@ static void cmd_tune_usage(FILE *f)
             "%s\n"
             "database (JSON at $DUET_CACHE, else $XDG_CACHE_HOME/duet/tuning.json, else ~/.cache/duet/tuning.json):\n"
             "  --list                print the stored winners, one line per key\n"
-            "  --clear               delete the database\n"
+            "  --clear               delete the database (refused for a file that is not one)\n"
             "  --db FILE             use this database file instead\n"
             "evaluate (what the tuner would have picked on a corpus, read from its measurements):\n"
             "  --evaluate            replay the tuner on every shape of the corpora\n"
@@ -264,8 +265,8 @@ static int cmd_tune_evaluate(const char *const *files, size_t n_files, const cha
     if (hw_arg == NULL) {
         hw_arg = cmd_tune_builtin_for(corpora[0].arch);
         if (hw_arg == NULL) {
-            rc = cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", corpora[0].arch,
-                                 files[0]);
+            rc = cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", duet__q(corpora[0].arch),
+                                 duet__q(files[0]));
             goto out;
         }
     }
@@ -355,7 +356,8 @@ int cmd_tune(int argc, char **argv)
             continue;
         case OPT_TOP:
             if (cli_parse_i64(optarg, 1, DUET_TUNE_MAX_TOPK, &v) != 0)
-                return cli_usage_error("tune", "--top: '%s' is not an integer in [1, %d]", optarg, DUET_TUNE_MAX_TOPK);
+                return cli_usage_error("tune", "--top: '%s' is not an integer in [1, %d]", duet__q(optarg),
+                                       DUET_TUNE_MAX_TOPK);
             p.top_k = (int32_t)v;
             continue;
         case OPT_CANDIDATES:
@@ -367,7 +369,7 @@ int cmd_tune(int argc, char **argv)
             else if (strcmp(optarg, "candidates") == 0)
                 p.calibrated = 0;
             else
-                return cli_usage_error("tune", "--lead: '%s' is not model or candidates", optarg);
+                return cli_usage_error("tune", "--lead: '%s' is not model or candidates", duet__q(optarg));
             continue;
         case OPT_FORCE:
             p.force = 1;
@@ -379,7 +381,7 @@ int cmd_tune(int argc, char **argv)
             else if (duet_mode_parse(optarg, &m) == DUET_OK)
                 p.modes = 1u << m;
             else
-                return cli_usage_error("tune", "--mode: '%s' is not fused, concurrent or both", optarg);
+                return cli_usage_error("tune", "--mode: '%s' is not fused, concurrent or both", duet__q(optarg));
             continue;
         }
         case OPT_HW:
@@ -398,7 +400,7 @@ int cmd_tune(int argc, char **argv)
     /* Files after the options are more corpora (--corpus a.json b.json). */
     for (; optind < argc; optind++) {
         if (!evaluate)
-            return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+            return cli_usage_error("tune", "unexpected argument '%s'", duet__q(argv[optind]));
         if (n_files >= CMD_TUNE_MAX_CORPORA)
             return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
         files[n_files++] = argv[optind];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/internal.h"
 
 const char cli_workload_help[] =
     "workload:\n"
@@ -37,14 +38,35 @@ const char cli_config_help[] =
     "                        summed in fp32 by the last one (1-16; default 1: more tiles than SMs rarely\n"
     "                        need it, a handful of long tiles on many SMs do)\n";
 
+/* Longest message text shown, bytes; what a user's arguments make longer is cut with a mark. */
+#define CLI_MESSAGE_MAX 2048
+
+/*
+ * Print "duet: <cmd>: <message><tail>" as one line: the message is escaped whole (a newline in an
+ * argument or a path becomes \n), so no input can split it, and cut with a mark when very long.
+ */
+static void cli__message(const char *cmd, const char *tail, const char *fmt, va_list ap)
+{
+    char small[512], line[CLI_MESSAGE_MAX + 64];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    char *msg = small;
+    if (n >= (int)sizeof(small) && (msg = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    duet__text_escape(line, sizeof(line), msg ? msg : small, CLI_MESSAGE_MAX);
+    if (msg != small)
+        free(msg);
+    fprintf(stderr, "duet: %s: %s%s\n", cmd, line, tail);
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "duet: %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli__message(cmd, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int cli_fail(const char *cmd, duet_status_t st)
@@ -65,12 +87,12 @@ int cli_fail(const char *cmd, duet_status_t st)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char tail[64];
+    snprintf(tail, sizeof(tail), " (see 'duet %s --help')", cmd);
     va_list ap;
-    fprintf(stderr, "duet: %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli__message(cmd, tail, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see 'duet %s --help')\n", cmd);
     return CLI_EXIT_USAGE;
 }
 
@@ -81,7 +103,7 @@ int cli_getopt_error(const char *cmd, char **argv, int opt)
     const char *word = optind > 0 ? argv[optind - 1] : "?";
     if (optopt != 0 && optopt < 256)
         return cli_usage_error(cmd, "unknown option or missing value: -%c", optopt);
-    return cli_usage_error(cmd, "unknown option or missing value: %s", word);
+    return cli_usage_error(cmd, "unknown option or missing value: %s", duet__q(word));
 }
 
 int cli_parse_i64(const char *s, long long lo, long long hi, long long *out)
@@ -142,7 +164,7 @@ int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p)
     for (char *s = NULL, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
         int32_t c;
         if (duet_collective_parse(t, &c) < 0 || c == DUET_COLL_NONE)
-            return cli_usage_error(cmd, "--collective: '%s' is not a collective", t);
+            return cli_usage_error(cmd, "--collective: '%s' is not a collective", duet__q(t));
         mask |= 1u << c;
     }
     if (mask == 0)
@@ -217,7 +239,7 @@ static int cli__int_flag(const char *cmd, const char *flag, const char *arg, lon
 {
     long long v;
     if (cli_parse_i64(arg, lo, hi, &v) != 0) {
-        cli_usage_error(cmd, "%s: '%s' is not an integer in [%lld, %lld]", flag, arg, lo, hi);
+        cli_usage_error(cmd, "%s: '%s' is not an integer in [%lld, %lld]", flag, duet__q(arg), lo, hi);
         return -1;
     }
     *out = (int)v;
@@ -234,7 +256,7 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         return 1;
     case OPT_GEMM:
         if (cli_parse_dims(arg, 3, d) != 0) {
-            cli_usage_error(cmd, "--gemm: '%s' is not MxNxK (three non-negative integers)", arg);
+            cli_usage_error(cmd, "--gemm: '%s' is not MxNxK (three non-negative integers)", duet__q(arg));
             return -1;
         }
         c->wl.m = d[0];
@@ -244,7 +266,7 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         return 1;
     case OPT_COMM:
         if (cli_parse_dims(arg, 2, d) != 0) {
-            cli_usage_error(cmd, "--comm: '%s' is not McxNc (two non-negative integers)", arg);
+            cli_usage_error(cmd, "--comm: '%s' is not McxNc (two non-negative integers)", duet__q(arg));
             return -1;
         }
         c->wl.mc = d[0];
@@ -309,7 +331,7 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
     }
     case OPT_COMM_TILE:
         if (cli_parse_dims(arg, 2, d) != 0 || d[0] < 1 || d[1] < 1 || d[0] > 1 << 20 || d[1] > 1 << 20) {
-            cli_usage_error(cmd, "--comm-tile: '%s' is not CMxCN (two positive integers)", arg);
+            cli_usage_error(cmd, "--comm-tile: '%s' is not CMxCN (two positive integers)", duet__q(arg));
             return -1;
         }
         c->comm_tile_arg = arg;
@@ -328,7 +350,7 @@ int cli_common_workload(cli_common_t *c, const char *cmd)
     if (st < 0) {
         if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0')
             cli_error(cmd, "--hw: '%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
-                      c->hw_arg);
+                      duet__q(c->hw_arg));
         else
             cli_error(cmd, "--hw: %s", duet_last_error());
         return CLI_EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/internal.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif
@@ -96,6 +97,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < CLI_NCOMMANDS; i++)
         if (strcmp(cmd, cli_commands[i].name) == 0)
             return cli_commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "duet: unknown command '%s' (see 'duet --help')\n", cmd);
+    fprintf(stderr, "duet: unknown command '%s' (see 'duet --help')\n", duet__q(cmd));
     return CLI_EXIT_USAGE;
 }

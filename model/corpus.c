@@ -342,9 +342,9 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
 
 duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpus_t *c_p)
 {
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = duet__json_parse(text, (size_t)-1, origin, 1);
     if (root == NULL)
-        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON (a truncated or corrupt file?)", origin);
+        return DUET_ERR_PARSE;
     duet_corpus_t c;
     duet_corpus_init(&c);
     duet_status_t st = duet__corpus_from_json(root, origin, &c);
@@ -400,6 +400,13 @@ static void duet__json_list(duet__sbuf_t *b, const char *key, const double *d, c
 
 duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
 {
+    /* JSON has no infinity or NaN: a file with one would not load again, so nothing is written. */
+    for (int32_t i = 0; i < c->n_fracs || i < c->n_split_fracs; i++)
+        if ((i < c->n_fracs && !isfinite(c->fracs[i])) || (i < c->n_split_fracs && !isfinite(c->split_fracs[i])))
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: grid: a fraction is not finite; nothing written", path);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].ok && !(isfinite(c->rows[i].ms) && isfinite(c->rows[i].min_ms) && isfinite(c->rows[i].max_ms)))
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: rows[%zu]: a time is not finite; nothing written", path, i);
     duet__sbuf_t b;
     duet__sbuf_init(&b);
     duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"device\": ", DUET_CORPUS_SCHEMA);

@@ -17,15 +17,6 @@
 #include "duet/model.h"
 #include "model/internal.h"
 
-/* Line number of a byte offset, for parse errors a person can find. */
-static int duet__line_of(const char *text, const char *at)
-{
-    int line = 1;
-    for (const char *p = text; p < at && *p; p++)
-        line += *p == '\n';
-    return line;
-}
-
 static duet_status_t duet__json_string(const cJSON *obj, const char *key, const char *origin, char *out, size_t n)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -130,8 +121,6 @@ static duet_status_t duet__hw_from_cjson(const cJSON *root, const char *origin, 
         if (f < 0)
             return duet__error(DUET_ERR_PARSE, "%s: constants.%s: unknown constant (duet hw show h200 lists them)",
                                origin, it->string);
-        if (seen[f])
-            return duet__error(DUET_ERR_PARSE, "%s: constants.%s: given twice", origin, it->string);
         DUET_CHECK(duet__hw_constant(it, f, origin, hw));
         seen[f] = 1;
     }
@@ -148,14 +137,9 @@ static duet_status_t duet__hw_from_cjson(const cJSON *root, const char *origin, 
 
 duet_status_t duet_hw_from_json(const char *text, const char *origin, duet_hw_t *hw_p)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr();
-        if (at == NULL)
-            at = end ? end : text;
-        return duet__error(DUET_ERR_PARSE, "%s: line %d: not valid JSON", origin, duet__line_of(text, at));
-    }
+    cJSON *root = duet__json_parse(text, (size_t)-1, origin, 1);
+    if (root == NULL)
+        return DUET_ERR_PARSE;
     duet_hw_t *hw = calloc(1, sizeof(*hw));
     duet_status_t status = DUET_OK;
     if (hw == NULL) {

@@ -92,10 +92,10 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
 {
     char *text = NULL;
     DUET_CHECK(duet__read_file(path, &text, NULL));
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = duet__json_parse(text, (size_t)-1, path, 1);
     free(text);
     if (root == NULL)
-        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON", path);
+        return DUET_ERR_PARSE;
     duet_trace_t t;
     duet_trace_init(&t, "");
     duet_status_t st = DUET_OK;

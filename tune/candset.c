@@ -580,10 +580,10 @@ duet_status_t duet_tune_candset_load(const char *path, duet_tune_candset_t *set_
 {
     char *text = NULL;
     DUET_CHECK(duet__read_file(path, &text, NULL));
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = duet__json_parse(text, (size_t)-1, path, 1);
     free(text);
     if (root == NULL)
-        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON", path);
+        return DUET_ERR_PARSE;
     duet_status_t st = DUET_OK;
     duet_tune_candset_t set;
     memset(&set, 0, sizeof(set));

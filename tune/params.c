@@ -216,19 +216,12 @@ void duet__tune_utc_now(char *buf, size_t n)
 
 void duet__tune_json_num(cJSON *o, const char *key, double v)
 {
-    if (!isfinite(v)) {
-        cJSON_AddNullToObject(o, key);
-        return;
-    }
-    /* The shortest text that reads back as the same double: cJSON's own printing compares with a
-     * tolerance and may drop the last bit, and a stored time must read back exactly. */
+    /* Exact text (cJSON's own printing may drop the last bit), or null: JSON has no infinity. */
     char buf[40];
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, sizeof(buf), "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    cJSON_AddRawToObject(o, key, buf);
+    if (duet__json_num_text(buf, sizeof(buf), v) < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddRawToObject(o, key, buf);
 }
 
 double duet__tune_json_get_num(const cJSON *o, const char *key)
@@ -245,7 +238,9 @@ void duet__tune_db_warn(duet_tune_db_t *db, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     db->n_warnings++;
-    snprintf(db->last_warning, sizeof(db->last_warning), "%s", msg);
+    /* One line, whatever a path or a key in it holds. */
+    duet__text_escape(db->last_warning, sizeof(db->last_warning), msg, sizeof(msg));
+    snprintf(msg, sizeof(msg), "%s", db->last_warning);
     if (db->warn)
         db->warn(db->warn_user, msg);
     else

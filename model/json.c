@@ -1,0 +1,139 @@
+/*
+ * JSON shared by every loader and writer: one parse entry point that rejects what cJSON lets
+ * through (duplicate keys, text after the value, NUL bytes), and the number text every writer
+ * uses, which refuses infinity and NaN (JSON has neither).
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/internal.h"
+
+/* Objects up to this many members are checked pairwise; larger ones through a sorted copy. */
+#define DUET__JSON_PAIRWISE_MAX 16
+
+static int duet__json_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first name that occurs twice among obj's members, or NULL; *oom_p on an allocation failure. */
+static const char *duet__json_dup_name(const cJSON *obj, int *oom_p)
+{
+    int n = 0;
+    const cJSON *it;
+    for (it = obj->child; it != NULL; it = it->next)
+        n++;
+    if (n < 2)
+        return NULL;
+    if (n <= DUET__JSON_PAIRWISE_MAX) {
+        for (const cJSON *a = obj->child; a != NULL; a = a->next)
+            for (const cJSON *b = a->next; b != NULL; b = b->next)
+                if (a->string != NULL && b->string != NULL && strcmp(a->string, b->string) == 0)
+                    return a->string;
+        return NULL;
+    }
+    const char **names = malloc((size_t)n * sizeof(*names));
+    if (names == NULL) {
+        *oom_p = 1;
+        return NULL;
+    }
+    int k = 0;
+    for (it = obj->child; it != NULL; it = it->next)
+        if (it->string != NULL)
+            names[k++] = it->string;
+    qsort(names, (size_t)k, sizeof(*names), duet__json_name_cmp);
+    const char *dup = NULL;
+    for (int i = 1; i < k && dup == NULL; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            dup = names[i];
+    free(names);
+    return dup;
+}
+
+/* `path` (cap bytes, plen used) names `item`; the recursion appends ".key" or "[i]" and restores it. */
+static duet_status_t duet__json_keys_at(const cJSON *item, const char *origin, char *path, size_t plen, size_t cap,
+                                        int deep)
+{
+    if (cJSON_IsObject(item)) {
+        int oom = 0;
+        const char *dup = duet__json_dup_name(item, &oom);
+        if (oom)
+            return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate to check the keys", origin);
+        if (dup != NULL)
+            return duet__error(DUET_ERR_PARSE, "%s: %s%sduplicate key \"%s\"", origin, path, plen ? ": " : "",
+                               duet__q(dup));
+    }
+    if (!deep)
+        return DUET_OK;
+    size_t i = 0;
+    for (const cJSON *c = item->child; c != NULL; c = c->next, i++) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+            continue;
+        if (cJSON_IsObject(item))
+            snprintf(path + plen, cap - plen, "%s%s", plen ? "." : "", c->string ? c->string : "");
+        else
+            snprintf(path + plen, cap - plen, "[%zu]", i);
+        DUET_CHECK(duet__json_keys_at(c, origin, path, strlen(path), cap, deep));
+        path[plen] = '\0';
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet__json_check_keys(const struct cJSON *item, const char *origin, const char *where, int deep)
+{
+    char path[192];
+    snprintf(path, sizeof(path), "%s", where ? where : "");
+    return duet__json_keys_at(item, origin, path, strlen(path), sizeof(path), deep);
+}
+
+/* Line number of a byte offset, for parse errors a person can find. */
+static int duet__json_line_of(const char *text, const char *at)
+{
+    int line = 1;
+    for (const char *p = text; p < at && *p; p++)
+        line += *p == '\n';
+    return line;
+}
+
+struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin, int check_keys)
+{
+    if (len == (size_t)-1) {
+        len = strlen(text);
+    } else if (memchr(text, '\0', len) != NULL) {
+        const char *nul = memchr(text, '\0', len);
+        duet__error(DUET_ERR_PARSE, "%s: line %d: a NUL byte: not JSON text", origin, duet__json_line_of(text, nul));
+        return NULL;
+    }
+    /* The length takes in the terminating NUL: that is how cJSON tells the end from text after the value. */
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (root == NULL) {
+        const char *at = end != NULL && end >= text && end <= text + len ? end : text + len;
+        duet__error(DUET_ERR_PARSE, "%s: line %d: not valid JSON", origin, duet__json_line_of(text, at));
+        return NULL;
+    }
+    if (check_keys && duet__json_check_keys(root, origin, "", 1) < 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+int duet__json_num_text(char *buf, size_t n, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "null");
+        return -1;
+    }
+    /* The shortest text that reads back as the same double: cJSON's own printing compares with a
+     * tolerance and may drop the last bit, and a stored time must read back exactly. */
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return 0;
+}
