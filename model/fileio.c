@@ -1,14 +1,50 @@
 /*
- * Whole-file reads and atomic writes. Every file duet writes goes through
- * duet__write_file_atomic(), so an interrupted or failed write never leaves a partial file.
+ * Whole-file reads, and the one writer of every file duet writes (profiles, corpora, candidate
+ * sets, traces, SVG pictures, reports, the tuning database): duet__write_file_atomic(). What it
+ * does depends on what the path names when the write starts:
+ *
+ * - Nothing, or a regular file: replaced atomically. The bytes go to a new temporary file in the
+ *   target's own folder, created exclusively (O_CREAT | O_EXCL: a file or symbolic link planted at
+ *   that name is never opened or followed) under a name with 64 random bits, then fsync, rename
+ *   over the target and fsync of the folder. A replaced file keeps its permission bits; a new one
+ *   is created 0644 less the umask. Readers see the old file or the new one, never a mix; on any
+ *   failure the target is untouched and the temporary file removed.
+ * - A symbolic link: followed (at most 40 links), and the file it ends at is replaced as above, so
+ *   the link stays a link (a symlinked tuning database stays symlinked). A dangling link creates the
+ *   file it names.
+ * - A character device or a FIFO (/dev/null, a terminal, a named pipe): written through in place,
+ *   by design, as a shell redirection does; an error writing it (ENOSPC from /dev/full) is
+ *   reported. A FIFO blocks until a reader opens it, as `echo > fifo` does. A path that names an
+ *   open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N: a link in /proc) is written through
+ *   too, whatever it leads to; when it is this process's standard output or error, through that
+ *   stream, so that `-o /dev/stdout > file` puts the bytes in the file in order with the rest of
+ *   the output (a regular file reached through another descriptor is appended to).
+ * - Anything else (a folder, a socket, a block device): refused with DUET_ERR_INVALID_ARG.
+ *
+ * The rule for temporary files. A temporary is named ".<name>.duet-tmp-<pid>-<host>-<16 hex>"
+ * beside the target <name> (the name cut to 184 bytes so that the whole fits NAME_MAX; <host> is
+ * this host's name reduced to letters, digits and '_', at most 32). A writer killed before its
+ * rename (kill -9, a crash, a power cut) leaves its temporary behind; every later write to the
+ * same target first removes that target's temporaries whose <host> is this host and whose <pid>
+ * is no longer alive here. A temporary of another host (a folder shared over NFS), of a live pid
+ * (another writer at work, or rarely a reused pid), or of this process is left alone.
+ * The checks of what the path names are not atomic with the write: a path swapped between them
+ * by someone with write access to the folder gets the behaviour of what it was a moment before.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/internal.h"
@@ -66,50 +102,288 @@ out_close:
     return status;
 }
 
-duet_status_t duet__write_file_atomic(const char *path, const char *data, size_t len)
-{
-    if (strcmp(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
-            return duet__error(DUET_ERR_IO, "<stdout>: write failed: %s", strerror(errno));
-        return DUET_OK;
-    }
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (tmp == NULL)
-        return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+/* ------------------------------------------------------------------------------------------ */
+/* Writing                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
 
-    duet_status_t status = DUET_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        status = duet__error(DUET_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        goto out_free;
-    }
+#define DUET__MAX_LINKS 40
+#define DUET__PROC_SUPER_MAGIC 0x9fa0 /* linux/magic.h: the file system of /proc */
+#define DUET__TMP_TAG ".duet-tmp-"
+#define DUET__TMP_NAME_CUT 184 /* 255 - len(".<name>.duet-tmp-<10 digits>-<32>-<16>") */
+#define DUET__TMP_HOST_LEN 32
+
+/* Write all of data to fd, retrying short writes and EINTR. @return 0 or -1 with errno set. */
+static int duet__write_all(int fd, const char *data, size_t len)
+{
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0) {
-            status = duet__error(DUET_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-            goto out_close;
-        }
+        if (w < 0)
+            return -1;
         off += (size_t)w;
     }
-    if (fsync(fd) != 0) {
-        status = duet__error(DUET_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The folder part of a path ("." for a bare name, "/" for a name in the root), malloc'd. */
+static char *duet__dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static const char *duet__base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Whether the link at `path` lives in /proc (its folder is on procfs): a descriptor's magic link. */
+static int duet__in_proc(const char *path)
+{
+    char *dir = duet__dir_of(path);
+    struct statfs fs;
+    int in = dir != NULL && statfs(dir, &fs) == 0 && fs.f_type == DUET__PROC_SUPER_MAGIC;
+    free(dir);
+    return in;
+}
+
+/* What a path names once its symbolic links are followed. */
+typedef struct duet__target {
+    char *path;     /* the last link's target (malloc'd): the name to replace */
+    int exists;     /* 0: nothing there yet (the file will be created) */
+    int descriptor; /* reached through a link in /proc: an open descriptor */
+    struct stat st; /* what is there, when it exists */
+} duet__target_t;
+
+static duet_status_t duet__target_resolve(const char *path, duet__target_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    char *cur = strdup(path);
+    if (cur == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", path);
+    for (int hop = 0;; hop++) {
+        struct stat ls;
+        if (lstat(cur, &ls) != 0) {
+            if (errno != ENOENT) {
+                int e = errno;
+                free(cur);
+                return duet__error(DUET_ERR_IO, "%s: %s", path, strerror(e));
+            }
+            break; /* nothing there: a new file (a missing folder is reported when creating it) */
+        }
+        if (!S_ISLNK(ls.st_mode)) {
+            t->exists = 1;
+            t->st = ls;
+            break;
+        }
+        if (hop == DUET__MAX_LINKS) {
+            free(cur);
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: more than %d symbolic links in a row", path, DUET__MAX_LINKS);
+        }
+        if (duet__in_proc(cur)) {
+            /* Its text is not always a path ("pipe:[1234]"): open the link itself, which the kernel follows. */
+            if (stat(cur, &t->st) != 0) {
+                int e = errno;
+                free(cur);
+                return duet__error(DUET_ERR_IO, "%s: %s", path, strerror(e));
+            }
+            t->exists = t->descriptor = 1;
+            break;
+        }
+        char link[PATH_MAX];
+        ssize_t n = readlink(cur, link, sizeof(link) - 1);
+        if (n < 0 || (size_t)n >= sizeof(link) - 1) {
+            int e = n < 0 ? errno : ENAMETOOLONG;
+            free(cur);
+            return duet__error(DUET_ERR_IO, "%s: cannot read the symbolic link: %s", path, strerror(e));
+        }
+        link[n] = '\0';
+        char *next = NULL;
+        if (link[0] == '/' || strchr(cur, '/') == NULL) {
+            next = strdup(link);
+        } else {
+            size_t dlen = (size_t)(strrchr(cur, '/') - cur);
+            next = malloc(dlen + 1 + (size_t)n + 1);
+            if (next != NULL)
+                snprintf(next, dlen + 1 + (size_t)n + 1, "%.*s/%s", (int)dlen, cur, link);
+        }
+        free(cur);
+        if (next == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", path);
+        cur = next;
+    }
+    t->path = cur;
+    return DUET_OK;
+}
+
+/* Write through a device, a FIFO or a descriptor, in place. */
+static duet_status_t duet__write_through(const char *shown, const duet__target_t *t, const char *data, size_t len)
+{
+    /* This process's own standard output or error: through the stream, in order with what it printed. */
+    FILE *streams[2] = {stdout, stderr};
+    for (int i = 0; i < 2; i++) {
+        struct stat so;
+        if (fstat(fileno(streams[i]), &so) == 0 && so.st_dev == t->st.st_dev && so.st_ino == t->st.st_ino &&
+            so.st_rdev == t->st.st_rdev) {
+            if (fwrite(data, 1, len, streams[i]) != len || fflush(streams[i]) != 0)
+                return duet__error(DUET_ERR_IO, "%s: write failed: %s", shown, strerror(errno));
+            return DUET_OK;
+        }
+    }
+    int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(t->st.st_mode) ? O_APPEND : 0);
+    int fd = open(t->descriptor ? shown : t->path, flags);
+    if (fd < 0)
+        return duet__error(DUET_ERR_IO, "%s: cannot open for writing: %s", shown, strerror(errno));
+    if (duet__write_all(fd, data, len) != 0) {
+        int e = errno;
+        close(fd);
+        return duet__error(DUET_ERR_IO, "%s: write failed: %s", shown, strerror(e));
+    }
+    if (close(fd) != 0)
+        return duet__error(DUET_ERR_IO, "%s: write failed: %s", shown, strerror(errno));
+    return DUET_OK;
+}
+
+/* This host's name as it appears in temporary names: letters, digits and '_', at most 32. */
+static void duet__tmp_host(char *out, size_t n)
+{
+    char h[256] = "";
+    if (gethostname(h, sizeof(h) - 1) != 0 || h[0] == '\0')
+        snprintf(h, sizeof(h), "host");
+    size_t j = 0;
+    for (size_t i = 0; h[i] != '\0' && j + 1 < n && j < DUET__TMP_HOST_LEN; i++) {
+        char c = h[i];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        out[j++] = keep ? c : '_';
+    }
+    out[j] = '\0';
+}
+
+/* ".<name cut to fit>.duet-tmp-": what every temporary of this target starts with. */
+static void duet__tmp_prefix(const char *base, char *out, size_t n)
+{
+    size_t blen = strlen(base);
+    if (blen > DUET__TMP_NAME_CUT)
+        blen = DUET__TMP_NAME_CUT;
+    snprintf(out, n, ".%.*s%s", (int)blen, base, DUET__TMP_TAG);
+}
+
+/*
+ * Remove this target's temporaries left by dead writers of this host (the rule in the header).
+ * Best effort: a folder that cannot be listed, or a name that cannot be removed, is left as it is.
+ */
+static void duet__tmp_sweep(const char *dir, const char *prefix, const char *host)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    size_t plen = strlen(prefix), hlen = strlen(host);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *s = e->d_name;
+        if (strncmp(s, prefix, plen) != 0)
+            continue;
+        s += plen;
+        char *end = NULL;
+        errno = 0;
+        long pid = strtol(s, &end, 10);
+        if (errno != 0 || end == s || *s < '1' || *s > '9' || pid <= 0 || pid > INT_MAX || *end != '-')
+            continue;
+        s = end + 1;
+        if (strncmp(s, host, hlen) != 0 || s[hlen] != '-')
+            continue;
+        s += hlen + 1;
+        if (strspn(s, "0123456789abcdef") != 16 || s[16] != '\0')
+            continue;
+        if ((pid_t)pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* alive (EPERM: another user's live process) */
+        (void)unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* 64 random bits for a temporary name; the clock and a counter where the kernel has no getrandom. */
+static uint64_t duet__tmp_random(void)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+        return r;
+    static _Thread_local uint64_t counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ ++counter;
+    r ^= r >> 33;
+    r *= 0xff51afd7ed558ccdull;
+    r ^= r >> 33;
+    return r;
+}
+
+/* Make a rename durable: without this a crash right after it may bring the old file back. */
+static void duet__fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd); /* some file systems refuse fsync on folders; the rename stands anyway */
+        close(fd);
+    }
+}
+
+/* Replace the regular file t->path (or create it): temporary, fsync, rename, fsync of the folder. */
+static duet_status_t duet__replace(const char *shown, const duet__target_t *t, const char *data, size_t len)
+{
+    char *dir = duet__dir_of(t->path);
+    char host[DUET__TMP_HOST_LEN + 1], prefix[DUET__TMP_NAME_CUT + 16];
+    size_t n = (dir ? strlen(dir) : 0) + NAME_MAX + 2;
+    char *tmp = malloc(n);
+    duet_status_t status = DUET_OK;
+    int fd = -1;
+    if (dir == NULL || tmp == NULL) {
+        status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", shown);
+        goto out_free;
+    }
+    duet__tmp_host(host, sizeof(host));
+    duet__tmp_prefix(duet__base_of(t->path), prefix, sizeof(prefix));
+    duet__tmp_sweep(dir, prefix, host);
+    for (int attempt = 0; fd < 0; attempt++) {
+        snprintf(tmp, n, "%s/%s%ld-%s-%016llx", dir, prefix, (long)getpid(), host,
+                 (unsigned long long)duet__tmp_random());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && (errno != EEXIST || attempt == 99)) {
+            status = duet__error(DUET_ERR_IO, "%s: cannot create a file in %s: %s", shown, dir, strerror(errno));
+            goto out_free;
+        }
+    }
+    /* The replaced file's permissions carry over (a private database stays private); set-id bits do not. */
+    if (t->exists && fchmod(fd, t->st.st_mode & 0777) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: cannot set the permissions: %s", shown, strerror(errno));
         goto out_close;
     }
-    if (close(fd) != 0) {
-        fd = -1;
-        status = duet__error(DUET_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-        goto out_unlink;
+    if (duet__write_all(fd, data, len) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: write failed: %s", shown, strerror(errno));
+        goto out_close;
     }
+    if (fsync(fd) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: fsync failed: %s", shown, strerror(errno));
+        goto out_close;
+    }
+    int closed = close(fd);
     fd = -1;
-    if (rename(tmp, path) != 0) {
-        status = duet__error(DUET_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (closed != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: close failed: %s", shown, strerror(errno));
         goto out_unlink;
     }
+    if (rename(tmp, t->path) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: cannot rename into place: %s", shown, strerror(errno));
+        goto out_unlink;
+    }
+    duet__fsync_dir(dir);
     goto out_free;
 out_close:
     close(fd);
@@ -117,6 +391,36 @@ out_unlink:
     unlink(tmp);
 out_free:
     free(tmp);
+    free(dir);
+    return status;
+}
+
+duet_status_t duet__write_file_atomic(const char *path, const char *data, size_t len)
+{
+    if (strcmp(path, "-") == 0) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+            return duet__error(DUET_ERR_IO, "<stdout>: write failed: %s", strerror(errno));
+        return DUET_OK;
+    }
+    if (path[0] == '\0')
+        return duet__error(DUET_ERR_INVALID_ARG, "an empty file name");
+    duet__target_t t;
+    DUET_CHECK(duet__target_resolve(path, &t));
+    duet_status_t status;
+    mode_t m = t.st.st_mode;
+    if (!t.exists || (S_ISREG(m) && !t.descriptor))
+        status = duet__replace(path, &t, data, len);
+    else if (S_ISCHR(m) || S_ISFIFO(m) || (t.descriptor && !S_ISDIR(m)))
+        status = duet__write_through(path, &t, data, len);
+    else
+        status =
+            duet__error(DUET_ERR_INVALID_ARG,
+                        "%s: is %s; duet writes regular files, character devices (such as /dev/null) and FIFOs", path,
+                        S_ISDIR(m)    ? "a folder"
+                        : S_ISSOCK(m) ? "a socket"
+                        : S_ISBLK(m)  ? "a block device"
+                                      : "not a file");
+    free(t.path);
     return status;
 }
 
