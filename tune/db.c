@@ -1,7 +1,21 @@
 /*
  * The tuning database: one JSON file shared by every process of a user, written under an advisory
- * lock with a re-read and merge, so that concurrent tuners lose nothing, and replaced by an atomic
- * rename, so that readers never see a partial file and need no lock.
+ * lock with a re-read and merge, so that concurrent tuners lose nothing, and replaced through
+ * duet__write_file_atomic() (a temporary file and a rename), so that readers never see a partial
+ * file and need no lock.
+ *
+ * Damage, and what each operation does with it:
+ * - A bad entry (its key given twice, a key given twice inside it, a number beyond the range of a
+ *   double such as 1e999, a time out of range) is dropped on its own, with a warning that names it
+ *   and says why; every other entry is kept. Lookups and listings skip it (a miss), and a store
+ *   leaves it out of the file it writes, so the database is JSON again after one store. An entry
+ *   this version cannot read for another reason (a future format) is kept verbatim by a store.
+ * - A file that is not a database at all (not JSON, a top-level key twice, no "duet-tuning/1"
+ *   schema with an "entries" object) is never changed: reads report it (a lookup warns and
+ *   misses, a listing fails with the reason), a store refuses to replace it (DUET_ERR_PARSE; the
+ *   tuner warns and keeps its winner), and clear refuses to delete it. The user fixes or removes
+ *   the file. An empty regular file holds nothing and counts as no database.
+ * - Read-only operations (lookup, list) never write, rename or create anything.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +32,8 @@
 #include "tune/internal.h"
 
 #define DUET__TUNE_LOCK_TIMEOUT_MS 60000
+/* The longest time an entry may hold, ms: 1e9 ms is 11.6 days, far beyond any kernel measured. */
+#define DUET__TUNE_MAX_MS 1e9
 
 /* ------------------------------------------------------------------------------------------ */
 /* Paths, folders, the lock                                                                    */
@@ -48,7 +64,7 @@ duet_status_t duet_tune_db_open(const char *path, duet_tune_db_t *db_p)
                                "tuning database: no DUET_CACHE, XDG_CACHE_HOME or home folder to put it in");
         len = snprintf(db.path, sizeof(db.path), "%s/.cache/duet/tuning.json", home);
     }
-    if (len < 0 || (size_t)len >= sizeof(db.path) - 32) /* room for ".lock", ".corrupt-...", ".tmp.<pid>" */
+    if (len < 0 || (size_t)len >= sizeof(db.path) - 32) /* room for ".lock" */
         return duet__error(DUET_ERR_INVALID_ARG, "tuning database: path longer than %zu characters",
                            sizeof(db.path) - 32);
     *db_p = db;
@@ -79,25 +95,6 @@ static duet_status_t duet__tune_mkdirs(const char *path)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return duet__error(DUET_ERR_IO, "%s: %s is not a folder", path, dir);
     return DUET_OK;
-}
-
-/* Make the rename durable: without this a crash right after it may bring the old file back. */
-static void duet__tune_fsync_dir(const char *path)
-{
-    char dir[DUET_TUNE_PATH_LEN];
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd); /* some file systems refuse fsync on folders; the rename stands anyway */
-        close(fd);
-    }
 }
 
 /*
@@ -154,14 +151,19 @@ static void duet__tune_unlock(int fd)
 
 /*
  * Read the database. @return DUET_OK with *root_p (a cJSON object with "schema" and "entries"),
- * DUET_ERR_NOT_FOUND when there is no file (or it is empty: a file only we write can be empty
- * only if something else truncated it, and it holds nothing to lose), DUET_ERR_PARSE when the
- * text is not a database (the reason is recorded), DUET_ERR_IO when it cannot be read.
+ * DUET_ERR_NOT_FOUND when there is no file (or it is empty: it holds nothing to lose),
+ * DUET_ERR_PARSE when the text is not a database (the reason is recorded), DUET_ERR_IO when it
+ * cannot be read. Duplicate keys are checked at the top level only: below "entries" they make
+ * one entry bad (duet__tune_entry_bad), not the file.
  */
 static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root_p)
 {
     char *text = NULL;
     size_t len = 0;
+    struct stat sb;
+    /* Opening a FIFO to read would wait for a writer that never comes. */
+    if (stat(db->path, &sb) == 0 && (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || S_ISDIR(sb.st_mode)))
+        return duet__error(DUET_ERR_PARSE, "%s: not a regular file, so not a tuning database", db->path);
     DUET_CHECK(duet__read_file(db->path, &text, &len));
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
@@ -170,10 +172,10 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
         free(text);
         return duet__error(DUET_ERR_NOT_FOUND, "%s: empty", db->path);
     }
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    cJSON *root = duet__json_parse(text, len, db->path, 0);
     free(text);
     if (root == NULL)
-        return duet__error(DUET_ERR_PARSE, "%s: not valid JSON", db->path);
+        return DUET_ERR_PARSE;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA) != 0 ||
@@ -182,56 +184,89 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
         return duet__error(DUET_ERR_PARSE, "%s: not a tuning database (schema \"%s\" with an \"entries\" object)",
                            db->path, DUET_TUNE_DB_SCHEMA);
     }
+    if (duet__json_check_keys(root, db->path, "", 0) < 0) {
+        cJSON_Delete(root);
+        return DUET_ERR_PARSE;
+    }
     *root_p = root;
     return DUET_OK;
 }
 
-/* Move a corrupt file aside, keeping it for inspection. Call with the lock held. */
-static duet_status_t duet__tune_move_aside(duet_tune_db_t *db, const char *why)
+/* The first number in `item` or below it that is not finite (JSON text such as 1e999 parses to infinity), or NULL. */
+static const cJSON *duet__tune_nonfinite(const cJSON *item)
 {
-    char stamp[32], aside[DUET_TUNE_PATH_LEN + 64];
-    time_t t = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&t, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
-        snprintf(stamp, sizeof(stamp), "%ld", (long)t);
-    snprintf(aside, sizeof(aside), "%s.corrupt-%s", db->path, stamp);
-    /* Two corrupt files within one second must not overwrite each other's evidence. */
-    for (int i = 1; access(aside, F_OK) == 0 && i < 1000; i++)
-        snprintf(aside, sizeof(aside), "%s.corrupt-%s-%ld-%d", db->path, stamp, (long)getpid(), i);
-    if (rename(db->path, aside) != 0) {
-        int e = errno;
-        duet__tune_db_warn(db, "%s; cannot move it aside: %s", why, strerror(e));
-        return duet__error(DUET_ERR_IO, "%s: cannot move it aside: %s", db->path, strerror(e));
+    if (cJSON_IsNumber(item) && !isfinite(item->valuedouble))
+        return item;
+    for (const cJSON *c = item->child; c != NULL; c = c->next) {
+        const cJSON *in = duet__tune_nonfinite(c);
+        if (in != NULL)
+            return in;
     }
-    duet__tune_db_warn(db, "%s; moved it to %s and started a new database", why, aside);
-    return DUET_OK;
+    return NULL;
+}
+
+static int duet__tune_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /*
- * Read for a lookup or a listing: a corrupt file is re-checked under the lock (a writer may have
- * replaced it meanwhile) and moved aside. @return DUET_OK with a root, or DUET_ERR_NOT_FOUND
- * (absent, or corrupt and dealt with), or DUET_ERR_IO.
+ * The names of the entries, sorted (malloc'd; NULL with *n_p = 0 for none or when out of memory),
+ * so that how often each occurs is found in O(log n) instead of a pass over the entries per entry.
  */
-static duet_status_t duet__tune_read_or_heal(duet_tune_db_t *db, cJSON **root_p)
+static const char **duet__tune_sorted_names(const cJSON *entries, size_t *n_p)
 {
-    duet_status_t st = duet__tune_read_root(db, root_p);
-    if (st != DUET_ERR_PARSE)
-        return st;
-    char why[600];
-    snprintf(why, sizeof(why), "%s", duet_last_error());
-    int fd = -1;
-    if (duet__tune_lock(db, &fd) < 0) {
-        duet__tune_db_warn(db, "%s; cannot lock it to move it aside (%s)", why, duet_last_error());
-        return duet__error(DUET_ERR_NOT_FOUND, "%s: corrupt", db->path);
+    size_t n = 0;
+    for (const cJSON *it = entries->child; it != NULL; it = it->next)
+        n++;
+    const char **names = n ? malloc(n * sizeof(*names)) : NULL;
+    *n_p = names ? n : 0;
+    if (names == NULL)
+        return NULL;
+    n = 0;
+    for (const cJSON *it = entries->child; it != NULL; it = it->next)
+        names[n++] = it->string;
+    qsort(names, n, sizeof(*names), duet__tune_name_cmp);
+    return names;
+}
+
+/* Whether `name` occurs more than once among the sorted names. */
+static int duet__tune_name_twice(const char **names, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first name >= name */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(names[mid], name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    st = duet__tune_read_root(db, root_p);
-    if (st == DUET_ERR_PARSE) {
-        snprintf(why, sizeof(why), "%s", duet_last_error());
-        duet__tune_move_aside(db, why);
-        st = duet__error(DUET_ERR_NOT_FOUND, "%s: corrupt", db->path);
+    return lo + 1 < n && strcmp(names[lo], name) == 0 && strcmp(names[lo + 1], name) == 0;
+}
+
+/*
+ * Whether an entry of the database is bad beyond keeping (its key twice among the entries, as
+ * `twice` says, a key twice inside it, a number out of the range of a double): 1 with the reason
+ * recorded, else 0. An entry that is only unreadable by this version is not bad here: a store
+ * keeps it verbatim.
+ */
+static int duet__tune_entry_bad(const duet_tune_db_t *db, const cJSON *item, int twice)
+{
+    if (twice) {
+        duet__error(DUET_ERR_PARSE, "%s: entries: duplicate key \"%s\"", db->path, duet__q(item->string));
+        return 1;
     }
-    duet__tune_unlock(fd);
-    return st;
+    char where[256];
+    snprintf(where, sizeof(where), "entries[\"%s\"]", duet__q(item->string));
+    if (duet__json_check_keys(item, db->path, where, 1) < 0)
+        return 1;
+    const cJSON *bad = duet__tune_nonfinite(item);
+    if (bad != NULL) {
+        duet__error(DUET_ERR_PARSE, "%s: %s.%s: a number beyond the range of a double", db->path, where,
+                    bad->string ? duet__q(bad->string) : "[]");
+        return 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -331,8 +366,9 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
         c->ms = duet__tune_json_get_num(co, "ms");
         c->min_ms = duet__tune_json_get_num(co, "min_ms");
         c->max_ms = duet__tune_json_get_num(co, "max_ms");
-        if (!(c->ms > 0) || !isfinite(c->ms))
-            return duet__error(DUET_ERR_PARSE, "%s.ms: a measured candidate needs a positive time", where);
+        if (!(c->ms > 0) || !(c->ms <= DUET__TUNE_MAX_MS))
+            return duet__error(DUET_ERR_PARSE, "%s.ms: a measured candidate needs a time in (0, %g] ms", where,
+                               DUET__TUNE_MAX_MS);
     } else {
         const cJSON *err = cJSON_GetObjectItemCaseSensitive(co, "error");
         snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(err) ? err->valuestring : "unknown error");
@@ -397,8 +433,9 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
     DUET_CHECK(duet__tune_config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
     e->measured_ms = duet__tune_json_get_num(o, "measured_ms");
     e->pred_ms = duet__tune_json_get_num(o, "pred_ms");
-    if (!(e->measured_ms > 0) || !isfinite(e->measured_ms))
-        return duet__error(DUET_ERR_PARSE, "%s.measured_ms: missing or not a positive time", where);
+    if (!(e->measured_ms > 0) || !(e->measured_ms <= DUET__TUNE_MAX_MS))
+        return duet__error(DUET_ERR_PARSE, "%s.measured_ms: missing or not a time in (0, %g] ms", where,
+                           DUET__TUNE_MAX_MS);
     DUET_CHECK(duet__tune_int_member(o, "n_warmup", where, 0, 1e6, &v));
     e->n_warmup = (int32_t)v;
     DUET_CHECK(duet__tune_int_member(o, "n_repeat", where, 0, 1e6, &v));
@@ -434,23 +471,37 @@ duet_status_t duet_tune_entries_to_json(const duet_tune_entry_t *entries, size_t
 /* Lookup, store, list, clear                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Whether `key` occurs again among the members after `first` (cJSON finds the first of them). */
+static int duet__tune_again(const cJSON *first, const char *key)
+{
+    for (const cJSON *it = first->next; it != NULL; it = it->next)
+        if (strcmp(it->string, key) == 0)
+            return 1;
+    return 0;
+}
+
 duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune_entry_t *entry_p)
 {
     cJSON *root = NULL;
-    DUET_CHECK(duet__tune_read_or_heal(db, &root));
+    duet_status_t st = duet__tune_read_root(db, &root);
+    if (st == DUET_ERR_PARSE) {
+        /* Left as it is: a lookup only reads. The miss lets the tuner go on; a store will refuse. */
+        duet__tune_db_warn(db, "%s; left as it is and not used", duet_last_error());
+        return duet__error(DUET_ERR_NOT_FOUND, "%s: not a usable database", db->path);
+    }
+    DUET_CHECK(st);
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(entries, key);
-    duet_status_t st = DUET_OK;
     if (o == NULL) {
-        st = duet__error(DUET_ERR_NOT_FOUND, "%s: no entry for %s", db->path, key);
+        st = duet__error(DUET_ERR_NOT_FOUND, "%s: no entry for %s", db->path, duet__q(key));
     } else {
         duet_tune_entry_t *e = malloc(sizeof(*e));
         if (e == NULL) {
             st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot allocate an entry");
-        } else if (duet__tune_entry_from_json(o, key, e) < 0) {
+        } else if (duet__tune_entry_bad(db, o, duet__tune_again(o, key)) || duet__tune_entry_from_json(o, key, e) < 0) {
             /* Skipped, not fatal: the next store of this key replaces it. */
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
-            st = duet__error(DUET_ERR_NOT_FOUND, "%s: malformed entry for %s", db->path, key);
+            st = duet__error(DUET_ERR_NOT_FOUND, "%s: malformed entry for %s", db->path, duet__q(key));
         } else {
             *entry_p = *e;
         }
@@ -463,18 +514,17 @@ duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune
 /*
  * Turn every number of a parsed tree back into text that reads as the same double. cJSON prints
  * numbers with 15 digits when they compare equal within a tolerance, so without this every merge
- * would round the other processes' times by a bit.
+ * would round the other processes' times by a bit. A number that is not finite is refused: its
+ * text ("inf") is not JSON, and a file with it would not read back.
  */
 static duet_status_t duet__tune_json_exact(cJSON *item)
 {
     for (; item != NULL; item = item->next) {
         if (cJSON_IsNumber(item)) {
             char buf[40];
-            for (int digits = 15; digits <= 17; digits++) {
-                snprintf(buf, sizeof(buf), "%.*g", digits, item->valuedouble);
-                if (strtod(buf, NULL) == item->valuedouble)
-                    break;
-            }
+            if (duet__json_num_text(buf, sizeof(buf), item->valuedouble) < 0)
+                return duet__error(DUET_ERR_INVALID_ARG, "tuning database: \"%s\" is not a finite number; not written",
+                                   item->string ? duet__q(item->string) : "[]");
             char *text = cJSON_malloc(strlen(buf) + 1);
             if (text == NULL)
                 return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot format a number");
@@ -513,24 +563,79 @@ static duet_status_t duet__tune_sort_members(cJSON *obj)
     return DUET_OK;
 }
 
+/*
+ * Drop the bad entries (duet__tune_entry_bad) from a tree about to be written, each with a warning,
+ * and every entry of `key` (the store replaces them). Both copies of a key given twice go: which of
+ * them was meant cannot be known, and the next store of the key writes it once.
+ */
+static void duet__tune_drop_bad(duet_tune_db_t *db, cJSON *entries, const char *key)
+{
+    cJSON *it = entries->child;
+    size_t n_drop = 0, cap = 0, n_names = 0;
+    cJSON **drop = NULL;
+    const char **names = duet__tune_sorted_names(entries, &n_names);
+    for (; it != NULL; it = it->next) {
+        int bad = strcmp(it->string, key) != 0 &&
+                  duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string));
+        if (bad)
+            duet__tune_db_warn(db, "%s; dropping the entry, keeping the others", duet_last_error());
+        if (!bad && strcmp(it->string, key) != 0)
+            continue;
+        if (n_drop == cap) {
+            cap = cap ? 2 * cap : 8;
+            cJSON **grown = realloc(drop, cap * sizeof(*drop));
+            if (grown == NULL)
+                break; /* out of memory: the ones found so far go; a number left non-finite is refused below */
+            drop = grown;
+        }
+        drop[n_drop++] = it;
+    }
+    for (size_t i = 0; i < n_drop; i++)
+        cJSON_Delete(cJSON_DetachItemViaPointer(entries, drop[i]));
+    free(drop);
+    free(names);
+}
+
 duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *entry)
 {
     if (entry->key[0] == '\0')
         return duet__error(DUET_ERR_INVALID_ARG, "tuning database: an entry needs a key");
-    DUET_CHECK(duet__tune_mkdirs(db->path));
+    /* Only what reads back is written: the entry's text goes through the loader first (a time that
+     * is not finite would be written as null, which the loader refuses). */
+    cJSON *item = duet__tune_entry_to_json(entry, 0), *back = NULL;
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    duet_tune_entry_t *check = malloc(sizeof(*check));
+    duet_status_t st = DUET_OK;
+    if (text == NULL || check == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
+    } else if ((back = duet__json_parse(text, (size_t)-1, "tuning database", 1)) == NULL ||
+               duet__tune_entry_from_json(back, entry->key, check) < 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "tuning database: the entry would not read back (%s); not stored",
+                         duet_last_error());
+    }
+    cJSON_Delete(back);
+    cJSON_free(text);
+    text = NULL;
+    free(check);
+    if (st < 0) {
+        cJSON_Delete(item);
+        return st;
+    }
+    st = duet__tune_mkdirs(db->path);
     int fd = -1;
-    DUET_CHECK(duet__tune_lock(db, &fd));
+    if (st == DUET_OK)
+        st = duet__tune_lock(db, &fd);
+    if (st < 0) {
+        cJSON_Delete(item);
+        return st;
+    }
 
-    duet_status_t st;
-    cJSON *root = NULL, *item = NULL;
-    char *text = NULL;
+    cJSON *root = NULL;
     /* Re-read under the lock: what other processes stored since we last looked is merged, not lost. */
     st = duet__tune_read_root(db, &root);
     if (st == DUET_ERR_PARSE) {
-        char why[600];
-        snprintf(why, sizeof(why), "%s", duet_last_error());
-        DUET_CHECK_GOTO(duet__tune_move_aside(db, why), st, out);
-        st = DUET_ERR_NOT_FOUND;
+        st = duet__error(DUET_ERR_PARSE, "%s; not replacing it: fix or remove the file", duet_last_error());
+        goto out;
     }
     if (st == DUET_ERR_NOT_FOUND) {
         root = cJSON_CreateObject();
@@ -543,13 +648,8 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     }
     if (st < 0)
         goto out;
-    item = duet__tune_entry_to_json(entry, 0);
-    if (item == NULL) {
-        st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
-        goto out;
-    }
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    cJSON_DeleteItemFromObjectCaseSensitive(entries, entry->key);
+    duet__tune_drop_bad(db, entries, entry->key);
     cJSON_AddItemToObject(entries, entry->key, item);
     item = NULL;
     DUET_CHECK_GOTO(duet__tune_sort_members(entries), st, out);
@@ -559,9 +659,7 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
         st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot print JSON");
         goto out;
     }
-    size_t len = strlen(text);
-    DUET_CHECK_GOTO(duet__write_file_atomic(db->path, text, len), st, out);
-    duet__tune_fsync_dir(db->path);
+    DUET_CHECK_GOTO(duet__write_file_atomic(db->path, text, strlen(text)), st, out);
 out:
     cJSON_free(text);
     cJSON_Delete(item);
@@ -578,13 +676,13 @@ static int duet__tune_entry_cmp(const void *a, const void *b)
 duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_p, size_t *n_p)
 {
     cJSON *root = NULL;
-    duet_status_t st = duet__tune_read_or_heal(db, &root);
+    duet_status_t st = duet__tune_read_root(db, &root);
     if (st == DUET_ERR_NOT_FOUND) {
         *entries_p = NULL;
         *n_p = 0;
         return DUET_OK;
     }
-    DUET_CHECK(st);
+    DUET_CHECK(st); /* not a database: the caller reports it; the file stays as it is */
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries"), *it;
     size_t cap = (size_t)cJSON_GetArraySize(entries), n = 0;
     duet_tune_entry_t *out = malloc((cap ? cap : 1) * sizeof(*out));
@@ -592,14 +690,18 @@ duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_
         cJSON_Delete(root);
         return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot list %zu entries", cap);
     }
+    size_t n_names = 0;
+    const char **names = duet__tune_sorted_names(entries, &n_names);
     cJSON_ArrayForEach(it, entries)
     {
-        if (duet__tune_entry_from_json(it, it->string, &out[n]) < 0) {
+        if (duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string)) ||
+            duet__tune_entry_from_json(it, it->string, &out[n]) < 0) {
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
             continue;
         }
         n++;
     }
+    free(names);
     cJSON_Delete(root);
     qsort(out, n, sizeof(*out), duet__tune_entry_cmp);
     *entries_p = out;
@@ -607,18 +709,47 @@ duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_
     return DUET_OK;
 }
 
-duet_status_t duet_tune_db_clear(duet_tune_db_t *db)
+/*
+ * Whether the file at the path is one clear may delete: a regular file (a link is followed) that
+ * is empty or holds a tuning database (schema and "entries"; bad entries inside do not matter).
+ * @return DUET_OK, DUET_ERR_NOT_FOUND (nothing there), or an error saying why not.
+ */
+static duet_status_t duet__tune_clear_check(const duet_tune_db_t *db)
 {
     struct stat sb;
-    if (stat(db->path, &sb) != 0 && errno == ENOENT)
+    if (stat(db->path, &sb) != 0)
+        return errno == ENOENT ? DUET_ERR_NOT_FOUND : duet__error(DUET_ERR_IO, "%s: %s", db->path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return duet__error(DUET_ERR_INVALID_ARG, "%s: not a regular file, so not a tuning database; not deleting it",
+                           db->path);
+    cJSON *root = NULL;
+    duet_status_t st = duet__tune_read_root(db, &root);
+    cJSON_Delete(root);
+    if (st == DUET_ERR_PARSE)
+        return duet__error(DUET_ERR_PARSE, "%s; not deleting it", duet_last_error());
+    return st == DUET_ERR_NOT_FOUND ? DUET_OK : st; /* empty: nothing to lose */
+}
+
+duet_status_t duet_tune_db_clear(duet_tune_db_t *db)
+{
+    duet_status_t st = duet__tune_clear_check(db);
+    if (st == DUET_ERR_NOT_FOUND)
         return DUET_OK; /* nothing to clear; do not create folders or a lock file for it */
+    DUET_CHECK(st);
     int fd = -1;
     DUET_CHECK(duet__tune_lock(db, &fd));
-    duet_status_t st = DUET_OK;
-    if (unlink(db->path) != 0 && errno != ENOENT)
-        st = duet__error(DUET_ERR_IO, "%s: cannot delete: %s", db->path, strerror(errno));
-    else
-        duet__tune_fsync_dir(db->path);
+    /* Again under the lock: a writer may have replaced the file since the first look. A symbolic
+     * link is followed, so the file it names goes and the link stays (a store creates the file again). */
+    st = duet__tune_clear_check(db);
+    char *target = NULL;
+    if (st == DUET_OK) {
+        target = realpath(db->path, NULL);
+        if (target == NULL || unlink(target) != 0)
+            st = duet__error(DUET_ERR_IO, "%s: cannot delete: %s", db->path, strerror(errno));
+    } else if (st == DUET_ERR_NOT_FOUND) {
+        st = DUET_OK;
+    }
+    free(target);
     duet__tune_unlock(fd);
     return st;
 }

@@ -151,7 +151,8 @@ typedef struct duet_tune_entry {
 
 /**
  * A database handle: the resolved path and how warnings are reported. Opening does no I/O.
- * Warnings (a corrupt file moved aside, a malformed entry skipped) go to `warn` and are counted.
+ * Warnings (a file that is not a database, a malformed or bad entry skipped or dropped) go to `warn`
+ * and are counted. tune/db.c's header has the rules for damaged files.
  */
 typedef struct duet_tune_db {
     char path[DUET_TUNE_PATH_LEN];
@@ -171,25 +172,35 @@ duet_status_t duet_tune_db_open(const char *path, duet_tune_db_t *db_p);
 
 /**
  * Find the entry of `key`. A missing file or key is DUET_ERR_NOT_FOUND. A file that is not a
- * valid database is moved aside to "<path>.corrupt-<UTC timestamp>" (under the lock) with a
- * warning, and the lookup is a miss; a malformed entry is skipped with a warning (a miss).
+ * valid database is left as it is with a warning, and the lookup is a miss; a malformed or bad
+ * entry is skipped with a warning (a miss). Reads only: nothing on disk changes.
  */
 duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune_entry_t *entry_p);
 
 /**
  * Store an entry (replacing the one of its key). Creates missing folders, takes an advisory
  * lock (flock on "<path>.lock"), re-reads the file and merges (entries of other keys, including
- * ones this version cannot parse, are kept verbatim), writes a temporary file in the same folder,
- * fsyncs it and renames it into place, then fsyncs the folder. Concurrent writers lose nothing.
+ * ones this version cannot parse, are kept verbatim; bad ones, such as a number beyond the range of
+ * a double or a key given twice, are dropped with a warning each), writes a temporary file in the
+ * same folder, fsyncs it and renames it into place (a symbolic link is followed), then fsyncs the
+ * folder. Concurrent writers lose nothing.
  * @return DUET_ERR_IO when the location is not writable, DUET_ERR_BUSY when the lock was not
- * obtained within lock_timeout_ms.
+ * obtained within lock_timeout_ms, DUET_ERR_PARSE (nothing written) when the file there is not a
+ * tuning database, DUET_ERR_INVALID_ARG when the entry would not read back (a time not finite).
  */
 duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *entry);
 
-/** Every valid entry, sorted by key (malloc'd; free with free()). An absent file gives none. */
+/**
+ * Every valid entry, sorted by key (malloc'd; free with free()). An absent file gives none; a file
+ * that is not a database is DUET_ERR_PARSE with the reason. Reads only: nothing on disk changes.
+ */
 duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_p, size_t *n_p);
 
-/** Delete the database file under the lock (an absent file is not an error). */
+/**
+ * Delete the database file under the lock (an absent file is not an error). Only a regular file
+ * that is a tuning database (or empty) is deleted; anything else is refused (DUET_ERR_PARSE or
+ * DUET_ERR_INVALID_ARG) and left as it is. A symbolic link is followed: the file goes, the link stays.
+ */
 duet_status_t duet_tune_db_clear(duet_tune_db_t *db);
 
 /** JSON text of entries: an array of the stored objects, each with its "key" (malloc'd; free()). */

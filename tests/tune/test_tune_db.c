@@ -7,48 +7,6 @@
 
 #include "tune_util.h"
 
-/* An entry for workload m (the key differs by m), with one measured and one failed candidate. */
-static duet_tune_entry_t entry_for(int64_t m)
-{
-    duet_hw_t hw = t_hw("h200");
-    duet_tune_entry_t e;
-    memset(&e, 0, sizeof(e));
-    e.wl = t_wl(m, 4096, 4096, DUET_COLL_ALL_GATHER, 1024, 2048, 2);
-    /* No cr_assert here: forked writers call this, and only the test process may report. A failure
-     * leaves the key empty, which the store refuses. */
-    if (duet_tune_key_make(&hw, &e.wl, NULL, e.key, sizeof(e.key)) != DUET_OK)
-        e.key[0] = '\0';
-    snprintf(e.arch, sizeof(e.arch), "sm_90");
-    e.sms = 132;
-    e.modes = 3;
-    snprintf(e.tiles, sizeof(e.tiles), "%s", DUET_TILE_LIST_VERSION);
-    e.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
-    e.cfg.gemm_wgs = 117;
-    e.cfg.comm_wgs = 15;
-    e.measured_ms = 0.5 + (double)m / 1e5;
-    e.pred_ms = 0.45;
-    e.n_warmup = 5;
-    e.n_repeat = 20;
-    snprintf(e.date, sizeof(e.date), "2026-11-30T12:00:00Z");
-    snprintf(e.duet_version, sizeof(e.duet_version), "%s", DUET_VERSION);
-    e.n_cands = 2;
-    e.cands[0].cfg = e.cfg;
-    e.cands[0].source = DUET_TUNE_SRC_MODEL;
-    e.cands[0].model_rank = 1;
-    e.cands[0].pred_ms = 0.45;
-    e.cands[0].ok = 1;
-    e.cands[0].ms = e.measured_ms;
-    e.cands[0].min_ms = e.measured_ms * 0.98;
-    e.cands[0].max_ms = e.measured_ms * 1.03;
-    e.cands[1].cfg = duet_config_default(&hw, DUET_MODE_FUSED);
-    e.cands[1].source = DUET_TUNE_SRC_DEFAULT;
-    e.cands[1].pred_ms = NAN;
-    e.cands[1].ok = 0;
-    e.cands[1].status = DUET_ERR_TIMEOUT;
-    snprintf(e.cands[1].error, sizeof(e.cands[1].error), "device wait timed out after 5000 ms");
-    return e;
-}
-
 static duet_tune_db_t open_db(tt_warnings_t *w)
 {
     duet_tune_db_t db;
@@ -64,7 +22,7 @@ Test(tune_db, store_then_lookup_gives_back_every_field, T_TIMEOUT)
     tt_tmpdir(dir, sizeof(dir));
     tt_warnings_t w = {0};
     duet_tune_db_t db = open_db(&w);
-    duet_tune_entry_t e = entry_for(4096), back;
+    duet_tune_entry_t e = tt_entry_for(4096), back;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK, "%s", duet_last_error());
     cr_assert_str_eq(back.key, e.key);
@@ -112,12 +70,12 @@ Test(tune_db, misses_and_folders_created_on_store, T_TIMEOUT)
     cr_assert_eq(duet_tune_db_open(path, &db), DUET_OK);
     db.warn = tt_warn;
     db.warn_user = &w;
-    duet_tune_entry_t e = entry_for(2048), back;
+    duet_tune_entry_t e = tt_entry_for(2048), back;
     cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_ERR_NOT_FOUND); /* no file */
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK, "%s", duet_last_error());
     struct stat sb;
     cr_assert_eq(stat(path, &sb), 0);
-    duet_tune_entry_t other = entry_for(1024);
+    duet_tune_entry_t other = tt_entry_for(1024);
     cr_assert_eq(duet_tune_db_lookup(&db, other.key, &back), DUET_ERR_NOT_FOUND); /* no key */
     cr_assert_eq(w.n, 0);
     /* Clear deletes the file; clearing again is fine. */
@@ -134,7 +92,7 @@ Test(tune_db, store_merges_entries_written_by_another_process, T_TIMEOUT)
     tt_tmpdir(dir, sizeof(dir));
     tt_warnings_t w = {0};
     duet_tune_db_t db = open_db(&w);
-    duet_tune_entry_t a = entry_for(1000), b = entry_for(2000), back;
+    duet_tune_entry_t a = tt_entry_for(1000), b = tt_entry_for(2000), back;
     /* Our process has read the (empty) database; another one stores meanwhile. */
     cr_assert_eq(duet_tune_db_lookup(&db, b.key, &back), DUET_ERR_NOT_FOUND);
     pid_t pid = fork();
@@ -173,7 +131,7 @@ Test(tune_db, store_merges_entries_written_by_another_process, T_TIMEOUT)
     cr_assert_eq(duet_tune_db_lookup(&db, "zzz-future", &back), DUET_ERR_NOT_FOUND);
     cr_assert_eq(w.n, 1);
     cr_assert(strstr(w.text, "malformed entry") != NULL, "%s", w.text);
-    duet_tune_entry_t c = entry_for(3000);
+    duet_tune_entry_t c = tt_entry_for(3000);
     cr_assert_eq(duet_tune_db_store(&db, &c), DUET_OK);
     f = fopen(db.path, "rb");
     n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -195,18 +153,44 @@ static int count_corrupt(const char *path)
     glob_t g;
     snprintf(pat, sizeof(pat), "%s.corrupt-*", path);
     int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
-    if (n > 0) {
-        FILE *f = fopen(g.gl_pathv[0], "rb");
-        char buf[64] = {0};
-        size_t got = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        cr_assert(got > 0 && strncmp(buf, "{\"schema\": \"duet-tuning/1\", \"entr", 20) == 0, "kept: %s", buf);
-    }
     globfree(&g);
     return n;
 }
 
-Test(tune_db, a_corrupt_file_is_moved_aside_with_a_warning, T_TIMEOUT)
+/* Every operation on a file that is not a database leaves it as it is and says why. */
+static void expect_left_alone(duet_tune_db_t *db, tt_warnings_t *w, const char *why)
+{
+    t_file_t before, after;
+    t_file_get(db->path, &before);
+    cr_assert(before.exists);
+    duet_tune_entry_t e = tt_entry_for(4096), back, *list = NULL;
+    size_t n = 0;
+    char lock[DUET_TUNE_PATH_LEN + 8];
+    snprintf(lock, sizeof(lock), "%s.lock", db->path);
+    unlink(lock); /* a store before made it */
+    w->n = 0;
+    w->text[0] = '\0';
+    /* A lookup warns and misses (the tuner goes on); a listing fails with the reason. */
+    cr_assert_eq(duet_tune_db_lookup(db, e.key, &back), DUET_ERR_NOT_FOUND);
+    cr_assert_eq(w->n, 1);
+    cr_assert(strstr(w->text, why) != NULL && strstr(w->text, "left as it is") != NULL, "%s", w->text);
+    cr_assert_eq(duet_tune_db_list(db, &list, &n), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), why) != NULL, "%s", duet_last_error());
+    /* Read-only: not even a lock file appears. */
+    struct stat sb;
+    cr_assert_neq(stat(lock, &sb), 0, "a read made a lock file");
+    /* A store refuses to replace it; clear refuses to delete it. */
+    cr_assert_eq(duet_tune_db_store(db, &e), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), why) != NULL && strstr(duet_last_error(), "not replacing it") != NULL, "%s",
+              duet_last_error());
+    cr_assert_eq(duet_tune_db_clear(db), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), "not deleting it") != NULL, "%s", duet_last_error());
+    t_file_get(db->path, &after);
+    cr_assert(t_file_same(&before, &after), "the file was changed");
+    cr_assert_eq(count_corrupt(db->path), 0);
+}
+
+Test(tune_db, a_file_that_is_not_a_database_is_left_as_it_is, T_TIMEOUT)
 {
     char dir[64];
     tt_tmpdir(dir, sizeof(dir));
@@ -215,33 +199,21 @@ Test(tune_db, a_corrupt_file_is_moved_aside_with_a_warning, T_TIMEOUT)
     FILE *f = fopen(db.path, "wb");
     fputs("{\"schema\": \"duet-tuning/1\", \"entr", f); /* a truncated file */
     fclose(f);
-    duet_tune_entry_t e = entry_for(4096), back;
-    cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_ERR_NOT_FOUND);
-    cr_assert_eq(w.n, 1);
-    cr_assert(strstr(w.text, "not valid JSON") != NULL && strstr(w.text, ".corrupt-") != NULL, "%s", w.text);
-    cr_assert_eq(count_corrupt(db.path), 1);
-    struct stat sb;
-    cr_assert_neq(stat(db.path, &sb), 0, "the corrupt file is still in place");
-    /* The database works again. */
-    cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK);
-    cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK);
-
-    /* A store over a corrupt file (valid JSON, wrong schema) moves it aside too and keeps going. */
+    expect_left_alone(&db, &w, "line 1: not valid JSON");
+    /* Valid JSON with the wrong schema; a database whose top-level key is given twice. */
     f = fopen(db.path, "wb");
     fputs("[1, 2, 3]\n", f);
     fclose(f);
-    w.n = 0;
-    w.text[0] = '\0';
+    expect_left_alone(&db, &w, "not a tuning database");
+    f = fopen(db.path, "wb");
+    fputs("{\"schema\": \"duet-tuning/1\", \"entries\": {}, \"entries\": {}}\n", f);
+    fclose(f);
+    expect_left_alone(&db, &w, "duplicate key \"entries\"");
+    /* Once the user removes it, the database works again. */
+    cr_assert_eq(unlink(db.path), 0);
+    duet_tune_entry_t e = tt_entry_for(4096), back;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK, "%s", duet_last_error());
-    cr_assert_eq(w.n, 1);
-    cr_assert(strstr(w.text, "not a tuning database") != NULL, "%s", w.text);
     cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK);
-    char pat[DUET_TUNE_PATH_LEN + 16];
-    glob_t g;
-    snprintf(pat, sizeof(pat), "%s.corrupt-*", db.path);
-    cr_assert_eq(glob(pat, 0, NULL, &g), 0);
-    cr_assert_eq(g.gl_pathc, 2, "two corrupt files within a second keep two names");
-    globfree(&g);
     tt_rmdir(dir);
 }
 
@@ -256,7 +228,7 @@ Test(tune_db, an_unwritable_location_fails_the_store_cleanly, T_TIMEOUT)
     snprintf(path, sizeof(path), "%s/file/sub/tuning.json", dir);
     duet_tune_db_t db;
     cr_assert_eq(duet_tune_db_open(path, &db), DUET_OK);
-    duet_tune_entry_t e = entry_for(4096), back;
+    duet_tune_entry_t e = tt_entry_for(4096), back;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_ERR_IO);
     cr_assert(strstr(duet_last_error(), "cannot create the folder") != NULL, "%s", duet_last_error());
     cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_ERR_IO);
@@ -276,7 +248,7 @@ Test(tune_db, many_processes_storing_at_once_lose_nothing, T_TIMEOUT)
             duet_tune_db_t db;
             int bad = duet_tune_db_open(NULL, &db) != DUET_OK;
             for (int j = 0; j < PER && !bad; j++) {
-                duet_tune_entry_t e = entry_for(64 * (i * PER + j + 1));
+                duet_tune_entry_t e = tt_entry_for(64 * (i * PER + j + 1));
                 bad = duet_tune_db_store(&db, &e) != DUET_OK;
             }
             _exit(bad);
@@ -295,7 +267,7 @@ Test(tune_db, many_processes_storing_at_once_lose_nothing, T_TIMEOUT)
     cr_assert_eq(n, NPROC * PER, "%zu of %d entries survived", n, NPROC * PER);
     free(list);
     for (int k = 1; k <= NPROC * PER; k++) {
-        duet_tune_entry_t e = entry_for(64 * k), back;
+        duet_tune_entry_t e = tt_entry_for(64 * k), back;
         cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK, "entry %d lost", k);
         cr_assert_eq(back.measured_ms, e.measured_ms);
     }
