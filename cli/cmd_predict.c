@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/internal.h"
 
 enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE };
 
@@ -57,7 +58,8 @@ static int cmd_predict_split_ks(const char *arg, duet_sweep_params_t *sp)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
         long long v;
         if (cli_parse_i64(t, 1, DUET_MAX_SPLIT_K, &v) != 0)
-            return cli_usage_error("predict", "--split-k: '%s' is not an integer in [1, %d]", t, DUET_MAX_SPLIT_K);
+            return cli_usage_error("predict", "--split-k: '%s' is not an integer in [1, %d]", duet__q(t),
+                                   DUET_MAX_SPLIT_K);
         if (sp->n_split_ks == DUET_SWEEP_MAX_SPLIT_KS)
             return cli_usage_error("predict", "--split-k: at most %d values", DUET_SWEEP_MAX_SPLIT_KS);
         sp->split_ks[sp->n_split_ks++] = (int32_t)v;
@@ -95,6 +97,29 @@ static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
     if (sp->n_tiles == 0)
         return cli_usage_error("predict", "--tiles: empty list");
     return CLI_EXIT_OK;
+}
+
+/*
+ * "rank R of N" and what it means, ties worded as ties (the sweep's tolerance, DUET_RANK_TIE_REL):
+ * "rank 1 of 8; tied with 3 others for best", "rank 4 of 8, tied with 1 other; the best is 2.5 %
+ * faster", "rank 1 of 8; nothing in the sweep beats it".
+ */
+static void cmd_predict_default_rank(const duet_sweep_result_t *res)
+{
+    size_t t = res->default_ties;
+    char tied[64] = "";
+    if (t > 0)
+        snprintf(tied, sizeof(tied), "tied with %zu other%s", t, t == 1 ? "" : "s");
+    if (res->default_rank == 1) {
+        if (t > 0)
+            printf("rank 1 of %zu; %s for best\n", res->n, tied);
+        else
+            printf("rank 1 of %zu; nothing in the sweep beats it\n", res->n);
+        return;
+    }
+    double pct = (res->dflt.makespan_s / res->points[0].makespan_s - 1) * 100;
+    printf("rank %zu of %zu%s%s; the best is %.*f %% faster\n", res->default_rank, res->n, t > 0 ? ", " : "", tied,
+           pct < 0.1 ? 3 : 1, pct);
 }
 
 /* Simulate the best configuration again, with its trace, and draw or write it. */
@@ -186,7 +211,7 @@ int cmd_predict(int argc, char **argv)
             else if (strncmp(optarg, "step:", 5) == 0 && cli_parse_i64(optarg + 5, 1, 4096, &n) == 0)
                 sp.split_step = (int32_t)n;
             else
-                return cli_usage_error("predict", "--splits: '%s' is not 'all' or 'step:N'", optarg);
+                return cli_usage_error("predict", "--splits: '%s' is not 'all' or 'step:N'", duet__q(optarg));
             continue;
         }
         case OPT_SPLIT_K:
@@ -195,12 +220,12 @@ int cmd_predict(int argc, char **argv)
             continue;
         case OPT_TOP:
             if (cli_parse_i64(optarg, 0, 1 << 30, &top) != 0)
-                return cli_usage_error("predict", "--top: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("predict", "--top: '%s' is not a non-negative integer", duet__q(optarg));
             continue;
         case OPT_POLICY:
             sp.policy = duet_sim_policy_find(optarg);
             if (sp.policy == NULL)
-                return cli_usage_error("predict", "--policy: '%s' is not fluid or frozen", optarg);
+                return cli_usage_error("predict", "--policy: '%s' is not fluid or frozen", duet__q(optarg));
             continue;
         case OPT_SVG:
             svg = optarg;
@@ -221,7 +246,7 @@ int cmd_predict(int argc, char **argv)
             return cli_getopt_error("predict", argv, opt);
     }
     if (optind < argc)
-        return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("predict", "unexpected argument '%s'", duet__q(argv[optind]));
     if ((rc = cli_common_workload(&c, "predict")) != CLI_EXIT_OK)
         return rc;
     if (sp.policy == &duet_sim_policy_frozen && c.mode_arg == NULL)
@@ -285,6 +310,7 @@ int cmd_predict(int argc, char **argv)
             cJSON_AddItemToArray(arr, cmd_predict_point_json(&res.points[i], i + 1));
         cJSON *d = cmd_predict_point_json(&res.dflt, 0);
         cJSON_AddNumberToObject(d, "rank", (double)res.default_rank);
+        cJSON_AddNumberToObject(d, "tied_with", (double)res.default_ties);
         cJSON_AddItemToObject(o, "static_default", d);
         char *text = cJSON_Print(o);
         cJSON_Delete(o);
@@ -313,13 +339,9 @@ int cmd_predict(int argc, char **argv)
                    p->comm_finish_s * 1e3);
         }
         const duet_sweep_point_t *d = &res.dflt;
-        printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, rank %zu of %zu", d->cfg.gemm_wgs,
-               d->cfg.num_wgs, d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3, res.default_rank,
-               res.n);
-        if (res.points[0].makespan_s < d->makespan_s)
-            printf("; the best is %.1f %% faster\n", (d->makespan_s / res.points[0].makespan_s - 1) * 100);
-        else
-            printf("; nothing in the sweep beats it\n");
+        printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
+               d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3);
+        cmd_predict_default_rank(&res);
     }
     if (rc == CLI_EXIT_OK && svg != NULL) {
         char title[256];

@@ -203,10 +203,17 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         duet_plan_t plan;
         DUET_CHECK_GOTO(duet_plan_build(wl, &d, duet_plan_critical_rank(wl), &plan), st, fail);
         DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.dflt, &res.events), st, fail);
-        size_t better = 0;
-        for (size_t i = 0; i < res.n; i++)
-            better += res.points[i].makespan_s < res.dflt.makespan_s;
+        /* Ties by duet_rank_sort's tolerance: a point a rounding error faster does not outrank it. */
+        size_t better = 0, ties = 0;
+        for (size_t i = 0; i < res.n; i++) {
+            const duet_sweep_point_t *q = &res.points[i];
+            if (duet__time_eq(q->makespan_s, res.dflt.makespan_s, DUET_RANK_TIE_REL))
+                ties += !duet_config_same(&q->cfg, &res.dflt.cfg); /* the default itself is no other */
+            else
+                better += q->makespan_s < res.dflt.makespan_s;
+        }
         res.default_rank = better + 1;
+        res.default_ties = ties;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     res.wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

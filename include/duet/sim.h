@@ -175,7 +175,9 @@ typedef struct duet_sweep_result {
     duet_sweep_point_t *points;   /* ranked: makespan ascending, ties by duet_rank_sort() */
     size_t n;
     duet_sweep_point_t dflt;      /* the static default (fused, 3/4 of the SMs on GEMM) */
-    size_t default_rank;          /* 1-based rank the default would take among the points */
+    size_t default_rank;          /* 1-based rank the default would take among the points (1 + those faster
+                                     by more than DUET_RANK_TIE_REL) */
+    size_t default_ties;          /* other configurations within DUET_RANK_TIE_REL of the default */
     int64_t events;               /* simulation events over the whole sweep */
     double wall_s;                /* CPU wall time of the sweep */
 } duet_sweep_result_t;
