@@ -50,7 +50,7 @@ ifneq ($(CAL_SRCS),)
 LDLIBS_CAL := -lgsl -lgslcblas
 endif
 
-.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind
+.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate
 
 all: $(DUET)
 
@@ -91,6 +91,12 @@ valgrind: deps
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $(DUET) plan --hw h200 \
 	    --collective all_gather --gemm 8192x8192x8192 --comm 2048x4096 --world 2 --json > /dev/null
 
+# Mutation testing: every mutant of tests/mutate/mutants.txt built in a scratch copy of the tree
+# (build/mutate/tree; the working tree is never written) and tested with --fail-fast under a time
+# limit. MUTATE_ARGS passes options, e.g. MUTATE_ARGS="--only cost-*" (tests/mutate/mutate.py -h).
+mutate: deps
+	$(Q)python3 tests/mutate/mutate.py --jobs $(JOBS) $(MUTATE_ARGS)
+
 DEMO_DIR ?= demo
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(DUET)
@@ -116,6 +122,7 @@ help:
 	@echo "  make demo         install missing packages, build, and write demo/*.svg and demo/*.json"
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
 	@echo "  make valgrind     run 'duet plan' under valgrind"
+	@echo "  make mutate       mutation testing: build and test each mutant of tests/mutate/mutants.txt"
 	@echo "  make bench-sim    simulator speed benchmark (prints events per second)"
 	@echo "  make gpu          build the GPU backend and a GPU-enabled duet (GPU=cuda|hip, auto-detected)"
 	@echo "  make check-cuda   compile the backend with nvcc (sm_90a), no GPU needed"

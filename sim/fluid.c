@@ -52,6 +52,7 @@ typedef struct duet__fluid {
     int64_t events;
     /* concurrent-mode residency */
     int32_t shared_sms;        /* SMs holding a GEMM CTA and comm CTAs */
+    int32_t shared_sms0;       /* ... at launch: the co-resident comm CTAs are spread over these */
     int32_t freed_slots;       /* comm CTA slots opened by exited GEMM CTAs, not yet used */
     int32_t next_free_sm;      /* for the trace: the next freed SM a pending CTA lands on */
     int32_t gemm_ctas;         /* GEMM-kernel CTAs, for the SM numbering of pending comm CTAs */
@@ -226,10 +227,13 @@ static void duet__solve(duet__fluid_t *F)
     cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
     cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
     cap[R_HBM] = F->hw->hbm_gbs * 1e9;
-    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. */
+    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. The
+     * co-resident comm CTAs were spread evenly over the SMs shared at launch, and stay there when
+     * a GEMM CTA exits: each remaining GEMM tile still has comm_on_shared / shared_sms0 beside
+     * it (dividing by the SMs still shared would crowd the exited SMs' comm CTAs onto them). */
     double shared_bound = 1.0;
     if (F->shared_sms > 0 && comm_on_shared > 0)
-        shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms);
+        shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms0);
 
     int32_t open = 0;
     for (int32_t i = 0; i < F->ncoh; i++) {
@@ -317,6 +321,7 @@ static void duet__launch(duet__fluid_t *F)
     int32_t on_shared = m - on_idle < slots_shared ? m - on_idle : slots_shared;
     int32_t pending = m - on_idle - on_shared;
     F->shared_sms = hw->comm_coresident > 0 ? (int32_t)duet_cdiv(on_shared, hw->comm_coresident) : 0;
+    F->shared_sms0 = F->shared_sms;
     F->gemm_ctas = g > 0 ? g : 1;
     int32_t g_excl = g - F->shared_sms;
     for (cta = 0; cta < g + m; cta++)

@@ -79,6 +79,33 @@ static inline duet_config_t t_concurrent(const duet_hw_t *hw, int32_t gemm_wgs, 
     return cfg;
 }
 
+/* A measured op row: median `ms`, fastest `lo` and slowest `hi` of `repeats` timed runs. */
+static inline duet_corpus_row_t t_op_row(duet_workload_t wl, duet_config_t cfg, double ms, double lo, double hi,
+                                         int32_t repeats)
+{
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = DUET_ROW_OP;
+    r.wl = wl;
+    r.cfg = cfg;
+    r.ok = 1;
+    r.repeats = repeats;
+    r.ms = ms;
+    r.min_ms = lo;
+    r.max_ms = hi;
+    return r;
+}
+
+/* An op row of shape `shape` (an all_gather with m = 1024 (shape + 1)), fused on the H200's 132
+ * SMs with `gemm_wgs` of them on the GEMM, in 256x128x64 tiles. */
+static inline duet_corpus_row_t t_noise_row(int shape, int32_t gemm_wgs, int32_t repeats, double ms, double lo,
+                                            double hi)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(1024 * (shape + 1), 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    return t_op_row(wl, t_fused(&hw, 132, gemm_wgs, (duet_gemm_tile_t){256, 128, 64}), ms, lo, hi, repeats);
+}
+
 /*
  * A synthetic world-2 corpus on `truth` (132 SMs): five shapes (every collective but broadcast,
  * both dtypes, GEMMs bound by the matrix units, by HBM and by per-tile costs), and per shape

@@ -200,31 +200,15 @@ Test(metrics, perfect_predictions_score_perfectly, T_TIMEOUT)
 /* The noise floor                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-/* One fused op row of shape `shape` (an all_gather of m = 1024 * (shape + 1)) with a spread. */
-static duet_corpus_row_t noise_row(int shape, int32_t gemm_wgs, double ms, double min_ms, double max_ms)
-{
-    duet_hw_t hw = t_hw("h200");
-    duet_corpus_row_t r;
-    memset(&r, 0, sizeof(r));
-    r.kind = DUET_ROW_OP;
-    r.wl = t_wl(1024 * (shape + 1), 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
-    r.cfg = t_fused(&hw, 132, gemm_wgs, (duet_gemm_tile_t){256, 128, 64});
-    r.ok = 1;
-    r.repeats = 8;
-    r.ms = ms;
-    r.min_ms = min_ms;
-    r.max_ms = max_ms;
-    return r;
-}
-
 Test(noise, runner_up_in_spread_is_counted_from_the_rows, T_TIMEOUT)
 {
     /* Shape 0: runner-up 1.05 ms lies within the best's slowest run (1.10), 5 % away.
      * Shape 1: runner-up 2.01 ms is slower than every run of the best (2.00 flat), 0.5 % away.
      * Shape 2: one row: nothing to compare. */
     duet_corpus_row_t rows[] = {
-        noise_row(0, 100, 1.00, 0.98, 1.10), noise_row(0, 110, 1.05, 1.00, 1.10), noise_row(0, 120, 1.50, 1.50, 1.50),
-        noise_row(1, 100, 2.00, 2.00, 2.00), noise_row(1, 110, 2.01, 2.01, 2.01), noise_row(2, 100, 3.00, 2.90, 3.10),
+        t_noise_row(0, 100, 8, 1.00, 0.98, 1.10), t_noise_row(0, 110, 8, 1.05, 1.00, 1.10),
+        t_noise_row(0, 120, 8, 1.50, 1.50, 1.50), t_noise_row(1, 100, 8, 2.00, 2.00, 2.00),
+        t_noise_row(1, 110, 8, 2.01, 2.01, 2.01), t_noise_row(2, 100, 8, 3.00, 2.90, 3.10),
     };
     duet_cal_noise_t nz;
     cr_assert_eq(duet_cal_noise_compute(rows, sizeof(rows) / sizeof(rows[0]), &nz), DUET_OK, "%s", duet_last_error());
@@ -245,10 +229,10 @@ Test(noise, runner_up_in_spread_is_counted_from_the_rows, T_TIMEOUT)
 Test(noise, rows_without_spread_are_a_perfect_second_measurement, T_TIMEOUT)
 {
     duet_corpus_row_t rows[] = {
-        noise_row(0, 100, 1.00, 1.00, 1.00),
-        noise_row(0, 110, 1.001, 1.001, 1.001),
-        noise_row(1, 100, 2.00, 2.00, 2.00),
-        noise_row(1, 110, 1.90, 1.90, 1.90),
+        t_noise_row(0, 100, 8, 1.00, 1.00, 1.00),
+        t_noise_row(0, 110, 8, 1.001, 1.001, 1.001),
+        t_noise_row(1, 100, 8, 2.00, 2.00, 2.00),
+        t_noise_row(1, 110, 8, 1.90, 1.90, 1.90),
     };
     duet_cal_noise_t nz;
     cr_assert_eq(duet_cal_noise_compute(rows, 4, &nz), DUET_OK, "%s", duet_last_error());
@@ -268,8 +252,8 @@ Test(noise, tied_rows_are_a_coin_flip_and_the_spread_sets_the_error, T_TIMEOUT)
     enum { SHAPES = 200 };
     duet_corpus_row_t *rows = calloc(2 * SHAPES, sizeof(*rows));
     for (int s = 0; s < SHAPES; s++) {
-        rows[2 * s] = noise_row(s, 100, 1.0, 0.95, 1.05);
-        rows[2 * s + 1] = noise_row(s, 110, 1.0, 0.95, 1.05);
+        rows[2 * s] = t_noise_row(s, 100, 8, 1.0, 0.95, 1.05);
+        rows[2 * s + 1] = t_noise_row(s, 110, 8, 1.0, 0.95, 1.05);
     }
     duet_cal_noise_t nz;
     cr_assert_eq(duet_cal_noise_compute(rows, 2 * SHAPES, &nz), DUET_OK, "%s", duet_last_error());

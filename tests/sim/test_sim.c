@@ -2,16 +2,11 @@
  * The simulator: the reference scheduler's golden values, the H200 push-saturation curve,
  * determinism, conservation of tiles, concurrent-mode residency, sweeps.
  */
-#include <criterion/criterion.h>
 #include <unistd.h>
 
-#include "../test_util.h"
+#include "sim_util.h"
 
-static duet_sim_ws_t *ws;
-static void setup(void) { cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK); }
-static void teardown(void) { duet_sim_ws_destroy(ws); }
-
-TestSuite(sim, .init = setup, .fini = teardown, T_TIMEOUT);
+T_SIM_SUITE(sim);
 
 Test(sim, frozen_reproduces_all_41_reference_cases)
 {
@@ -108,26 +103,11 @@ Test(sim, fluid_reproduces_the_h200_push_saturation_curve)
     }
 }
 
-static duet_plan_t make_plan(const duet_hw_t *hw, duet_workload_t wl, int32_t mode, int32_t gemm_wgs, int32_t comm_wgs)
-{
-    duet_config_t cfg = duet_config_default(hw, mode);
-    cfg.gemm_wgs = gemm_wgs;
-    if (mode == DUET_MODE_FUSED) {
-        cfg.comm_wgs = cfg.num_wgs - gemm_wgs;
-    } else {
-        cfg.comm_wgs = comm_wgs;
-        cfg.num_wgs = gemm_wgs + comm_wgs;
-    }
-    duet_plan_t p;
-    cr_assert_eq(duet_plan_build(&wl, &cfg, duet_plan_critical_rank(&wl), &p), DUET_OK, "%s", duet_last_error());
-    return p;
-}
-
 Test(sim, fluid_is_deterministic_to_the_byte)
 {
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = t_wl(8192, 8192, 4096, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
-    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    duet_plan_t p = t_sim_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
     char path[2][64];
     duet_sim_result_t r[2];
     for (int k = 0; k < 2; k++) {
@@ -161,7 +141,7 @@ Test(sim, fluid_runs_every_tile_exactly_once)
     for (int mi = 0; mi < 2; mi++)
         for (int ci = 0; ci < 5; ci++) {
             duet_workload_t wl = t_wl(3000, 2000, 1000, colls[ci], 2048, 4096, 4);
-            duet_plan_t p = make_plan(&hw, wl, modes[mi], modes[mi] == DUET_MODE_FUSED ? 90 : 120, 40);
+            duet_plan_t p = t_sim_plan(&hw, wl, modes[mi], modes[mi] == DUET_MODE_FUSED ? 90 : 120, 40);
             duet_trace_t t;
             duet_trace_init(&t, "x");
             duet_sim_result_t r;
@@ -218,8 +198,8 @@ Test(sim, contention_slows_both_jobs)
     hw.hbm_gbs = 800; /* make HBM the bottleneck */
     duet_workload_t g = t_wl(8192, 8192, 2048, DUET_COLL_NONE, 0, 0, 1);
     duet_workload_t gc = t_wl(8192, 8192, 2048, DUET_COLL_ALL_GATHER, 8192, 8192, 2);
-    duet_plan_t pg = make_plan(&hw, g, DUET_MODE_CONCURRENT, 100, 0);
-    duet_plan_t pgc = make_plan(&hw, gc, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t pg = t_sim_plan(&hw, g, DUET_MODE_CONCURRENT, 100, 0);
+    duet_plan_t pgc = t_sim_plan(&hw, gc, DUET_MODE_CONCURRENT, 100, 32);
     duet_sim_result_t rg, rgc;
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pg, NULL, &rg), DUET_OK);
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &pgc, NULL, &rgc), DUET_OK);
@@ -234,7 +214,7 @@ Test(sim, concurrent_comm_ctas_wait_for_sms)
     /* 132 GEMM CTAs take every SM; the 8 comm CTAs can only start once a GEMM CTA has left.
      * 512 GEMM tiles on 132 CTAs: some CTAs run 3 tiles, some 4. */
     duet_workload_t wl = t_wl(4096, 4096, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
-    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 132, 8);
+    duet_plan_t p = t_sim_plan(&hw, wl, DUET_MODE_CONCURRENT, 132, 8);
     duet_trace_t t;
     duet_trace_init(&t, "x");
     duet_sim_result_t r;
@@ -264,12 +244,12 @@ Test(sim, policies_refuse_what_they_do_not_model)
 {
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = t_wl(2048, 2048, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
-    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t p = t_sim_plan(&hw, wl, DUET_MODE_CONCURRENT, 100, 32);
     duet_sim_result_t r;
     cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_frozen, &hw, &p, NULL, &r), DUET_ERR_UNSUPPORTED);
     cr_assert(strstr(duet_last_error(), "fused") != NULL);
     /* A profile whose shared memory cannot hold the tile: infeasible, not a crash. */
-    duet_plan_t f = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    duet_plan_t f = t_sim_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
     hw.smem_kib = 64;
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &f, NULL, &r), DUET_ERR_INFEASIBLE);
     cr_assert_eq(duet_sim_policy_find("frozen"), &duet_sim_policy_frozen);
@@ -382,7 +362,7 @@ Test(sim, trace_json_round_trips)
 {
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = t_wl(2048, 2048, 2048, DUET_COLL_ALL_TO_ALL, 512, 2048, 2);
-    duet_plan_t p = make_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
+    duet_plan_t p = t_sim_plan(&hw, wl, DUET_MODE_FUSED, 100, 0);
     duet_trace_t t, back;
     duet_trace_init(&t, "predicted");
     duet_sim_result_t r;
@@ -397,6 +377,7 @@ Test(sim, trace_json_round_trips)
         cr_assert(back.recs[i].cta == t.recs[i].cta && back.recs[i].tile == t.recs[i].tile);
         cr_assert(fabs(back.recs[i].end_s - t.recs[i].end_s) < 1e-11);
     }
+    unlink(path); /* the trace JSON, read back: leave nothing behind in /tmp */
     const duet_trace_t *two[2] = {&back, &t};
     t_tmp_path(path, sizeof(path), "gantt.svg");
     cr_assert_eq(duet_trace_write_svg(two, 2, "two timelines", path), DUET_OK);
@@ -415,8 +396,8 @@ Test(sim, vendor_mode_prices_the_vendor_gemm)
     hw.tile_eff_128x256 = hw.tile_eff_256x128 = hw.tile_eff_128x128 = hw.tile_eff_256x64 = 1.0;
     hw.tile_eff_64x128 = hw.tile_eff_64x256 = hw.tile_eff_64x64 = 1.0;
     duet_workload_t wl = t_wl(8192, 8192, 4096, DUET_COLL_ALL_GATHER, 2048, 4096, 2);
-    duet_plan_t pc = make_plan(&hw, wl, DUET_MODE_CONCURRENT, 116, 16);
-    duet_plan_t pv = make_plan(&hw, wl, DUET_MODE_VENDOR, 116, 16);
+    duet_plan_t pc = t_sim_plan(&hw, wl, DUET_MODE_CONCURRENT, 116, 16);
+    duet_plan_t pv = t_sim_plan(&hw, wl, DUET_MODE_VENDOR, 116, 16);
     cr_assert_eq(pv.steal, 0);
     cr_assert_eq(pv.cfg.num_wgs, 132);
     duet_sim_result_t rc, rv;
@@ -459,7 +440,7 @@ Test(sim, comm_sync_is_paid_once_per_collective_operation)
         {c, DUET_MODE_CONCURRENT, 0, 32, 10e-6},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        duet_plan_t p = make_plan(&hw, cases[i].wl, cases[i].mode, cases[i].gemm_wgs, cases[i].comm_wgs);
+        duet_plan_t p = t_sim_plan(&hw, cases[i].wl, cases[i].mode, cases[i].gemm_wgs, cases[i].comm_wgs);
         duet_sim_result_t a, b;
         cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &a), DUET_OK, "%s", duet_last_error());
         cr_assert_eq(duet_sim_run(ws, NULL, &more, &p, NULL, &b), DUET_OK, "%s", duet_last_error());
@@ -480,7 +461,7 @@ Test(sim, comm_dequeues_are_hidden_but_the_last_two_rounds)
     duet_workload_t c = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 512, 4096, 2);
     const int32_t ctas[] = {4, 16, 64};
     for (size_t i = 0; i < sizeof(ctas) / sizeof(ctas[0]); i++) {
-        duet_plan_t p = make_plan(&hw, c, DUET_MODE_CONCURRENT, 0, ctas[i]);
+        duet_plan_t p = t_sim_plan(&hw, c, DUET_MODE_CONCURRENT, 0, ctas[i]);
         cr_assert_eq(p.comm.queue_len, 128);
         duet_sim_result_t a, b;
         cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p, NULL, &a), DUET_OK, "%s", duet_last_error());
@@ -500,9 +481,9 @@ Test(sim, gemm_stretches_only_the_remote_loads)
     duet_workload_t ar = t_wl(8192, 8192, 2048, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
     duet_workload_t ag = t_wl(8192, 8192, 2048, DUET_COLL_ALL_GATHER, 4096, 8192, 2);
     duet_workload_t ar_alone = t_wl(0, 0, 0, DUET_COLL_ALL_REDUCE, 4096, 8192, 2);
-    duet_plan_t p_ar = make_plan(&hw, ar, DUET_MODE_CONCURRENT, 100, 32);
-    duet_plan_t p_ag = make_plan(&hw, ag, DUET_MODE_CONCURRENT, 100, 32);
-    duet_plan_t p_alone = make_plan(&hw, ar_alone, DUET_MODE_CONCURRENT, 0, 32);
+    duet_plan_t p_ar = t_sim_plan(&hw, ar, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t p_ag = t_sim_plan(&hw, ag, DUET_MODE_CONCURRENT, 100, 32);
+    duet_plan_t p_alone = t_sim_plan(&hw, ar_alone, DUET_MODE_CONCURRENT, 0, 32);
     duet_sim_result_t a, b;
     cr_assert_eq(duet_sim_run(ws, NULL, &hw, &p_ar, NULL, &a), DUET_OK);
     cr_assert_eq(duet_sim_run(ws, NULL, &slow, &p_ar, NULL, &b), DUET_OK);

@@ -12,14 +12,6 @@ static duet_workload_t small_wl(int64_t m)
     return t_wl(m, 2048, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
 }
 
-static duet_tune_params_t quiet_params(tt_warnings_t *w)
-{
-    duet_tune_params_t p = duet_tune_default_params();
-    p.warn = tt_warn;
-    p.warn_user = w;
-    return p;
-}
-
 static int find_cfg(const duet_tune_outcome_t *c, int32_t n, const duet_config_t *cfg)
 {
     int found = -1;
@@ -38,7 +30,7 @@ Test(tuner, a_miss_benchmarks_the_top_k_and_the_default_and_stores_the_fastest, 
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(2048);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     tt_bench_t b = {.target = 120};
     duet_tune_result_t r;
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK, "%s", duet_last_error());
@@ -99,7 +91,7 @@ Test(tuner, a_cache_hit_never_benchmarks_and_force_does, T_TIMEOUT)
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(1024);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     tt_bench_t b = {.target = 100};
     duet_tune_result_t r1, r2;
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r1), DUET_OK);
@@ -156,7 +148,7 @@ Test(tuner, all_candidates_failing_return_the_static_default_and_say_so, T_TIMEO
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("mi300x");
     duet_workload_t wl = t_wl(4096, 4096, 4096, DUET_COLL_ALL_REDUCE, 1024, 2048, 8);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     p.top_k = 4;
     tt_bench_t b = {.fail_all = 1};
     duet_tune_result_t r;
@@ -193,7 +185,7 @@ Test(tuner, a_failing_candidate_is_skipped_and_reported, T_TIMEOUT)
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(4096);
-    duet_tune_params_t p = quiet_params(&w), rp;
+    duet_tune_params_t p = tt_quiet_params(&w), rp;
     cr_assert_eq(duet_tune_params_resolve(&p, &rp), DUET_OK);
     duet_tune_outcome_t cands[DUET_TUNE_MAX_CANDIDATES];
     int32_t n = 0, led = 0;
@@ -292,7 +284,7 @@ Test(tuner, a_corrupt_database_is_left_alone_and_tuning_goes_on, T_TIMEOUT)
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(2048);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     tt_bench_t b = {.target = 110};
     duet_tune_result_t r;
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK);
@@ -332,7 +324,7 @@ Test(tuner, an_unwritable_database_still_returns_the_winner, T_TIMEOUT)
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(2048);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     tt_bench_t b = {.target = 110};
     duet_tune_result_t r;
     cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK);
@@ -359,7 +351,7 @@ Test(tuner, eight_processes_tuning_different_keys_at_once_keep_every_entry, T_TI
         if (pids[i] == 0) {
             tt_warnings_t w = {0};
             duet_workload_t wl = small_wl(256 * (i + 1));
-            duet_tune_params_t p = quiet_params(&w);
+            duet_tune_params_t p = tt_quiet_params(&w);
             p.top_k = 2; /* the database is what is under test; keep each tuner short */
             tt_bench_t b = {.target = 100 + i};
             duet_tune_result_t r;
@@ -422,7 +414,7 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     tt_warnings_t w = {0};
     duet_hw_t hw = t_hw("h200");
     duet_workload_t wl = small_wl(2048);
-    duet_tune_params_t p = quiet_params(&w);
+    duet_tune_params_t p = tt_quiet_params(&w);
     p.write_cache = 0; /* as every rank but 0 would */
     duet_tune_result_t r;
 
@@ -591,7 +583,7 @@ Test(tuner, when_the_model_cannot_rank_the_candidate_set_fills, T_TIMEOUT)
     hw.n_sms = 1;
     duet_workload_t wl = small_wl(512);
     tt_warnings_t w = {0};
-    duet_tune_params_t p = quiet_params(&w), rp;
+    duet_tune_params_t p = tt_quiet_params(&w), rp;
     p.modes = 1u << DUET_MODE_CONCURRENT;
     p.calibrated = 1;
     p.top_k = 4;

@@ -51,6 +51,15 @@ static inline void tt_warn(void *user, const char *msg)
     w->n++;
 }
 
+/* Default tuner parameters whose warnings go to `w` instead of stderr. */
+static inline duet_tune_params_t tt_quiet_params(tt_warnings_t *w)
+{
+    duet_tune_params_t p = duet_tune_default_params();
+    p.warn = tt_warn;
+    p.warn_user = w;
+    return p;
+}
+
 /*
  * The fake benchmark: a smooth, known function of the configuration (fastest at gemm_wgs =
  * target in fused mode with the 256x256x64 tile), so that the winner is predictable; counts
