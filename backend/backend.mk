@@ -1,7 +1,8 @@
 # duet GPU backend (included by the top Makefile; reuses BUILD, LIB, Q, FINAL_CFLAGS, LDLIBS_*).
 #
 #   make gpu         build build-gpu/libduet_backend.a and the GPU test binary (GPU=cuda|hip)
-#   make test-gpu    build, then run the GPU tests under mpirun at W = GPU_NP (2) and W = 1
+#   make test-gpu    build, then run the GPU tests under mpirun at every W of GPU_WORLDS (1 2 3 4),
+#                    then the planted faults (--plant) at W = GPU_PLANT_NP (2)
 #   make check-cuda  nvcc -gencode=arch=compute_90a,code=sm_90a compile of every backend source
 #   make check-amd   Debian hipcc compile and link for gfx90a and gfx940
 #
@@ -18,7 +19,14 @@ MPICC        ?= mpicc
 CXX_LINK     ?= g++
 GPU          ?= $(if $(NVCC),cuda,$(if $(HIPCC),hip,none))
 GPU_BUILD    ?= build-gpu
-GPU_NP       ?= 2
+# World sizes of make test-gpu. Ranks beyond the GPU count share GPUs (device = local rank modulo
+# the count); run them under MPS so that their persistent kernels are resident at once.
+# GPU_NP=N, the former setting, still runs W = N and W = 1.
+ifdef GPU_NP
+GPU_WORLDS   ?= $(GPU_NP) 1
+endif
+GPU_WORLDS   ?= 1 2 3 4
+GPU_PLANT_NP ?= 2
 AMD_ARCHS    ?= gfx90a gfx940
 MPIRUN       ?= mpirun
 # NVLink multicast stays off on shared machines (see ../shared/reference/h200.md); -x hands the
@@ -65,22 +73,41 @@ $(GPU_BUILD)/%.o: %.hip $(GPU_HEADERS)
 	@$(if $(Q),echo "  $(GPU)    $<")
 	$(Q)$(GPU_CXX) $(GPU_CXXFLAGS) -c $< -o $@
 
+# The tests' own headers (harness, device helpers) are prerequisites of the test objects only.
+$(GPU_TEST_OBJS): $(wildcard tests/gpu/*.h)
+
 $(BACKEND_LIB): $(GPU_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(GPU_TESTBIN): $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB)
+# The vendor mode's tests (DUET_TEST_VENDOR in tests/gpu/test_gpu.hip) need the vendor libraries:
+# linked on NVIDIA, whose toolkit ships cuBLASLt and NCCL; Debian's ROCm (check-amd) has no
+# hipBLASLt, so the AMD test binary leaves them out and says so when it runs.
+ifeq ($(GPU),cuda)
+GPU_TEST_VENDOR_OBJS := $(patsubst %.hip,$(GPU_BUILD)/%.o,$(wildcard vendor/*.hip))
+GPU_TEST_VENDOR_LIBS := -lcublasLt -lnccl
+endif
+
+$(GPU_TESTBIN): $(GPU_TEST_OBJS) $(GPU_TEST_VENDOR_OBJS) $(BACKEND_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(GPU_TEST_VENDOR_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) \
+	    $(GPU_TEST_VENDOR_LIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 gpu:
 	@test "$(GPU)" != none || { echo "duet: make gpu needs nvcc or hipcc (GPU=cuda|hip)"; exit 1; }
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(LIB) $(BACKEND_LIB) $(GPU_TESTBIN)
 
-# W = GPU_NP, then W = 1. Every device wait is bounded, so a broken run fails instead of hanging.
+# Every W of GPU_WORLDS (each run to the end, so one failure does not hide the others), then the
+# planted faults, which every check must catch. Every device wait is bounded, so a broken run
+# fails instead of hanging.
 test-gpu: gpu
-	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $(GPU_NP) $(GPU_TESTBIN) $(GPU_TEST_ARGS)
-	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np 1 $(GPU_TESTBIN) $(GPU_TEST_ARGS)
+	@rc=0; for w in $(GPU_WORLDS); do \
+	    echo "$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $$w $(GPU_TESTBIN) $(GPU_TEST_ARGS)"; \
+	    $(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $$w $(GPU_TESTBIN) $(GPU_TEST_ARGS) || rc=1; \
+	done; \
+	echo "$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $(GPU_PLANT_NP) $(GPU_TESTBIN) --plant"; \
+	$(GPU_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np $(GPU_PLANT_NP) $(GPU_TESTBIN) --plant || rc=1; \
+	exit $$rc
 
 # Compile checks (no GPU needed): each compiles every backend and GPU-test source into its own
 # folder, and the GPU commands' C sources (cli/gpu: bench, calibrate collect, ...; not linked,

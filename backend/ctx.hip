@@ -414,6 +414,36 @@ duet_status_t duet__ctx_collect(duet_ctx_h ctx)
     return st;
 }
 
+/*
+ * The rank to name when a wait at the exit barrier expired. The device names the first rank
+ * whose DEPART is missing, but a rank that timed out waiting at the entry sends no DEPART either
+ * (sync.h), so with three or more ranks the one named may itself be waiting for the rank at
+ * fault: a broadcast's root, say, named by a non-root while the root waits for a rank that
+ * skipped the operation. A rank whose ARRIVE is missing too never entered: name it instead. The
+ * record is the host's to change here, as the device writes it only while its status is 0. Runs
+ * in duet_ctx_sync() only, after the stream has finished, so that the blocking copy of the W
+ * flag words (bytes) waits for nothing of the caller's that duet_run() would.
+ */
+static duet_status_t duet__ctx_blame_unentered(duet_ctx_h ctx)
+{
+    volatile duet__dev_err_t *e = ctx->err_host;
+    uint32_t arrive[DUET_OP_MAX_WORLD];
+    duet_status_t st = DUET_OK;
+    if (e->status == 0 || e->phase != DUET__PHASE_EXIT)
+        return DUET_OK;
+    HIP_CHECK(hipMemcpy(arrive, ctx->heap + DUET__FLAG_ARRIVE * sizeof(uint32_t), (size_t)ctx->world * sizeof(uint32_t),
+                        hipMemcpyDeviceToHost),
+              st, out);
+    for (int q = 0; q < ctx->world; q++)
+        if ((int32_t)(arrive[q] - e->epoch) < 0) { /* wrap-safe arrive < epoch, as the device compares */
+            e->peer = q;
+            e->phase = DUET__PHASE_ENTRY;
+            break;
+        }
+out:
+    return st;
+}
+
 duet_status_t duet_ctx_sync(duet_ctx_h ctx, void *stream)
 {
     duet_status_t st = DUET_OK;
@@ -421,6 +451,7 @@ duet_status_t duet_ctx_sync(duet_ctx_h ctx, void *stream)
         return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_sync: ctx is NULL");
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
     HIP_CHECK(hipStreamSynchronize((hipStream_t)stream), st, out);
+    DUET_CHECK_GOTO(duet__ctx_blame_unentered(ctx), st, out);
     st = duet__ctx_collect(ctx);
 out:
     return duet__ctx_fail(ctx, st);

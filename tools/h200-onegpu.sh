@@ -3,9 +3,12 @@
 # lent: builds side by side, this tree (B) and other checkouts ($VARIANTS, "NAME=DIR ...", the
 # first of them the base A, e.g. VARIANTS="A=.gpu-base P=.gpu-p"), then
 #   smoke   the quick GPU tests at W = 1; the remaining steps are skipped if they fail or hang;
+#   quick   the quick GPU tests at W = 1, 2, 3 and 4 (W > 1: every rank on the one GPU, under MPS
+#           where the machine has it), then the planted faults at W = 4 (a couple of minutes);
 #   tests1  the GPU tests at W = 1 only (verbose; also run E where ENV_E is set);
-#   tests   the GPU tests at W = 2 with both ranks on the one GPU (under MPS where the machine has
-#           it, so that both ranks' persistent kernels run at once), then at W = 1;
+#   tests   the whole GPU tests at W = 4, 3 and 2 with every rank on the one GPU (under MPS where
+#           the machine has it, so that the ranks' persistent kernels run at once), then at W = 1,
+#           then the planted faults at W = 2;
 #   comm    collectives alone at W = 2 on the one GPU, B, then every variant, then B again: the
 #           peer's memory is the same HBM, so this measures the comm tile's own loop, not NVLink;
 #   gemm    duet bench --gemm-only on $GEMM_SHAPES against cuBLASLt, in the same order ($GEMM_ARGS:
@@ -78,6 +81,19 @@ mps_mpirun() {
     . tools/h200-env.sh
     MPIRUN1=${MPIRUN/-np 2/-np 1}
 }
+# mpiw W: the mpirun line of W ranks (on the one GPU).
+mpiw() {
+    echo "${MPIRUN/-np 2/-np $1}"
+}
+# gpu_tests NAME LIMIT_S W ARGS...: one run of the GPU tests, its log in $OUT/NAME.log, a line in the
+# log with its verdict and time, and its failures after it.
+gpu_tests() {
+    local name=$1 limit=$2 w=$3 t1=$SECONDS
+    shift 3
+    timeout "$limit" $(mpiw "$w") build-gpu/duet-gpu-tests "$@" > "$OUT/$name.log" 2>&1
+    note "$name (W=$w $*): rc=$?, $((SECONDS - t1)) s. $(grep -E 'passed, .* failed' "$OUT/$name.log" | tail -1)"
+    grep -E "^FAIL|^  \[rank" "$OUT/$name.log" | head -12 >> "$LOG"
+}
 mps_start() {
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
@@ -118,17 +134,25 @@ for step in "$@"; do
             grep -E "^FAIL|^  \[rank" "$OUT/tests-w1-$n.log" | head -12 >> "$LOG"
         done
         ;;
+    quick)
+        # Every world size on the one GPU, the reduced set: the matrix's quick shapes, the K split
+        # in both types, the vendor mode, every rank skipping every collective (short bound).
+        for w in 1 2 3 4; do
+            gpu_tests "quick-w$w" 150 "$w" --quick --timeout-ms 20000
+        done
+        gpu_tests plant-w4 60 4 --plant --timeout-ms 20000
+        ;;
     tests)
-        timeout 300 $MPIRUN build-gpu/duet-gpu-tests --verbose --timeout-ms 20000 > "$OUT/tests-w2.log" 2>&1
-        note "tests W=2 on one GPU: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w2.log" | tail -1)"
+        for w in 4 3 2; do
+            gpu_tests "tests-w$w" 300 "$w" --verbose --timeout-ms 20000
+        done
         if [ -n "${TESTS_A:-}" ]; then
             t0=$SECONDS
             timeout 300 $MPIRUN "$BASE/build-gpu/duet-gpu-tests" --verbose --timeout-ms 20000 > "$OUT/tests-w2-A.log" 2>&1
             note "tests W=2 on one GPU, A: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w2-A.log" | tail -1)"
         fi
-        t0=$SECONDS
-        timeout 200 $MPIRUN1 build-gpu/duet-gpu-tests --timeout-ms 20000 > "$OUT/tests-w1.log" 2>&1
-        note "tests W=1: rc=$?, $((SECONDS - t0)) s. $(grep -E 'passed, .* failed' "$OUT/tests-w1.log" | tail -1)"
+        gpu_tests tests-w1 200 1 --timeout-ms 20000
+        gpu_tests plant-w2 60 2 --plant --timeout-ms 20000
         ;;
     comm)
         for n in $NAMES B; do

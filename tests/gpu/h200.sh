@@ -3,6 +3,8 @@
 #
 #   tests/gpu/h200.sh [STEP...]
 #   STEP: build tests memcheck racecheck canary perf (default: all); cli: make gpu alone
+#   tests: make test-gpu at W = 1 .. min(4, GPUs) ($WORLDS overrides, e.g. WORLDS="1 2 3 4" on a
+#   2-GPU machine under MPS), then the planted faults at W = $NP, which every check must catch.
 #   canary: a planted out-of-bounds write and a planted shared-memory race, which the two
 #   sanitizer tools must report (so that their clean passes mean something).
 #
@@ -57,15 +59,17 @@ for step in "$@"; do
         # The official target: make gpu (GPU CLI included), then W = NP and W = 1.
         MK=(make JOBS=32 "CFLAGS=-I$DEP/usr/include"
             "LDFLAGS=-L$DEP/usr/lib/x86_64-linux-gnu -Wl,-rpath,$DEP/usr/lib/x86_64-linux-gnu")
-        run test-gpu 300 "${MK[@]}" test-gpu GPU_NP="$NP" GPU_TEST_ARGS=--verbose
+        ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+        WORLDS=${WORLDS:-$(seq -s ' ' 1 $((ngpu < 1 ? 1 : ngpu > 4 ? 4 : ngpu)))}
+        run test-gpu 600 "${MK[@]}" test-gpu GPU_WORLDS="$WORLDS" GPU_PLANT_NP="$NP" GPU_TEST_ARGS=--verbose
         ;;
     memcheck)
         run memcheck 150 $MPIRUN -np "$NP" compute-sanitizer --tool memcheck --error-exitcode 99 \
-            "$BIN" --quick --timeout-ms 120000
+            "$BIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000
         ;;
     racecheck)
         run racecheck 200 $MPIRUN -np "$NP" compute-sanitizer --tool racecheck --error-exitcode 99 \
-            "$BIN" --quick --timeout-ms 120000
+            "$BIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000
         ;;
     canary)
         run canary-memcheck 60 $MPIRUN -np 1 compute-sanitizer --tool memcheck "$BIN" --canary
