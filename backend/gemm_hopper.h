@@ -544,7 +544,6 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
     const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
     const float *mine = (const float *)buf;                         /* own: this part's block */
     const float *sm = (const float *)(buf + (own ? OWN_BYTES : 0)); /* the copied rows */
-    const uint32_t uses0 = duet__wg_fin_uses;
     if (own) {
         /* Every thread's own block is in place, and the stages' last readers are done. */
         duet_dev_sync();
@@ -556,6 +555,11 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
             *cnt = 0;
         }
     }
+    /* Read after a CTA barrier (the own part's above, or duet__splitk_arrive's) that thread 0
+     * passed after storing it at the end of the previous call. In the wgmma tile the stages'
+     * releases order the two as well, but only through the producer, an order racecheck did
+     * not follow in the epilogue (duet__wg_epilogue). */
+    const uint32_t uses0 = duet__wg_fin_uses;
     uint32_t round = 0;
     for (int r0 = 0; r0 < rows_valid; r0 += R, round++) {
         const int rows = rows_valid - r0 < R ? rows_valid - r0 : R;
@@ -589,9 +593,10 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
         /* Every thread is done with the round's rows before the next round's copies land. */
         duet_dev_sync();
     }
-    if (threadIdx.x == 0)
+    /* After the last round's barrier, which every thread passed after reading uses0 (no round,
+     * no phase used: nothing to store). */
+    if (threadIdx.x == 0 && round != 0)
         duet__wg_fin_uses = uses0 + round;
-    /* The next use reads duet__wg_fin_uses after a barrier (the next tile's dequeue or arrive). */
 }
 
 /**
