@@ -323,7 +323,9 @@ template <class CFG> __device__ static inline void duet__wg_give_warp(uint32_t g
 }
 
 /* Consumers (every thread of a warp, once done with them): the same. The fence orders this
- * thread's ordinary shared-memory accesses before the TMA writes of the stages' next loads. */
+ * thread's ordinary shared-memory accesses before the TMA writes of the stages' next loads.
+ * Used after a K-split pass, whose shared-memory accesses (the last part's sum) end at a CTA
+ * barrier already; the epilogue's staging is given back after one (duet__wg_epilogue). */
 template <class CFG> __device__ static inline void duet__wg_give(uint32_t gi, int n)
 {
     duet__fence_proxy_async();
@@ -397,10 +399,13 @@ template <class CFG> __device__ static inline uint32_t duet__wg_stage_at(uint32_
  *   duet__wg_give_pending), and waits for their completion before the CTA ends (duet__cta_run).
  *   Measured without any C store (one H200, a diagnostic build): 4096x8192x512 0.0825 -> 0.0723
  *   ms, the SMs waiting on their stores;
- * - else 16-byte row-contiguous stores by every thread, bounds-checked. Plain per-thread stores
- *   of register pairs were measured slower (4096x8192x512: 0.115 ms against 0.087 ms): each warp
- *   store instruction then touches eight rows, and every pair needs its own bounds check.
- */
+ * - else 16-byte row-contiguous stores by every thread, bounds-checked, and a second CTA
+ *   barrier before the stages go back (below). Plain per-thread stores of register pairs were
+ *   measured slower (4096x8192x512: 0.115 ms against 0.087 ms): each warp store instruction then
+ *   touches eight rows, and every pair needs its own bounds check.
+ * Synchronisation: the staging is written after duet__wg_take (the producer handed the stages
+ * over once all eight warps had released their previous use) and read after a barrier of the
+ * 256 consumer threads (duet_dev_sync), by the TMA unit or by the threads. */
 template <bool BF16, class CFG, int R>
 __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
                                                 uint8_t *stages, uint32_t gi, int64_t m0, int64_t n0)
@@ -463,7 +468,17 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
                 dst[e] = src[e];
         }
     }
-    duet__wg_give<CFG>(gi, NSTG);
+    /* Every consumer thread has read the staging before any warp gives its stages back: a
+     * barrier of the 256, one a pass. The releases alone order these reads before the stages'
+     * next writes too (each warp's arrival on empty[s], the producer's wait for all eight and
+     * its hand-over or load on full[s], the next writer's wait), but compute-sanitizer's
+     * racecheck did not follow that chain through the producer: it reported the next pass's
+     * staging stores as racing with these reads (56 hazards on the quick set at W = 1). The
+     * fence orders the reads before the TMA loads that may fill the stages next. */
+    duet__fence_proxy_async();
+    duet_dev_sync();
+    if (tid % 32 == 0)
+        duet__wg_give_warp<CFG>(gi, NSTG);
 }
 
 /*
@@ -529,7 +544,6 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
     const float *first = duet__splitk_block(p, mn, pass, passes, 0, PM * BN);
     const float *mine = (const float *)buf;                         /* own: this part's block */
     const float *sm = (const float *)(buf + (own ? OWN_BYTES : 0)); /* the copied rows */
-    const uint32_t uses0 = duet__wg_fin_uses;
     if (own) {
         /* Every thread's own block is in place, and the stages' last readers are done. */
         duet_dev_sync();
@@ -541,6 +555,11 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
             *cnt = 0;
         }
     }
+    /* Read after a CTA barrier (the own part's above, or duet__splitk_arrive's) that thread 0
+     * passed after storing it at the end of the previous call. In the wgmma tile the stages'
+     * releases order the two as well, but only through the producer, an order racecheck did
+     * not follow in the epilogue (duet__wg_epilogue). */
+    const uint32_t uses0 = duet__wg_fin_uses;
     uint32_t round = 0;
     for (int r0 = 0; r0 < rows_valid; r0 += R, round++) {
         const int rows = rows_valid - r0 < R ? rows_valid - r0 : R;
@@ -574,9 +593,10 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
         /* Every thread is done with the round's rows before the next round's copies land. */
         duet_dev_sync();
     }
-    if (threadIdx.x == 0)
+    /* After the last round's barrier, which every thread passed after reading uses0 (no round,
+     * no phase used: nothing to store). */
+    if (threadIdx.x == 0 && round != 0)
         duet__wg_fin_uses = uses0 + round;
-    /* The next use reads duet__wg_fin_uses after a barrier (the next tile's dequeue or arrive). */
 }
 
 /**
@@ -703,9 +723,10 @@ __device__ static __forceinline__ void duet__wg_consume(const duet__kparams_t &p
 
 /**
  * The producer (one thread of the producer warpgroup): claim the CTA's GEMM tiles, hand each to
- * the consumers through the tile slot, and issue the ring's uses for it (the header comment), until the queue is empty; the last value handed over is the first position
- * past the queue's end. `wait_go`: a comm-home CTA of the fused kernel, whose consumers drain the
- * comm queue first; the GEMM queue is claimed from only once they reach it, as in the plan.
+ * the consumers through the tile slot, and issue the ring's uses for it (the header comment),
+ * until the queue is empty; the last value handed over is the first position past the queue's
+ * end. `wait_go`: a comm-home CTA of the fused kernel, whose consumers drain the comm queue
+ * first; the GEMM queue is claimed from only once they reach it, as in the plan.
  *
  * The next tile is claimed once the current one's first load is issued, so the claim's L2 round
  * trip overlaps the loads (a claim between tiles cost 6.9 % of the warps' samples at 4096 x 8192
