@@ -1451,6 +1451,8 @@ int main(int argc, char **argv)
             have_seed = 1;
         } else if (strcmp(argv[i], "--skip-timeouts") == 0)
             skip_timeouts = 1;
+        else if (strcmp(argv[i], "--skip-vendor") == 0)
+            skip_vendor = 1;
         else if (strcmp(argv[i], "--check-all") == 0)
             g_check_all = 1;
         else if (strcmp(argv[i], "--perf") == 0)
