@@ -251,6 +251,42 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
  * vectors (8 elements of 2 bytes), and a tile is bounded so its index math stays in 32 bits. */
 #define DUET__COMM_TILE_MAX_ELEMS (1 << 20)
 
+/*
+ * The bounds on work (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES). Tile counts of a workload the
+ * workload rules refuse are not computed here (duet_workload_validate() reports it): within them
+ * every count is below 2^53, far from int64 overflow.
+ */
+static duet_status_t duet__config_check_work(const duet_config_t *cfg, const duet_workload_t *wl)
+{
+    int in_range = wl->m >= 0 && wl->n >= 0 && wl->k >= 0 && wl->m <= DUET__MAX_DIM && wl->n <= DUET__MAX_DIM &&
+                   wl->k <= DUET__MAX_DIM && wl->mc >= 0 && wl->nc >= 0 && wl->mc <= DUET__MAX_DIM &&
+                   wl->nc <= DUET__MAX_DIM && wl->world >= 1 && wl->world <= DUET__MAX_WORLD;
+    if (!in_range)
+        return DUET_OK;
+    if (wl->m > 0) {
+        duet_gemm_geom_t g;
+        duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
+        if (g.tiles > DUET_MAX_GEMM_TILES)
+            return duet__error(DUET_ERR_INVALID_ARG,
+                               "GEMM %lldx%lldx%lld in %dx%d tiles (split_k %d) is %lld tiles, above the limit of %lld "
+                               "per plan (DUET_MAX_GEMM_TILES): use a larger tile",
+                               (long long)wl->m, (long long)wl->n, (long long)wl->k, (int)cfg->tile.bm,
+                               (int)cfg->tile.bn, (int)g.split_k, (long long)g.tiles, (long long)DUET_MAX_GEMM_TILES);
+    }
+    if (wl->coll > DUET_COLL_NONE && wl->coll < DUET_COLL_COUNT && wl->mc > 0 && wl->nc > 0) {
+        duet_comm_geom_t g;
+        duet_comm_geom_init(&g, wl->coll, wl->world, 0, 0, wl->mc, wl->nc, cfg->cm, cfg->cn);
+        if (g.per_rank > DUET_MAX_COMM_TILES)
+            return duet__error(
+                DUET_ERR_INVALID_ARG,
+                "%s of %lldx%lld in %dx%d comm tiles is %lld tiles per rank, above the limit of %lld per "
+                "plan (DUET_MAX_COMM_TILES): use a larger comm tile",
+                duet_collective_name(wl->coll), (long long)wl->mc, (long long)wl->nc, (int)cfg->cm, (int)cfg->cn,
+                (long long)g.per_rank, (long long)DUET_MAX_COMM_TILES);
+    }
+    return DUET_OK;
+}
+
 /* Checks that need no profile; duet_plan_build() runs them too. */
 duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_workload_t *wl)
 {
@@ -285,6 +321,7 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
                                (int)cfg->split_k, (long long)wl->k, (long long)g.k_iters_total, (int)cfg->tile.bk,
                                (int)cfg->split_k, (long long)g.k_iters);
     }
+    DUET_CHECK(duet__config_check_work(cfg, wl));
     if (cfg->mode == DUET_MODE_FUSED) {
         if (cfg->num_wgs < 1)
             return duet__error(DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got %d)", (int)cfg->num_wgs);
