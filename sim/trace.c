@@ -30,6 +30,11 @@ void duet_trace_free(duet_trace_t *t)
 
 duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r)
 {
+    if (t->n >= (size_t)DUET_TRACE_MAX_RECORDS)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "a timeline holds at most %lld tiles (DUET_TRACE_MAX_RECORDS): simulate a smaller workload "
+                           "or larger tiles to draw or write it",
+                           (long long)DUET_TRACE_MAX_RECORDS);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         duet_trace_rec_t *p = realloc(t->recs, cap * sizeof(*p));
@@ -79,12 +84,28 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
     return duet__sbuf_write(&b, path);
 }
 
-static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double *out)
+/*
+ * The values a timeline may hold. CTA and SM ids are those of one device (at most a million);
+ * tile ids are queue positions (below 2^53, where a double still holds every integer); times are
+ * microseconds from the start of the operation, up to 1e15 us (about 32 years), which no
+ * simulated or measured operation reaches and which keeps every coordinate of the SVG finite.
+ */
+#define DUET__TRACE_MAX_ID 1e6
+#define DUET__TRACE_MAX_TILE 9007199254740992.0 /* 2^53 */
+#define DUET__TRACE_MAX_US 1e15
+
+/* tiles[i].key: a number in [lo, hi]; an integer if `integral`. Checked before any cast. */
+static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double lo, double hi,
+                                     int integral, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    if (!cJSON_IsNumber(v))
         return duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].%s: missing or not a number", path, i, key);
-    *out = v->valuedouble;
+    double d = v->valuedouble;
+    if (!(d >= lo && d <= hi) || (integral && d != floor(d)))
+        return duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].%s: %g is not %s in [%g, %g]", path, i, key, d,
+                           integral ? "an integer" : "a number", lo, hi);
+    *out = d;
     return DUET_OK;
 }
 
@@ -111,6 +132,15 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
         st = duet__error(DUET_ERR_PARSE, "%s: \"tiles\" must be an array", path);
         goto out;
     }
+    if (mk != NULL && (!cJSON_IsNumber(mk) || !(mk->valuedouble >= 0 && mk->valuedouble <= DUET__TRACE_MAX_US))) {
+        st = duet__error(DUET_ERR_PARSE, "%s: makespan_us: not a number in [0, %g]", path, DUET__TRACE_MAX_US);
+        goto out;
+    }
+    if (cJSON_GetArraySize(tiles) > DUET_TRACE_MAX_RECORDS) {
+        st = duet__error(DUET_ERR_PARSE, "%s: more than %lld tiles (DUET_TRACE_MAX_RECORDS)", path,
+                         (long long)DUET_TRACE_MAX_RECORDS);
+        goto out;
+    }
     if (cJSON_IsString(label))
         snprintf(t.label, sizeof(t.label), "%s", label->valuestring);
     size_t i = 0;
@@ -120,19 +150,19 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
     cJSON_ArrayForEach(e, tiles)
     {
         double cta = 0, sm = 0, tile = 0, s = 0, en = 0;
-        DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, &cta), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, &sm), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, &tile), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, &s), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, &en), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, 0, DUET__TRACE_MAX_ID, 1, &cta), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, 0, DUET__TRACE_MAX_ID, 1, &sm), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, 0, DUET__TRACE_MAX_TILE, 1, &tile), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, 0, DUET__TRACE_MAX_US, 0, &s), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, 0, DUET__TRACE_MAX_US, 0, &en), st, fail);
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(e, "queue");
         const cJSON *stl = cJSON_GetObjectItemCaseSensitive(e, "stolen");
         if (!cJSON_IsString(q) || (strcmp(q->valuestring, "gemm") != 0 && strcmp(q->valuestring, "comm") != 0)) {
             st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].queue must be \"gemm\" or \"comm\"", path, i);
             goto fail;
         }
-        if (cta < 0 || cta > 1e6 || en < s) {
-            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: negative CTA or end before start", path, i);
+        if (en < s) {
+            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: end_us %g is before start_us %g", path, i, en, s);
             goto fail;
         }
         duet_trace_rec_t r = {(int32_t)cta,         (int32_t)sm,   strcmp(q->valuestring, "gemm") == 0 ? 0 : 1,
