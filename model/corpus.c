@@ -204,11 +204,11 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     if (duet_tile_parse(buf, &r->cfg.tile) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s.tile: %s", x->origin, x->where, duet_last_error());
     DUET_CHECK(duet__str(o, "comm_tile", x, buf, sizeof(buf)));
-    int cm = 0, cn = 0, used = 0;
-    if (sscanf(buf, "%dx%d%n", &cm, &cn, &used) != 2 || buf[used] != '\0')
+    int64_t ct[2];
+    if (duet_dims_parse(buf, 2, 1 << 20, ct) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s.comm_tile: '%s' is not CMxCN", x->origin, x->where, buf);
-    r->cfg.cm = cm;
-    r->cfg.cn = cn;
+    r->cfg.cm = (int32_t)ct[0];
+    r->cfg.cn = (int32_t)ct[1];
     if (duet__config_check_shape(&r->cfg, &r->wl) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
 

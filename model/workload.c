@@ -90,21 +90,45 @@ static duet_status_t duet__tile_list_error(const char *s)
     return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not supported (tiles: %s)", s, list);
 }
 
+duet_status_t duet_dims_parse(const char *s, int n, int64_t max, int64_t *out_p)
+{
+    int64_t v[4];
+    const char *p = s;
+    if (s == NULL || n < 1 || n > 4 || max < 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_dims_parse: a string and 1 to 4 numbers");
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && *p++ != 'x')
+            goto bad;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        int64_t x = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            int d = *p - '0';
+            if (x > (max - d) / 10)
+                goto bad; /* x * 10 + d > max, tested without overflowing */
+            x = x * 10 + d;
+        }
+        v[i] = x;
+    }
+    if (*p != '\0')
+        goto bad;
+    memcpy(out_p, v, (size_t)n * sizeof(*v));
+    return DUET_OK;
+bad:
+    return duet__error(DUET_ERR_INVALID_ARG, "not %d integers in [0, %lld] separated by 'x'", n, (long long)max);
+}
+
 duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p)
 {
-    int bm = 0, bn = 0, bk = 64, used = 0;
+    int64_t d[3] = {0, 0, 64};
     if (s == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "missing GEMM tile");
-    int n = sscanf(s, "%dx%d%n", &bm, &bn, &used);
-    if (n == 2 && s[used] == 'x') {
-        int used2 = 0;
-        if (sscanf(s + used + 1, "%d%n", &bk, &used2) != 1)
-            return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
-        used += 1 + used2;
-    }
-    if (n != 2 || s[used] != '\0')
+    /* BMxBN or BMxBNxBK; the bound only keeps the numbers in int32 (the tile list decides). */
+    const char *x1 = strchr(s, 'x');
+    int parts = x1 != NULL && strchr(x1 + 1, 'x') != NULL ? 3 : 2;
+    if (duet_dims_parse(s, parts, 1 << 20, d) < 0)
         return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
-    duet_gemm_tile_t t = {bm, bn, bk};
+    duet_gemm_tile_t t = {(int32_t)d[0], (int32_t)d[1], (int32_t)d[2]};
     if (!duet_tile_supported(t))
         return duet__tile_list_error(s);
     *tile_p = t;

@@ -197,6 +197,13 @@ duet_gemm_tile_t duet_tile_get(int i);
 int duet_tile_supported(duet_gemm_tile_t t);
 /** Parse "256x128x64" (or "256x128", BK defaulting to 64). */
 duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p);
+/**
+ * Parse a size string: `n` (1 to 4) decimal integers separated by 'x', each at most `max`, e.g.
+ * "8192x8192x8192" (n = 3) or "256x64" (n = 2). Digits and 'x' only (no signs, spaces or 'X'), and
+ * the whole string. Unlike sscanf's %d, a number too large for its type is an error, not undefined
+ * behaviour. out_p receives n values, only on success. @return DUET_ERR_INVALID_ARG otherwise.
+ */
+duet_status_t duet_dims_parse(const char *s, int n, int64_t max, int64_t *out_p);
 
 /*
  * Bounds on the work one plan asks for (docs/model.md, "Limits"). The extents alone (each at most
