@@ -80,21 +80,22 @@ static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, 
     return n;
 }
 
-static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sim_policy_ops_t *policy,
+static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sweep_params_t *p,
                                     const duet_plan_t *plan, duet_sweep_point_t *pt, int64_t *events)
 {
     duet_sim_result_t r;
-    DUET_CHECK(duet_sim_run(ws, policy, hw, plan, NULL, &r));
+    DUET_CHECK(duet_sim_run(ws, p->policy, hw, plan, NULL, &r));
     pt->cfg = plan->cfg;
     pt->makespan_s = r.makespan_s;
     pt->gemm_finish_s = r.gemm_finish_s;
     pt->comm_finish_s = r.comm_finish_s;
     *events += r.events;
-    if (*events > DUET_SWEEP_MAX_EVENTS)
+    int64_t budget = p->max_events > 0 ? p->max_events : DUET_SWEEP_MAX_EVENTS;
+    if (*events > budget)
         return duet__error(DUET_ERR_INVALID_ARG,
-                           "sweep: more than %lld simulation events (DUET_SWEEP_MAX_EVENTS): sweep fewer "
-                           "configurations (modes, tiles, a split step) or use larger tiles",
-                           (long long)DUET_SWEEP_MAX_EVENTS);
+                           "sweep: more than %lld simulation events (%s): sweep fewer configurations (modes, tiles, a "
+                           "split step) or use larger tiles",
+                           (long long)budget, p->max_events > 0 ? "max_events" : "DUET_SWEEP_MAX_EVENTS");
     return DUET_OK;
 }
 
@@ -204,7 +205,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                 for (int32_t s = lo; s <= hi; s += step) {
                     cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], s);
                     DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
-                    DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.points[res.n], &res.events), st, fail);
+                    DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.points[res.n], &res.events), st, fail);
                     res.n++;
                 }
             }
@@ -244,7 +245,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             d.group_m = p.group_m;
         duet_plan_t plan;
         DUET_CHECK_GOTO(duet__sweep_plan(wl, &d, &first, &have_first, &plan), st, fail);
-        DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.dflt, &res.events), st, fail);
+        DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.dflt, &res.events), st, fail);
         size_t better = 0;
         for (size_t i = 0; i < res.n; i++)
             better += res.points[i].makespan_s < res.dflt.makespan_s;

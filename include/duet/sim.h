@@ -158,9 +158,10 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
 /*
  * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
  * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
- * limits that would be minutes. A sweep that passes this many events stops with
- * DUET_ERR_INVALID_ARG naming the limit. At the fluid policy's 2.7e6 events/s measured by
- * `duet bench-sim`, it is about 6 s; the reference shape set's heaviest sweep takes 3.2e6.
+ * limits that would be minutes. A sweep that passes this many events (or its parameters'
+ * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: about 0.7 s at the fluid
+ * policy's 2.4e7 events/s of docs/simulator.md, 6 s at the 2.7e6 that `duet bench-sim` measured on
+ * the build machine loaded 4x. The reference shape set's heaviest sweep takes 3.2e6.
  */
 #define DUET_SWEEP_MAX_EVENTS (INT64_C(1) << 24)
 
@@ -177,6 +178,7 @@ typedef struct duet_sweep_params {
      * duet_split_k_worth_trying() accepts; policy frozen (the reference rules) tries 1 only. */
     int32_t n_split_ks;
     int32_t split_ks[DUET_SWEEP_MAX_SPLIT_KS];
+    int64_t max_events; /* the sweep's event budget; 0 = DUET_SWEEP_MAX_EVENTS */
 } duet_sweep_params_t;
 
 duet_sweep_params_t duet_sweep_default_params(void);

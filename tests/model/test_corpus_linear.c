@@ -35,13 +35,13 @@ static char *corpus_text(size_t n, const int64_t *m, const int *g)
 }
 
 /*
- * 20,000 distinct points (200 GEMM sizes x 100 splits). A search of the earlier rows compares
- * 20000 * 19999 / 2 = 2e8 pairs, 10^4 per row. The table (at least twice as many slots as rows,
+ * 10,000 distinct points (100 GEMM sizes x 100 splits). A search of the earlier rows compares
+ * 10000 * 9999 / 2 = 5e7 pairs, 5000 per row. The table (at least twice as many slots as rows,
  * linear probing) visits little more than one slot per row: at most 3 per row passes.
  */
-Test(corpus_linear, the_duplicate_check_takes_a_bounded_number_of_steps_per_row, .timeout = 60)
+Test(corpus_linear, the_duplicate_check_takes_a_bounded_number_of_steps_per_row, T_TIMEOUT)
 {
-    enum { N = 20000 };
+    enum { N = 10000 };
     static int64_t m[N];
     static int g[N];
     for (size_t i = 0; i < N; i++) {
@@ -59,7 +59,7 @@ Test(corpus_linear, the_duplicate_check_takes_a_bounded_number_of_steps_per_row,
 }
 
 /* Duplicates are still found, wherever they are, and named with the row they repeat. */
-Test(corpus_linear, a_repeated_point_is_still_refused_naming_both_rows, .timeout = 20)
+Test(corpus_linear, a_repeated_point_is_still_refused_naming_both_rows, T_TIMEOUT)
 {
     enum { N = 300 };
     static int64_t m[N];
