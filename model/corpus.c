@@ -9,6 +9,7 @@
 #include "duet/corpus.h"
 #include "model/corpus_internal.h"
 #include "model/internal.h"
+#include "model/json_str.h"
 
 static const char *const duet__row_kinds[DUET_ROW_KIND_COUNT] = {"op", "gemm_alone", "comm_alone"};
 
@@ -455,7 +456,7 @@ duet_status_t duet_corpus_load(const char *path, duet_corpus_t *c_p)
 /* Writing                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-static void duet__json_str(duet__sbuf_t *b, const char *s)
+void duet__json_str(duet__sbuf_t *b, const char *s)
 {
     duet__sbuf_printf(b, "\"");
     for (; *s; s++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/internal.h"
+#include "model/json_str.h"
 #include "sim/internal.h"
 
 #define DUET_TRACE_SCHEMA "duet-trace/1"
@@ -52,12 +53,14 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
 {
     duet__sbuf_t b;
     duet__sbuf_init(&b);
-    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": \"", DUET_TRACE_SCHEMA);
-    for (const char *s = t->label; *s; s++)
-        duet__sbuf_printf(&b, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
-    duet__sbuf_printf(&b, "\",\n  \"makespan_us\": %.6f,\n  \"n_ctas\": %d,\n", t->makespan_s * 1e6, t->n_ctas);
-    if (hw != NULL)
-        duet__sbuf_printf(&b, "  \"hw\": \"%s\",\n", hw->name);
+    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": ", DUET_TRACE_SCHEMA);
+    duet__json_str(&b, t->label);
+    duet__sbuf_printf(&b, ",\n  \"makespan_us\": %.6f,\n  \"n_ctas\": %d,\n", t->makespan_s * 1e6, t->n_ctas);
+    if (hw != NULL) {
+        duet__sbuf_printf(&b, "  \"hw\": ");
+        duet__json_str(&b, hw->name);
+        duet__sbuf_printf(&b, ",\n");
+    }
     if (plan != NULL) {
         const duet_workload_t *w = &plan->wl;
         const duet_config_t *c = &plan->cfg;
@@ -93,6 +96,10 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
 #define DUET__TRACE_MAX_ID 1e6
 #define DUET__TRACE_MAX_TILE 9007199254740992.0 /* 2^53 */
 #define DUET__TRACE_MAX_US 1e15
+/* What the reader accepts: the writer prints seconds x 1e6, which can pass a bound of exactly
+ * 1e15 us by the rounding of the two conversions; 1e-9 of slack absorbs that for any number of
+ * round trips a file will see. */
+#define DUET__TRACE_READ_MAX_US (DUET__TRACE_MAX_US * (1 + 1e-9))
 
 /* tiles[i].key: a number in [lo, hi]; an integer if `integral`. Checked before any cast. */
 static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double lo, double hi,
@@ -132,7 +139,7 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
         st = duet__error(DUET_ERR_PARSE, "%s: \"tiles\" must be an array", path);
         goto out;
     }
-    if (mk != NULL && (!cJSON_IsNumber(mk) || !(mk->valuedouble >= 0 && mk->valuedouble <= DUET__TRACE_MAX_US))) {
+    if (mk != NULL && (!cJSON_IsNumber(mk) || !(mk->valuedouble >= 0 && mk->valuedouble <= DUET__TRACE_READ_MAX_US))) {
         st = duet__error(DUET_ERR_PARSE, "%s: makespan_us: not a number in [0, %g]", path, DUET__TRACE_MAX_US);
         goto out;
     }
@@ -153,8 +160,8 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
         DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, 0, DUET__TRACE_MAX_ID, 1, &cta), st, fail);
         DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, 0, DUET__TRACE_MAX_ID, 1, &sm), st, fail);
         DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, 0, DUET__TRACE_MAX_TILE, 1, &tile), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, 0, DUET__TRACE_MAX_US, 0, &s), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, 0, DUET__TRACE_MAX_US, 0, &en), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, 0, DUET__TRACE_READ_MAX_US, 0, &s), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, 0, DUET__TRACE_READ_MAX_US, 0, &en), st, fail);
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(e, "queue");
         const cJSON *stl = cJSON_GetObjectItemCaseSensitive(e, "stolen");
         if (!cJSON_IsString(q) || (strcmp(q->valuestring, "gemm") != 0 && strcmp(q->valuestring, "comm") != 0)) {

@@ -218,3 +218,30 @@ Test(trace_bounds, a_timeline_holds_at_most_the_record_limit)
     duet_trace_free(&t);
     duet_sim_ws_destroy(ws);
 }
+
+/*
+ * What the writer writes, the reader reads (found by tests/fuzz/fuzz_trace.c): a label with a
+ * newline or a quote was written raw, so the file was not JSON; and a time at the 1e15 us bound,
+ * through seconds and back, came out a rounding above it.
+ */
+Test(trace_bounds, every_timeline_read_writes_back_readable)
+{
+    duet_trace_t t, back;
+    duet_trace_init(&t, "a \"quoted\"\nlabel\\\t\x01");
+    duet_trace_rec_t r = {2, 3, DUET_QUEUE_GEMM, 0, 7, 0.5e9, 1e9};
+    cr_assert_eq(duet_trace_add(&t, &r), DUET_OK);
+    t.n_ctas = 3;
+    t.makespan_s = 1e9; /* 1e15 us, the bound */
+    duet_hw_t hw = t_hw("h200");
+    snprintf(hw.name, sizeof(hw.name), "my \"h200\"\n");
+    cr_assert_eq(duet_trace_write_json(&t, NULL, &hw, tmp_path("t.json")), DUET_OK);
+    for (int round = 0; round < 3; round++) {
+        cr_assert_eq(duet_trace_read_json(tmp_path("t.json"), &back), DUET_OK, "round %d: %s", round,
+                     duet_last_error());
+        cr_assert_str_eq(back.label, t.label);
+        cr_assert(back.n == 1 && back.recs[0].tile == 7 && t_rel_eq(back.makespan_s, 1e9, 1e-12));
+        cr_assert_eq(duet_trace_write_json(&back, NULL, NULL, tmp_path("t.json")), DUET_OK);
+        duet_trace_free(&back);
+    }
+    duet_trace_free(&t);
+}
