@@ -13,6 +13,12 @@
 /* Fractions are kept to 6 decimals: enough to give back every CTA count up to 4096 SMs after
  * rounding (error <= 5e-7 x 4096 = 0.002 CTA), and short enough to read. */
 #define DUET__TUNE_FRAC_SCALE 1e6
+/* A bound on the derivation's work: its table holds one time per (shape, configuration), and the
+ * greedy cover reads the whole table once per configuration it picks (at most min(shapes,
+ * configurations) picks). The committed corpora have 75 x 56 = 4200 cells; 2^20 cells are 8 MB of
+ * times (32 MB with the table's room to grow) and at most 2^30 reads of them, seconds; a corpus of 40,000 rows each with its own shape and
+ * configuration would otherwise ask for a 12.8 GB table. */
+#define DUET__TUNE_MAX_CELLS ((size_t)1 << 20)
 /* Relative slack of the coverage test, so that a time equal to (1 + tol) x best on paper is
  * covered whatever the rounding of the product. */
 #define DUET__TUNE_COVER_SLACK 1e-9
@@ -128,6 +134,11 @@ static duet_status_t duet__tune_work_add_row(duet__tune_arch_work_t *w, int32_t 
         DUET_CHECK(duet__tune_grow((void **)&w->cfgs, &w->cap_cfgs, c + 1, sizeof(*w->cfgs)));
         w->cfgs[w->n_cfgs++] = k;
     }
+    if (w->n_shapes * w->n_cfgs > DUET__TUNE_MAX_CELLS)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "candidate set: the corpora of %s hold %zu shapes x %zu configurations, more than %zu "
+                           "(shape, configuration) cells: derive it from fewer corpora or shapes",
+                           w->arch, w->n_shapes, w->n_cfgs, DUET__TUNE_MAX_CELLS);
     DUET_CHECK(duet__tune_matrix_fit(w));
     double *cell = &w->ms[s * w->ms_cols + c];
     /* Measured twice (two corpora, or two comm tiles that the set does not distinguish): the
