@@ -210,8 +210,8 @@ duet_status_t duet_dims_parse(const char *s, int n, int64_t max, int64_t *out_p)
  * 2^24 elements) do not bound it: 16777216x16777216 in 1x8 comm tiles is 3.5e13 tiles, days of
  * simulation. The simulator and the plan's traffic walk take time in proportion to the tiles, so
  * the configuration rules (duet_config_validate(), duet_plan_build(), corpus and database loading)
- * refuse a plan with more tiles than these, naming the limit. At about 10^7 tiles per second
- * (measured: docs/model.md), a plan at both limits simulates in about a second.
+ * refuse a plan with more tiles than these, naming the limit. A plan at both limits builds and
+ * simulates in under half a second (measured: docs/model.md).
  */
 /** GEMM queue tiles: C tiles x K parts (grid_m * grid_n * split_k). */
 #define DUET_MAX_GEMM_TILES (INT64_C(1) << 22)

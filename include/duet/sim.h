@@ -46,7 +46,7 @@ typedef struct duet_trace {
 
 /*
  * Tiles one timeline may hold. Writing a timeline as JSON and drawing it as SVG take far longer per
- * tile than simulating it (about 100 B of JSON and 70 B of SVG, 4 us of CPU each, per tile), so a
+ * tile than simulating it (about 125 B of JSON and 72 B of SVG, 4.6 us together, per tile), so a
  * plan within the tile limits can still be too large to trace: duet_trace_add() and
  * duet_trace_read_json() refuse more than this many (DUET_ERR_INVALID_ARG, DUET_ERR_PARSE).
  */
@@ -159,9 +159,9 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
  * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
  * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
  * limits that would be minutes. A sweep that passes this many events (or its parameters'
- * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: about 0.7 s at the fluid
- * policy's 2.4e7 events/s of docs/simulator.md, 6 s at the 2.7e6 that `duet bench-sim` measured on
- * the build machine loaded 4x. The reference shape set's heaviest sweep takes 3.2e6.
+ * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: 0.7 to 1.9 s at the fluid
+ * policy's 2.4e7 to 8.9e6 events/s measured by `duet bench-sim` (docs/simulator.md). The
+ * reference shape set's heaviest sweep takes 3.2e6.
  */
 #define DUET_SWEEP_MAX_EVENTS (INT64_C(1) << 24)
 
