@@ -17,12 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
-                                             CLI_CONFIG_LONGOPTS,
-                                             {"json", no_argument, NULL, OPT_JSON},
-                                             {"rank", required_argument, NULL, OPT_RANK},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    /* The options of cli/common.c (cmd_plan's own --rank and --help are not what is under test). */
+    static const struct option longopts[] = {
+        CLI_WORKLOAD_LONGOPTS, CLI_CONFIG_LONGOPTS, {"json", no_argument, NULL, OPT_JSON}, {NULL, 0, NULL, 0}};
     char *text = fz_text(data, size), *argv[FZ_MAX_ARGS + 2];
     int argc = 0;
     argv[argc++] = "plan";
@@ -39,9 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     optind = 0; /* glibc: 0 re-initialises getopt completely, as a new process would */
     opterr = 0;
     int opt, bad = 0;
-    while (!bad && (opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (opt == 'h' || opt == OPT_RANK)
-            continue;
+    while (!bad && (opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (opt == OPT_HW && duet_hw_builtin(optarg, &c.hw) != DUET_OK) {
             bad = 1;
             break;
