@@ -22,10 +22,14 @@ WARN      += -Werror
 endif
 OPT       ?= -O2
 BASE_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -g $(WARN) -Iinclude -I. -MMD -MP
+# UBSan's float-cast-overflow check (a double out of range of the integer it is cast to, NaN
+# included) is part of clang's -fsanitize=undefined but not of gcc's, which has it as a separate
+# flag: name it, so `make sanitize` catches that class with either compiler.
 ifeq ($(SAN),1)
 BUILD     := build-san
-BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-SAN_LDFLAGS := -fsanitize=address,undefined
+BASE_CFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+               -fno-sanitize-recover=undefined,float-cast-overflow
+SAN_LDFLAGS := -fsanitize=address,undefined,float-cast-overflow
 endif
 FINAL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 LDLIBS_BASE  := -lcjson -lm -lpthread
@@ -50,7 +54,8 @@ ifneq ($(CAL_SRCS),)
 LDLIBS_CAL := -lgsl -lgslcblas
 endif
 
-.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate
+.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate fuzz fuzz-build \
+        fuzz-smoke
 
 all: $(DUET)
 
@@ -97,6 +102,54 @@ valgrind: deps
 mutate: deps
 	$(Q)python3 tests/mutate/mutate.py --jobs $(JOBS) $(MUTATE_ARGS)
 
+# libFuzzer harnesses (tests/fuzz/, docs/testing.md): the library and cli/common.c built with clang
+# under ASan + UBSan (float-cast-overflow included), one binary per harness. `make fuzz` runs each
+# for FUZZ_SECONDS from its committed seeds (new inputs go to build-fuzz/corpus/, findings to
+# build-fuzz/artifacts/); `make fuzz-smoke` (CI) runs each on its seeds only (each seed once: the same
+# inputs every time, so CI cannot fail by chance) and keeps nothing.
+FUZZ_CC            ?= clang
+FUZZ_BUILD         := build-fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_SAN           := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow
+FUZZ_CFLAGS        := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) \
+                      -Iinclude -I. -MMD -MP $(FUZZ_SAN)
+FUZZ_HARNESSES     := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS          := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/cli/common.o
+FUZZ_BINS          := $(FUZZ_HARNESSES:%=$(FUZZ_BUILD)/%)
+# Closes the harness's stdout and stderr (the CLI parser's usage errors); libFuzzer keeps its own.
+FUZZ_RUN_FLAGS     := -close_fd_mask=3 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE)
+
+fuzz-build:
+	$(Q)./tools/deps.sh cpu fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	$(Q)set -e; for h in $(FUZZ_HARNESSES); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$h $(FUZZ_BUILD)/artifacts; \
+	    echo "== $$h ($(FUZZ_SECONDS) s)"; \
+	    ./$(FUZZ_BUILD)/$$h $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/$$h.dict \
+	        -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$h- $(FUZZ_BUILD)/corpus/$$h tests/fuzz/corpus/$$h; \
+	done
+
+fuzz-smoke: fuzz-build
+	$(Q)set -e; mkdir -p $(FUZZ_BUILD)/smoke; for h in $(FUZZ_HARNESSES); do \
+	    if ./$(FUZZ_BUILD)/$$h $(FUZZ_RUN_FLAGS) -runs=0 -artifact_prefix=$(FUZZ_BUILD)/smoke/$$h- \
+	        tests/fuzz/corpus/$$h > $(FUZZ_BUILD)/smoke/$$h.log 2>&1; then \
+	        echo "  FUZZ    $$h: $$(ls tests/fuzz/corpus/$$h | wc -l) seeds, no finding"; \
+	    else \
+	        tail -40 $(FUZZ_BUILD)/smoke/$$h.log >&2; echo "fuzz-smoke: $$h failed (log: $(FUZZ_BUILD)/smoke/$$h.log)" >&2; exit 1; \
+	    fi; \
+	done; rm -rf $(FUZZ_BUILD)/smoke
+
 DEMO_DIR ?= demo
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(DUET)
@@ -113,7 +166,7 @@ check-format:
 	clang-format --dry-run --Werror $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(wildcard include/duet/*.h model/*.h sim/*.h cli/*.h)
 
 clean:
-	rm -rf build build-san build-gpu build-check-* demo
+	rm -rf build build-san build-gpu build-check-* build-fuzz demo
 
 help:
 	@echo "duet make targets"
@@ -123,6 +176,9 @@ help:
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
 	@echo "  make valgrind     run 'duet plan' under valgrind"
 	@echo "  make mutate       mutation testing: build and test each mutant of tests/mutate/mutants.txt"
+
+	@echo "  make fuzz         build the libFuzzer harnesses (clang) and run each FUZZ_SECONDS (default 60)"
+	@echo "  make fuzz-smoke   run each harness once on each of its committed seeds (CI)"
 	@echo "  make bench-sim    simulator speed benchmark (prints events per second)"
 	@echo "  make gpu          build the GPU backend and a GPU-enabled duet (GPU=cuda|hip, auto-detected)"
 	@echo "  make check-cuda   compile the backend with nvcc (sm_90a), no GPU needed"
@@ -135,4 +191,4 @@ help:
 -include backend/backend.mk
 -include cli/gpu/gpu.mk
 
--include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

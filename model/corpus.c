@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "duet/corpus.h"
+#include "model/corpus_internal.h"
 #include "model/internal.h"
+#include "model/json_str.h"
 
 static const char *const duet__row_kinds[DUET_ROW_KIND_COUNT] = {"op", "gemm_alone", "comm_alone"};
 
@@ -51,8 +53,18 @@ int duet_workload_same(const duet_workload_t *a, const duet_workload_t *b)
            a->coll == b->coll && a->world == b->world && a->root == b->root;
 }
 
+/* Steps of the duplicate check (table slots visited, rows compared) since the last corpus parse
+ * began on this thread: the tests' view of how the check scales. */
+static _Thread_local size_t duet__dup_steps;
+
+size_t duet__corpus_dup_steps(void)
+{
+    return duet__dup_steps;
+}
+
 int duet_corpus_row_same_point(const duet_corpus_row_t *a, const duet_corpus_row_t *b)
 {
+    duet__dup_steps++;
     return a->kind == b->kind && duet_workload_same(&a->wl, &b->wl) && duet_config_same(&a->cfg, &b->cfg);
 }
 
@@ -193,11 +205,11 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     if (duet_tile_parse(buf, &r->cfg.tile) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s.tile: %s", x->origin, x->where, duet_last_error());
     DUET_CHECK(duet__str(o, "comm_tile", x, buf, sizeof(buf)));
-    int cm = 0, cn = 0, used = 0;
-    if (sscanf(buf, "%dx%d%n", &cm, &cn, &used) != 2 || buf[used] != '\0')
+    int64_t ct[2];
+    if (duet_dims_parse(buf, 2, 1 << 20, ct) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s.comm_tile: '%s' is not CMxCN", x->origin, x->where, buf);
-    r->cfg.cm = cm;
-    r->cfg.cn = cn;
+    r->cfg.cm = (int32_t)ct[0];
+    r->cfg.cn = (int32_t)ct[1];
     if (duet__config_check_shape(&r->cfg, &r->wl) < 0)
         return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
 
@@ -265,6 +277,73 @@ static duet_status_t duet__grid_ints(const cJSON *grid, const char *key, int opt
     return DUET_OK;
 }
 
+/*
+ * The duplicate check of loading. Searching the rows read so far for each new one was quadratic
+ * (40,000 rows: 10.6 s); an open-addressing table of the rows' hashes makes it linear. A slot
+ * holds a row index + 1 (0: empty) and that row's hash; rows are compared only where the hashes
+ * are equal.
+ */
+typedef struct duet__row_set {
+    size_t *idx;
+    uint64_t *hash;
+    size_t mask;
+} duet__row_set_t;
+
+/* 64-bit hash of the fields duet_corpus_row_same_point() compares (splitmix64's mixer per field). */
+static uint64_t duet__row_hash(const duet_corpus_row_t *r)
+{
+    const duet_workload_t *w = &r->wl;
+    const duet_config_t *f = &r->cfg;
+    const int64_t v[] = {
+        r->kind,    w->m,       w->n,       w->k,    w->mc,      w->nc,       w->dtype,
+        w->coll,    w->world,   w->root,    f->mode, f->num_wgs, f->gemm_wgs, f->comm_wgs,
+        f->tile.bm, f->tile.bn, f->tile.bk, f->cm,   f->cn,      f->group_m,  f->split_k > 1 ? f->split_k : 1};
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        h += (uint64_t)v[i] + UINT64_C(0x9e3779b97f4a7c15);
+        h = (h ^ (h >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        h = (h ^ (h >> 27)) * UINT64_C(0x94d049bb133111eb);
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+static duet_status_t duet__row_set_init(duet__row_set_t *s, size_t rows)
+{
+    size_t n = 64;
+    while (n < 2 * rows)
+        n *= 2;
+    s->idx = calloc(n, sizeof(*s->idx));
+    s->hash = malloc(n * sizeof(*s->hash));
+    s->mask = n - 1;
+    if (s->idx == NULL || s->hash == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "cannot index %zu corpus rows", rows);
+    return DUET_OK;
+}
+
+static void duet__row_set_free(duet__row_set_t *s)
+{
+    free(s->idx);
+    free(s->hash);
+}
+
+/* Row i of c joins the set; @return the index of an earlier row measuring the same point, or -1. */
+static long duet__row_set_add(duet__row_set_t *s, const duet_corpus_t *c, size_t i)
+{
+    uint64_t h = duet__row_hash(&c->rows[i]);
+    size_t slot = (size_t)h & s->mask;
+    for (;; slot = (slot + 1) & s->mask) {
+        duet__dup_steps++;
+        if (s->idx[slot] == 0) {
+            s->idx[slot] = i + 1;
+            s->hash[slot] = h;
+            return -1;
+        }
+        if (s->hash[slot] == h && duet_corpus_row_same_point(&c->rows[s->idx[slot] - 1], &c->rows[i]))
+            return (long)(s->idx[slot] - 1);
+    }
+}
+
 static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
 {
     duet__ctx_t x = {origin, "corpus"};
@@ -325,19 +404,26 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
 
     snprintf(x.where, sizeof(x.where), "corpus");
     DUET_CHECK(duet__get(root, "rows", 3, &x, &arr));
+    duet__row_set_t set;
+    duet_status_t st = duet__row_set_init(&set, (size_t)cJSON_GetArraySize(arr));
+    duet__dup_steps = 0;
     size_t i = 0;
     cJSON_ArrayForEach(e, arr)
     {
+        if (st < 0)
+            break;
         duet_corpus_row_t r;
         snprintf(x.where, sizeof(x.where), "rows[%zu]", i);
-        DUET_CHECK(duet__row_from_json(e, &x, c, &r));
-        long dup = duet_corpus_find(c, &r);
+        DUET_CHECK_GOTO(duet__row_from_json(e, &x, c, &r), st, out);
+        DUET_CHECK_GOTO(duet_corpus_add(c, &r), st, out);
+        long dup = duet__row_set_add(&set, c, i);
         if (dup >= 0)
-            return duet__error(DUET_ERR_PARSE, "%s: rows[%zu] measures the same point as rows[%ld]", origin, i, dup);
-        DUET_CHECK(duet_corpus_add(c, &r));
+            st = duet__error(DUET_ERR_PARSE, "%s: rows[%zu] measures the same point as rows[%ld]", origin, i, dup);
         i++;
     }
-    return DUET_OK;
+out:
+    duet__row_set_free(&set);
+    return st;
 }
 
 duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpus_t *c_p)
@@ -370,7 +456,7 @@ duet_status_t duet_corpus_load(const char *path, duet_corpus_t *c_p)
 /* Writing                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-static void duet__json_str(duet__sbuf_t *b, const char *s)
+void duet__json_str(duet__sbuf_t *b, const char *s)
 {
     duet__sbuf_printf(b, "\"");
     for (; *s; s++) {

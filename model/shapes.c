@@ -90,52 +90,67 @@ duet_status_t duet_workloads_load(const char *path, int32_t world, int32_t dtype
     duet_workloads_t w = {NULL, 0};
     size_t cap = 0;
     duet_status_t st = DUET_OK;
-    int line = 0;
-    for (char *save = NULL, *ln = strtok_r(text, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+    long line = 0;
+    /* Line by line (blank lines count, so the numbers in errors are the editor's), then the
+     * fields of a line split at white space, in place: no field is cut at a buffer's length. */
+    for (char *next = text; *next != '\0';) {
+        char *ln = next;
+        next += strcspn(next, "\n");
+        if (*next != '\0')
+            *next++ = '\0';
         line++;
         char *hash = strchr(ln, '#');
         if (hash)
             *hash = '\0';
-        char gemm[64], comm[64], colls[160], dt[16] = "";
-        int n = sscanf(ln, "%63s %63s %159s %15s", gemm, comm, colls, dt);
-        if (n <= 0)
+        char *field[4] = {NULL, NULL, NULL, NULL};
+        int n = 0;
+        for (char *s1 = NULL, *f = strtok_r(ln, " \t\r\v\f", &s1); f; f = strtok_r(NULL, " \t\r\v\f", &s1)) {
+            if (n == 4) {
+                n = -1;
+                break;
+            }
+            field[n++] = f;
+        }
+        if (n == 0)
             continue; /* blank or comment */
         if (n < 3) {
-            st = duet__error(DUET_ERR_PARSE, "%s: line %d: want 'MxNxK McxNc COLL[,COLL...] [dtype]'", path, line);
+            st = duet__error(DUET_ERR_PARSE, "%s: line %ld: want 'MxNxK McxNc COLL[,COLL...] [dtype]'", path, line);
             goto fail;
         }
+        char *gemm = field[0], *comm = field[1], *colls = field[2], *dt = field[3] ? field[3] : "";
         duet_workload_t x = duet_workload_empty();
         x.world = world;
         x.dtype = dtype;
-        long long m, nn, k, mc = 0, nc = 0;
-        int used = 0;
-        if (sscanf(gemm, "%lldx%lldx%lld%n", &m, &nn, &k, &used) != 3 || gemm[used] != '\0') {
-            st = duet__error(DUET_ERR_PARSE, "%s: line %d: '%s' is not MxNxK", path, line, gemm);
+        /* Extents up to 2^40 parse (duet_workload_validate() names the real limit); beyond, the
+         * numbers would not fit their type. */
+        int64_t g[3], cc[2] = {0, 0};
+        if (duet_dims_parse(gemm, 3, INT64_C(1) << 40, g) < 0) {
+            st = duet__error(DUET_ERR_PARSE, "%s: line %ld: '%s' is not MxNxK", path, line, gemm);
             goto fail;
         }
-        if (strcmp(comm, "-") != 0 && (sscanf(comm, "%lldx%lld%n", &mc, &nc, &used) != 2 || comm[used] != '\0')) {
-            st = duet__error(DUET_ERR_PARSE, "%s: line %d: '%s' is not McxNc or -", path, line, comm);
+        if (strcmp(comm, "-") != 0 && duet_dims_parse(comm, 2, INT64_C(1) << 40, cc) < 0) {
+            st = duet__error(DUET_ERR_PARSE, "%s: line %ld: '%s' is not McxNc or -", path, line, comm);
             goto fail;
         }
         if (dt[0] && duet_dtype_parse(dt, &x.dtype) < 0) {
-            st = duet__error(DUET_ERR_PARSE, "%s: line %d: %s", path, line, duet_last_error());
+            st = duet__error(DUET_ERR_PARSE, "%s: line %ld: %s", path, line, duet_last_error());
             goto fail;
         }
-        x.m = m;
-        x.n = nn;
-        x.k = k;
+        x.m = g[0];
+        x.n = g[1];
+        x.k = g[2];
         for (char *s2 = NULL, *c = strtok_r(colls, ",", &s2); c; c = strtok_r(NULL, ",", &s2)) {
             duet_workload_t y = x;
             if (duet_collective_parse(c, &y.coll) < 0) {
-                st = duet__error(DUET_ERR_PARSE, "%s: line %d: %s", path, line, duet_last_error());
+                st = duet__error(DUET_ERR_PARSE, "%s: line %ld: %s", path, line, duet_last_error());
                 goto fail;
             }
             if (y.coll != DUET_COLL_NONE) {
-                y.mc = mc;
-                y.nc = nc;
+                y.mc = cc[0];
+                y.nc = cc[1];
             }
             if (duet_workload_validate(&y) < 0) {
-                st = duet__error(DUET_ERR_PARSE, "%s: line %d: %s", path, line, duet_last_error());
+                st = duet__error(DUET_ERR_PARSE, "%s: line %ld: %s", path, line, duet_last_error());
                 goto fail;
             }
             DUET_CHECK_GOTO(duet__wls_push(&w, &cap, &y), st, fail);

@@ -90,21 +90,45 @@ static duet_status_t duet__tile_list_error(const char *s)
     return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not supported (tiles: %s)", s, list);
 }
 
+duet_status_t duet_dims_parse(const char *s, int n, int64_t max, int64_t *out_p)
+{
+    int64_t v[4];
+    const char *p = s;
+    if (s == NULL || n < 1 || n > 4 || max < 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_dims_parse: a string and 1 to 4 numbers");
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && *p++ != 'x')
+            goto bad;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        int64_t x = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            int d = *p - '0';
+            if (x > (max - d) / 10)
+                goto bad; /* x * 10 + d > max, tested without overflowing */
+            x = x * 10 + d;
+        }
+        v[i] = x;
+    }
+    if (*p != '\0')
+        goto bad;
+    memcpy(out_p, v, (size_t)n * sizeof(*v));
+    return DUET_OK;
+bad:
+    return duet__error(DUET_ERR_INVALID_ARG, "not %d integers in [0, %lld] separated by 'x'", n, (long long)max);
+}
+
 duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p)
 {
-    int bm = 0, bn = 0, bk = 64, used = 0;
+    int64_t d[3] = {0, 0, 64};
     if (s == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "missing GEMM tile");
-    int n = sscanf(s, "%dx%d%n", &bm, &bn, &used);
-    if (n == 2 && s[used] == 'x') {
-        int used2 = 0;
-        if (sscanf(s + used + 1, "%d%n", &bk, &used2) != 1)
-            return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
-        used += 1 + used2;
-    }
-    if (n != 2 || s[used] != '\0')
+    /* BMxBN or BMxBNxBK; the bound only keeps the numbers in int32 (the tile list decides). */
+    const char *x1 = strchr(s, 'x');
+    int parts = x1 != NULL && strchr(x1 + 1, 'x') != NULL ? 3 : 2;
+    if (duet_dims_parse(s, parts, 1 << 20, d) < 0)
         return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not BMxBN or BMxBNxBK", s);
-    duet_gemm_tile_t t = {bm, bn, bk};
+    duet_gemm_tile_t t = {(int32_t)d[0], (int32_t)d[1], (int32_t)d[2]};
     if (!duet_tile_supported(t))
         return duet__tile_list_error(s);
     *tile_p = t;
@@ -251,6 +275,42 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
  * vectors (8 elements of 2 bytes), and a tile is bounded so its index math stays in 32 bits. */
 #define DUET__COMM_TILE_MAX_ELEMS (1 << 20)
 
+/*
+ * The bounds on work (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES). Tile counts of a workload the
+ * workload rules refuse are not computed here (duet_workload_validate() reports it): within them
+ * every count is below 2^53, far from int64 overflow.
+ */
+static duet_status_t duet__config_check_work(const duet_config_t *cfg, const duet_workload_t *wl)
+{
+    int in_range = wl->m >= 0 && wl->n >= 0 && wl->k >= 0 && wl->m <= DUET__MAX_DIM && wl->n <= DUET__MAX_DIM &&
+                   wl->k <= DUET__MAX_DIM && wl->mc >= 0 && wl->nc >= 0 && wl->mc <= DUET__MAX_DIM &&
+                   wl->nc <= DUET__MAX_DIM && wl->world >= 1 && wl->world <= DUET__MAX_WORLD;
+    if (!in_range)
+        return DUET_OK;
+    if (wl->m > 0) {
+        duet_gemm_geom_t g;
+        duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
+        if (g.tiles > DUET_MAX_GEMM_TILES)
+            return duet__error(DUET_ERR_INVALID_ARG,
+                               "GEMM %lldx%lldx%lld in %dx%d tiles (split_k %d) is %lld tiles, above the limit of %lld "
+                               "per plan (DUET_MAX_GEMM_TILES): use a larger tile",
+                               (long long)wl->m, (long long)wl->n, (long long)wl->k, (int)cfg->tile.bm,
+                               (int)cfg->tile.bn, (int)g.split_k, (long long)g.tiles, (long long)DUET_MAX_GEMM_TILES);
+    }
+    if (wl->coll > DUET_COLL_NONE && wl->coll < DUET_COLL_COUNT && wl->mc > 0 && wl->nc > 0) {
+        duet_comm_geom_t g;
+        duet_comm_geom_init(&g, wl->coll, wl->world, 0, 0, wl->mc, wl->nc, cfg->cm, cfg->cn);
+        if (g.per_rank > DUET_MAX_COMM_TILES)
+            return duet__error(
+                DUET_ERR_INVALID_ARG,
+                "%s of %lldx%lld in %dx%d comm tiles is %lld tiles per rank, above the limit of %lld per "
+                "plan (DUET_MAX_COMM_TILES): use a larger comm tile",
+                duet_collective_name(wl->coll), (long long)wl->mc, (long long)wl->nc, (int)cfg->cm, (int)cfg->cn,
+                (long long)g.per_rank, (long long)DUET_MAX_COMM_TILES);
+    }
+    return DUET_OK;
+}
+
 /* Checks that need no profile; duet_plan_build() runs them too. */
 duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_workload_t *wl)
 {
@@ -285,6 +345,7 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
                                (int)cfg->split_k, (long long)wl->k, (long long)g.k_iters_total, (int)cfg->tile.bk,
                                (int)cfg->split_k, (long long)g.k_iters);
     }
+    DUET_CHECK(duet__config_check_work(cfg, wl));
     if (cfg->mode == DUET_MODE_FUSED) {
         if (cfg->num_wgs < 1)
             return duet__error(DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got %d)", (int)cfg->num_wgs);

@@ -19,10 +19,21 @@
 /* A "nice" tick step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`. */
 static double duet__nice_step(double span, int target)
 {
-    if (!(span > 0))
+    if (!(span > 0) || !isfinite(span))
         return 1.0;
     double raw = span / target, mag = pow(10.0, floor(log10(raw))), f = raw / mag;
-    return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+    double step = (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+    return step > 0 && isfinite(step) ? step : 1.0;
+}
+
+/* Axis ticks are at from + i * step for i = 0 .. duet__ticks(from, to, step), at most 100 of them
+ * whatever the numbers: a loop that adds the step to a running value would not end where the step
+ * is below the value's resolution, or where the span is infinite. */
+#define DUET__MAX_TICKS 100
+static int duet__ticks(double from, double to, double step)
+{
+    double n = floor((to - from) / step);
+    return n >= 0 && n <= DUET__MAX_TICKS ? (int)n : n > DUET__MAX_TICKS ? DUET__MAX_TICKS : 0;
 }
 
 static void duet__svg_head(duet__sbuf_t *b, double w, double h, const char *title)
@@ -96,8 +107,9 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n",
                           left, py, plot_w, ph);
         /* Vertical grid and the time axis. */
-        for (double x = 0; x <= tmax_us * 1.0001; x += step) {
-            double px = left + x * xs;
+        int nx = duet__ticks(0, tmax_us * 1.0001, step);
+        for (int ti = 0; ti <= nx; ti++) {
+            double x = ti * step, px = left + x * xs;
             duet__sbuf_printf(&b,
                               "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
                               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
@@ -194,16 +206,21 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     duet__svg_head(&b, W, H, title);
     duet__sbuf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n",
                       left, top, pw, ph);
-    for (double x = 0; x <= xmax * 1.0001; x += xstep)
+    int nx = duet__ticks(0, xmax * 1.0001, xstep), ny = duet__ticks(y0, y1 + ystep * 1e-6, ystep);
+    for (int i = 0; i <= nx; i++) {
+        double x = i * xstep;
         duet__sbuf_printf(&b,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
                           PX(x), top, PX(x), top + ph, PX(x), top + ph + 16, FONT, x);
-    for (double y = y0; y <= y1 + ystep * 1e-6; y += ystep)
+    }
+    for (int i = 0; i <= ny; i++) {
+        double y = y0 + i * ystep;
         duet__sbuf_printf(&b,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" %s>%.4g</text>\n",
                           left, PY(y), left + pw, PY(y), left - 6, PY(y) + 4, FONT, y);
+    }
     duet__sbuf_printf(&b,
                       "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>gemm_wgs (CTAs on the GEMM "
                       "queue; concurrent: GEMM grid, the rest run comm)</text>\n",

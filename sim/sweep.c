@@ -80,16 +80,46 @@ static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, 
     return n;
 }
 
-static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sim_policy_ops_t *policy,
+static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_sweep_params_t *p,
                                     const duet_plan_t *plan, duet_sweep_point_t *pt, int64_t *events)
 {
     duet_sim_result_t r;
-    DUET_CHECK(duet_sim_run(ws, policy, hw, plan, NULL, &r));
+    DUET_CHECK(duet_sim_run(ws, p->policy, hw, plan, NULL, &r));
     pt->cfg = plan->cfg;
     pt->makespan_s = r.makespan_s;
     pt->gemm_finish_s = r.gemm_finish_s;
     pt->comm_finish_s = r.comm_finish_s;
     *events += r.events;
+    int64_t budget = p->max_events > 0 ? p->max_events : DUET_SWEEP_MAX_EVENTS;
+    if (*events > budget)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "sweep: more than %lld simulation events (%s): sweep fewer configurations (modes, tiles, a "
+                           "split step) or use larger tiles",
+                           (long long)budget, p->max_events > 0 ? "max_events" : "DUET_SWEEP_MAX_EVENTS");
+    return DUET_OK;
+}
+
+/*
+ * The plan of one (mode, tile, K split) of the sweep. The comm queue's traffic depends on the
+ * workload, the comm tile and the rank only, and walking it takes time in proportion to its tiles
+ * (up to DUET_MAX_COMM_TILES), so the sweep walks it once: later plans copy the first one and
+ * change what the GEMM tile and the mode decide (the configuration, the GEMM queue, the policy).
+ */
+static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_config_t *cfg, duet_plan_t *first,
+                                      int *have_first, duet_plan_t *plan_p)
+{
+    if (!*have_first || first->cfg.cm != cfg->cm || first->cfg.cn != cfg->cn) {
+        DUET_CHECK(duet_plan_build(wl, cfg, duet_plan_critical_rank(wl), plan_p));
+        *first = *plan_p;
+        *have_first = 1;
+        return DUET_OK;
+    }
+    duet_plan_t p = *first;
+    p.cfg = *cfg;
+    duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
+    /* Checks the configuration as duet_plan_build() does and sets the queue policy. */
+    DUET_CHECK(duet_plan_set_split(&p, cfg->gemm_wgs, cfg->comm_wgs));
+    *plan_p = p;
     return DUET_OK;
 }
 
@@ -106,13 +136,24 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: no mode selected");
     if (p.policy == &duet_sim_policy_frozen && (p.modes & ~(1u << DUET_MODE_FUSED)))
         return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (use --mode fused)");
-    /* Tiles: the given list, else every supported tile that fits the profile's shared memory. */
+    /* Tiles: the given list, else every supported tile that fits the profile's shared memory and
+     * keeps the GEMM queue within DUET_MAX_GEMM_TILES (a small tile on a large GEMM may not). */
     if (p.n_tiles == 0) {
+        duet_status_t refused = DUET_OK;
         for (int i = 0; i < duet_tile_count() && p.n_tiles < DUET_SWEEP_MAX_TILES; i++) {
             duet_gemm_tile_t t = duet_tile_get(i);
-            if (duet_gemm_tile_smem_bytes(t, wl->dtype, hw->gemm_stages) <= hw->smem_kib * 1024.0)
-                p.tiles[p.n_tiles++] = t;
+            if (duet_gemm_tile_smem_bytes(t, wl->dtype, hw->gemm_stages) > hw->smem_kib * 1024.0)
+                continue;
+            duet_config_t c = duet__sweep_config(hw, &p, DUET_MODE_FUSED, t, 1, 1);
+            duet_status_t st = duet__config_check_shape(&c, wl);
+            if (st < 0) {
+                refused = st;
+                continue;
+            }
+            p.tiles[p.n_tiles++] = t;
         }
+        if (p.n_tiles == 0 && refused < 0)
+            return refused; /* its error names the limit */
     }
     if (p.n_tiles < 1 || p.n_tiles > DUET_SWEEP_MAX_TILES)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: between 1 and %d tiles", DUET_SWEEP_MAX_TILES);
@@ -143,6 +184,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         return duet__error(DUET_ERR_NO_MEMORY, "sweep: cannot allocate %zu points", cap);
 
     duet_status_t st = DUET_OK;
+    duet_plan_t first;
+    int have_first = 0;
     for (int32_t mode = 0; mode < DUET_MODE_COUNT; mode++) {
         if (!(p.modes & (1u << mode)))
             continue;
@@ -158,11 +201,11 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                  * moves along. */
                 duet_config_t cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], lo);
                 duet_plan_t plan;
-                DUET_CHECK_GOTO(duet_plan_build(wl, &cfg, duet_plan_critical_rank(wl), &plan), st, fail);
+                DUET_CHECK_GOTO(duet__sweep_plan(wl, &cfg, &first, &have_first, &plan), st, fail);
                 for (int32_t s = lo; s <= hi; s += step) {
                     cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], s);
                     DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
-                    DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.points[res.n], &res.events), st, fail);
+                    DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.points[res.n], &res.events), st, fail);
                     res.n++;
                 }
             }
@@ -201,8 +244,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         if (p.group_m > 0)
             d.group_m = p.group_m;
         duet_plan_t plan;
-        DUET_CHECK_GOTO(duet_plan_build(wl, &d, duet_plan_critical_rank(wl), &plan), st, fail);
-        DUET_CHECK_GOTO(duet__sim_plan(ws, hw, p.policy, &plan, &res.dflt, &res.events), st, fail);
+        DUET_CHECK_GOTO(duet__sweep_plan(wl, &d, &first, &have_first, &plan), st, fail);
+        DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.dflt, &res.events), st, fail);
         /* Ties by duet_rank_sort's tolerance: a point a rounding error faster does not outrank it. */
         size_t better = 0, ties = 0;
         for (size_t i = 0; i < res.n; i++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/internal.h"
+#include "model/json_str.h"
 #include "sim/internal.h"
 
 #define DUET_TRACE_SCHEMA "duet-trace/1"
@@ -30,6 +31,11 @@ void duet_trace_free(duet_trace_t *t)
 
 duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r)
 {
+    if (t->n >= (size_t)DUET_TRACE_MAX_RECORDS)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "a timeline holds at most %lld tiles (DUET_TRACE_MAX_RECORDS): simulate a smaller workload "
+                           "or larger tiles to draw or write it",
+                           (long long)DUET_TRACE_MAX_RECORDS);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         duet_trace_rec_t *p = realloc(t->recs, cap * sizeof(*p));
@@ -47,12 +53,14 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
 {
     duet__sbuf_t b;
     duet__sbuf_init(&b);
-    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": \"", DUET_TRACE_SCHEMA);
-    for (const char *s = t->label; *s; s++)
-        duet__sbuf_printf(&b, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
-    duet__sbuf_printf(&b, "\",\n  \"makespan_us\": %.6f,\n  \"n_ctas\": %d,\n", t->makespan_s * 1e6, t->n_ctas);
-    if (hw != NULL)
-        duet__sbuf_printf(&b, "  \"hw\": \"%s\",\n", hw->name);
+    duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": ", DUET_TRACE_SCHEMA);
+    duet__json_str(&b, t->label);
+    duet__sbuf_printf(&b, ",\n  \"makespan_us\": %.6f,\n  \"n_ctas\": %d,\n", t->makespan_s * 1e6, t->n_ctas);
+    if (hw != NULL) {
+        duet__sbuf_printf(&b, "  \"hw\": ");
+        duet__json_str(&b, hw->name);
+        duet__sbuf_printf(&b, ",\n");
+    }
     if (plan != NULL) {
         const duet_workload_t *w = &plan->wl;
         const duet_config_t *c = &plan->cfg;
@@ -79,12 +87,32 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
     return duet__sbuf_write(&b, path);
 }
 
-static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double *out)
+/*
+ * The values a timeline may hold. CTA and SM ids are those of one device (at most a million);
+ * tile ids are queue positions (below 2^53, where a double still holds every integer); times are
+ * microseconds from the start of the operation, up to 1e15 us (about 32 years), which no
+ * simulated or measured operation reaches and which keeps every coordinate of the SVG finite.
+ */
+#define DUET__TRACE_MAX_ID 1e6
+#define DUET__TRACE_MAX_TILE 9007199254740992.0 /* 2^53 */
+#define DUET__TRACE_MAX_US 1e15
+/* What the reader accepts: the writer prints seconds x 1e6, which can pass a bound of exactly
+ * 1e15 us by the rounding of the two conversions; 1e-9 of slack absorbs that for any number of
+ * round trips a file will see. */
+#define DUET__TRACE_READ_MAX_US (DUET__TRACE_MAX_US * (1 + 1e-9))
+
+/* tiles[i].key: a number in [lo, hi]; an integer if `integral`. Checked before any cast. */
+static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double lo, double hi,
+                                     int integral, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    if (!cJSON_IsNumber(v))
         return duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].%s: missing or not a number", path, i, key);
-    *out = v->valuedouble;
+    double d = v->valuedouble;
+    if (!(d >= lo && d <= hi) || (integral && d != floor(d)))
+        return duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].%s: %g is not %s in [%g, %g]", path, i, key, d,
+                           integral ? "an integer" : "a number", lo, hi);
+    *out = d;
     return DUET_OK;
 }
 
@@ -111,6 +139,15 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
         st = duet__error(DUET_ERR_PARSE, "%s: \"tiles\" must be an array", path);
         goto out;
     }
+    if (mk != NULL && (!cJSON_IsNumber(mk) || !(mk->valuedouble >= 0 && mk->valuedouble <= DUET__TRACE_READ_MAX_US))) {
+        st = duet__error(DUET_ERR_PARSE, "%s: makespan_us: not a number in [0, %g]", path, DUET__TRACE_MAX_US);
+        goto out;
+    }
+    if (cJSON_GetArraySize(tiles) > DUET_TRACE_MAX_RECORDS) {
+        st = duet__error(DUET_ERR_PARSE, "%s: more than %lld tiles (DUET_TRACE_MAX_RECORDS)", path,
+                         (long long)DUET_TRACE_MAX_RECORDS);
+        goto out;
+    }
     if (cJSON_IsString(label))
         snprintf(t.label, sizeof(t.label), "%s", label->valuestring);
     size_t i = 0;
@@ -120,19 +157,19 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
     cJSON_ArrayForEach(e, tiles)
     {
         double cta = 0, sm = 0, tile = 0, s = 0, en = 0;
-        DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, &cta), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, &sm), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, &tile), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, &s), st, fail);
-        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, &en), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "cta", path, i, 0, DUET__TRACE_MAX_ID, 1, &cta), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "sm", path, i, 0, DUET__TRACE_MAX_ID, 1, &sm), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "tile", path, i, 0, DUET__TRACE_MAX_TILE, 1, &tile), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "start_us", path, i, 0, DUET__TRACE_READ_MAX_US, 0, &s), st, fail);
+        DUET_CHECK_GOTO(duet__trace_num(e, "end_us", path, i, 0, DUET__TRACE_READ_MAX_US, 0, &en), st, fail);
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(e, "queue");
         const cJSON *stl = cJSON_GetObjectItemCaseSensitive(e, "stolen");
         if (!cJSON_IsString(q) || (strcmp(q->valuestring, "gemm") != 0 && strcmp(q->valuestring, "comm") != 0)) {
             st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu].queue must be \"gemm\" or \"comm\"", path, i);
             goto fail;
         }
-        if (cta < 0 || cta > 1e6 || en < s) {
-            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: negative CTA or end before start", path, i);
+        if (en < s) {
+            st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: end_us %g is before start_us %g", path, i, en, s);
             goto fail;
         }
         duet_trace_rec_t r = {(int32_t)cta,         (int32_t)sm,   strcmp(q->valuestring, "gemm") == 0 ? 0 : 1,

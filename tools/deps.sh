@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages duet needs, if any are missing.
-#   tools/deps.sh [cpu|amd|mpi]...   (default: cpu)
+#   tools/deps.sh [cpu|amd|mpi|fuzz]...   (default: cpu)
+# fuzz: clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz` / `make fuzz-smoke`.
 # As root it runs apt-get; otherwise it prints the exact command and exits 1, changing nothing.
 set -eu
 
@@ -11,7 +12,8 @@ for group in "$@"; do
         cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev" ;;
         amd) want="$want hipcc libamdhip64-dev" ;;
         mpi) want="$want libopenmpi-dev" ;;
-        *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi)" >&2; exit 2 ;;
+        fuzz) want="$want clang libclang-rt-dev" ;;
+        *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi, fuzz)" >&2; exit 2 ;;
     esac
 done
 

@@ -13,6 +13,12 @@
 /* Fractions are kept to 6 decimals: enough to give back every CTA count up to 4096 SMs after
  * rounding (error <= 5e-7 x 4096 = 0.002 CTA), and short enough to read. */
 #define DUET__TUNE_FRAC_SCALE 1e6
+/* A bound on the derivation's work: its table holds one time per (shape, configuration), and the
+ * greedy cover reads the whole table once per configuration it picks (at most min(shapes,
+ * configurations) picks). The committed corpora have 75 x 56 = 4200 cells; 2^20 cells are 8 MB of
+ * times (32 MB with the table's room to grow) and at most 2^30 reads of them, seconds; a corpus of 40,000 rows each with its own shape and
+ * configuration would otherwise ask for a 12.8 GB table. */
+#define DUET__TUNE_MAX_CELLS ((size_t)1 << 20)
 /* Relative slack of the coverage test, so that a time equal to (1 + tol) x best on paper is
  * covered whatever the rounding of the product. */
 #define DUET__TUNE_COVER_SLACK 1e-9
@@ -128,6 +134,11 @@ static duet_status_t duet__tune_work_add_row(duet__tune_arch_work_t *w, int32_t 
         DUET_CHECK(duet__tune_grow((void **)&w->cfgs, &w->cap_cfgs, c + 1, sizeof(*w->cfgs)));
         w->cfgs[w->n_cfgs++] = k;
     }
+    if (w->n_shapes * w->n_cfgs > DUET__TUNE_MAX_CELLS)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "candidate set: the corpora of %s hold %zu shapes x %zu configurations, more than %zu "
+                           "(shape, configuration) cells: derive it from fewer corpora or shapes",
+                           w->arch, w->n_shapes, w->n_cfgs, DUET__TUNE_MAX_CELLS);
     DUET_CHECK(duet__tune_matrix_fit(w));
     double *cell = &w->ms[s * w->ms_cols + c];
     /* Measured twice (two corpora, or two comm tiles that the set does not distinguish): the
@@ -509,23 +520,49 @@ duet_status_t duet_tune_candset_save(const duet_tune_candset_t *set, const char 
     return st;
 }
 
+/*
+ * A count or id of the file as an int32: an integer in [lo, hi], checked before the cast (a double
+ * beyond int32, or NaN, cast to it is undefined behaviour). `v` NULL (the key is absent) gives
+ * `absent` where that is >= 0, and an error where it is -1 (required).
+ */
+static duet_status_t duet__tune_load_int(const cJSON *v, double lo, double hi, int32_t absent, const char *origin,
+                                         const char *arch, const char *what, int32_t *out)
+{
+    if (v == NULL && absent >= 0) {
+        *out = absent;
+        return DUET_OK;
+    }
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+        v->valuedouble != floor(v->valuedouble))
+        return duet__error(DUET_ERR_PARSE, "%s: archs.%s.%s: %s an integer in [%.0f, %.0f]", origin, arch, what,
+                           v == NULL ? "missing, want" : "not", lo, hi);
+    *out = (int32_t)v->valuedouble;
+    return DUET_OK;
+}
+
+/* archs.<arch>.<key>: a list of at most `cap` distinct integers in [lo, hi], kept sorted. */
+static duet_status_t duet__tune_load_ints(const cJSON *ao, const char *key, double lo, double hi, int32_t cap,
+                                          const char *origin, const char *arch, int32_t *arr, int32_t *n)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ao, key))
+    {
+        int32_t v = 0;
+        DUET_CHECK(duet__tune_load_int(it, lo, hi, -1, origin, arch, key, &v));
+        duet__tune_add_unique(arr, n, cap, v);
+    }
+    return DUET_OK;
+}
+
 static duet_status_t duet__tune_load_arch(const cJSON *ao, const char *origin, duet_tune_candset_arch_t *A)
 {
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(ao, "order"), *it;
     if (!cJSON_IsObject(ao) || !cJSON_IsArray(order))
         return duet__error(DUET_ERR_PARSE, "%s: archs.%s: needs an \"order\" array", origin, A->arch);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ao, "n_shapes");
-    A->n_shapes = cJSON_IsNumber(v) ? (int32_t)v->valuedouble : 0;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ao, "sms"))
-    {
-        if (cJSON_IsNumber(it))
-            duet__tune_add_unique(A->sms, &A->n_sms, 8, (int32_t)it->valuedouble);
-    }
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ao, "worlds"))
-    {
-        if (cJSON_IsNumber(it))
-            duet__tune_add_unique(A->worlds, &A->n_worlds, 16, (int32_t)it->valuedouble);
-    }
+    DUET_CHECK(duet__tune_load_int(cJSON_GetObjectItemCaseSensitive(ao, "n_shapes"), 0, INT32_MAX, 0, origin, A->arch,
+                                   "n_shapes", &A->n_shapes));
+    DUET_CHECK(duet__tune_load_ints(ao, "sms", 1, 4096, 8, origin, A->arch, A->sms, &A->n_sms));
+    DUET_CHECK(duet__tune_load_ints(ao, "worlds", 1, 1024, 16, origin, A->arch, A->worlds, &A->n_worlds));
     size_t n = (size_t)cJSON_GetArraySize(order), i = 0, dropped = 0;
     A->order = calloc(n ? n : 1, sizeof(*A->order));
     if (A->order == NULL)
@@ -549,8 +586,8 @@ static duet_status_t duet__tune_load_arch(const cJSON *ao, const char *origin, d
         }
         c.gemm_frac = g;
         c.comm_frac = k;
-        const cJSON *gain = cJSON_GetObjectItemCaseSensitive(it, "gain");
-        c.gain = cJSON_IsNumber(gain) ? (int32_t)gain->valuedouble : 0;
+        DUET_CHECK(duet__tune_load_int(cJSON_GetObjectItemCaseSensitive(it, "gain"), 0, INT32_MAX, 0, origin, A->arch,
+                                       "order[].gain", &c.gain));
         c.mean_rel = duet__tune_json_get_num(it, "mean_rel");
         const cJSON *by = cJSON_GetObjectItemCaseSensitive(it, "by");
         c.shape_best = cJSON_IsString(by) && strcmp(by->valuestring, "shape_best") == 0;
@@ -566,11 +603,13 @@ static duet_status_t duet__tune_load_arch(const cJSON *ao, const char *origin, d
         cJSON_ArrayForEach(it, cov)
         {
             duet_tune_coverage_t *p = &A->coverage[A->n_coverage++];
-            p->k = (int32_t)duet__tune_json_get_num(it, "k");
+            DUET_CHECK(duet__tune_load_int(cJSON_GetObjectItemCaseSensitive(it, "k"), 1, INT32_MAX, -1, origin, A->arch,
+                                           "coverage[].k", &p->k));
             p->share_within_tol = duet__tune_json_get_num(it, "share_within_tol");
             p->mean_slowdown = duet__tune_json_get_num(it, "mean_slowdown");
             p->max_slowdown = duet__tune_json_get_num(it, "max_slowdown");
-            p->n_measured = (int32_t)duet__tune_json_get_num(it, "n_measured");
+            DUET_CHECK(duet__tune_load_int(cJSON_GetObjectItemCaseSensitive(it, "n_measured"), 0, INT32_MAX, -1, origin,
+                                           A->arch, "coverage[].n_measured", &p->n_measured));
         }
     }
     return DUET_OK;

@@ -197,6 +197,26 @@ duet_gemm_tile_t duet_tile_get(int i);
 int duet_tile_supported(duet_gemm_tile_t t);
 /** Parse "256x128x64" (or "256x128", BK defaulting to 64). */
 duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p);
+/**
+ * Parse a size string: `n` (1 to 4) decimal integers separated by 'x', each at most `max`, e.g.
+ * "8192x8192x8192" (n = 3) or "256x64" (n = 2). Digits and 'x' only (no signs, spaces or 'X'), and
+ * the whole string. Unlike sscanf's %d, a number too large for its type is an error, not undefined
+ * behaviour. out_p receives n values, only on success. @return DUET_ERR_INVALID_ARG otherwise.
+ */
+duet_status_t duet_dims_parse(const char *s, int n, int64_t max, int64_t *out_p);
+
+/*
+ * Bounds on the work one plan asks for (docs/model.md, "Limits"). The extents alone (each at most
+ * 2^24 elements) do not bound it: 16777216x16777216 in 1x8 comm tiles is 3.5e13 tiles, days of
+ * simulation. The simulator and the plan's traffic walk take time in proportion to the tiles, so
+ * the configuration rules (duet_config_validate(), duet_plan_build(), corpus and database loading)
+ * refuse a plan with more tiles than these, naming the limit. A plan at both limits builds and
+ * simulates in under half a second (measured: docs/model.md).
+ */
+/** GEMM queue tiles: C tiles x K parts (grid_m * grid_n * split_k). */
+#define DUET_MAX_GEMM_TILES (INT64_C(1) << 22)
+/** Comm queue tiles of the busiest rank (duet_comm_geom_t.per_rank). */
+#define DUET_MAX_COMM_TILES (INT64_C(1) << 22)
 
 /** A workload with no GEMM and no collective, world 1. */
 duet_workload_t duet_workload_empty(void);

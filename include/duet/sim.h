@@ -44,6 +44,14 @@ typedef struct duet_trace {
     char label[64];  /* "predicted", "measured", ... */
 } duet_trace_t;
 
+/*
+ * Tiles one timeline may hold. Writing a timeline as JSON and drawing it as SVG take far longer per
+ * tile than simulating it (about 125 B of JSON and 72 B of SVG, 4.6 us together, per tile), so a
+ * plan within the tile limits can still be too large to trace: duet_trace_add() and
+ * duet_trace_read_json() refuse more than this many (DUET_ERR_INVALID_ARG, DUET_ERR_PARSE).
+ */
+#define DUET_TRACE_MAX_RECORDS (INT64_C(1) << 20)
+
 void duet_trace_init(duet_trace_t *t, const char *label);
 void duet_trace_free(duet_trace_t *t);
 /** Append a record (the trace grows; tracing is off the simulator's fast path). */
@@ -147,6 +155,15 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
 
 #define DUET_SWEEP_MAX_TILES 16
 #define DUET_SWEEP_MAX_SPLIT_KS 8
+/*
+ * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
+ * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
+ * limits that would be minutes. A sweep that passes this many events (or its parameters'
+ * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: 0.7 to 1.9 s at the fluid
+ * policy's 2.4e7 to 8.9e6 events/s measured by `duet bench-sim` (docs/simulator.md). The
+ * reference shape set's heaviest sweep takes 3.2e6.
+ */
+#define DUET_SWEEP_MAX_EVENTS (INT64_C(1) << 24)
 
 /** What to sweep. Start from duet_sweep_default_params(). */
 typedef struct duet_sweep_params {
@@ -161,6 +178,7 @@ typedef struct duet_sweep_params {
      * duet_split_k_worth_trying() accepts; policy frozen (the reference rules) tries 1 only. */
     int32_t n_split_ks;
     int32_t split_ks[DUET_SWEEP_MAX_SPLIT_KS];
+    int64_t max_events; /* the sweep's event budget; 0 = DUET_SWEEP_MAX_EVENTS */
 } duet_sweep_params_t;
 
 duet_sweep_params_t duet_sweep_default_params(void);
