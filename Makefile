@@ -34,10 +34,10 @@ endif
 FINAL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 LDLIBS_BASE  := -lcjson -lm -lpthread
 
-LIB_SRCS   := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard tune/*.c)
+LIB_SRCS   := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard tune/*.c)
 CAL_SRCS   := $(wildcard calibrate/*.c)
 CLI_SRCS   := $(wildcard cli/*.c)
-TEST_SRCS  := $(wildcard tests/model/*.c) $(wildcard tests/sim/*.c) $(wildcard tests/cli/*.c) $(wildcard tests/calibrate/*.c) \
+TEST_SRCS  := $(wildcard tests/base/*.c) $(wildcard tests/model/*.c) $(wildcard tests/sim/*.c) $(wildcard tests/cli/*.c) $(wildcard tests/calibrate/*.c) \
               $(wildcard tests/tune/*.c)
 BENCH_SRCS := $(wildcard sim/bench/*.c)
 
@@ -160,10 +160,10 @@ bench-sim: deps
 	$(Q)$(DUET) bench-sim
 
 format:
-	clang-format -i $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard include/duet/*.h model/*.h sim/*.h cli/*.h calibrate/*.h)
+	clang-format -i $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard include/duet/*.h base/*.h model/*.h sim/*.h cli/*.h calibrate/*.h)
 
 check-format:
-	clang-format --dry-run --Werror $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(wildcard include/duet/*.h model/*.h sim/*.h cli/*.h)
+	clang-format --dry-run --Werror $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(wildcard include/duet/*.h base/*.h model/*.h sim/*.h cli/*.h)
 
 clean:
 	rm -rf build build-san build-gpu build-check-* build-fuzz demo

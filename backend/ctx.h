@@ -10,7 +10,7 @@
 #include "duet/backend.h"
 
 extern "C" {
-#include "model/internal.h"
+#include "base/base.h"
 }
 
 /*

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "duet/calibrate.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 /** Translate a GSL status into a duet status and record "<what>: GSL: <gsl_strerror>". */
 duet_status_t duet__cal_gsl_error(int gsl_status, const char *what);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE };
 

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "duet/tune.h"
-#include "model/internal.h"
+#include "base/base.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 const char cli_workload_help[] =
     "workload:\n"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "model/internal.h"
+#include "base/base.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif

@@ -9,7 +9,6 @@
 #include "duet/corpus.h"
 #include "model/corpus_internal.h"
 #include "model/internal.h"
-#include "model/json_str.h"
 
 static const char *const duet__row_kinds[DUET_ROW_KIND_COUNT] = {"op", "gemm_alone", "comm_alone"};
 
@@ -455,21 +454,6 @@ duet_status_t duet_corpus_load(const char *path, duet_corpus_t *c_p)
 /* ------------------------------------------------------------------------------------------ */
 /* Writing                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
-
-void duet__json_str(duet__sbuf_t *b, const char *s)
-{
-    duet__sbuf_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            duet__sbuf_printf(b, "\\%c", ch);
-        else if (ch < 0x20)
-            duet__sbuf_printf(b, "\\u%04x", ch);
-        else
-            duet__sbuf_printf(b, "%c", ch);
-    }
-    duet__sbuf_printf(b, "\"");
-}
 
 /* "key": [numbers] from d (doubles, exact) or else i (integers). */
 static void duet__json_list(duet__sbuf_t *b, const char *key, const double *d, const int32_t *i, int32_t n)

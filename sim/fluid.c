@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 #include "sim/internal.h"
 
 enum { ST_DEQ = 0, ST_RUN = 1, ST_PENDING = 2, ST_DONE = 3 };

@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 #include "sim/internal.h"
 
 #define LAST_NONE 0

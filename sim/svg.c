@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 #include "sim/internal.h"
 
 #define COL_GEMM "#4c78a8"

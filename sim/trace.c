@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/internal.h"
-#include "model/json_str.h"
+#include "base/base.h"
 #include "sim/internal.h"
 
 #define DUET_TRACE_SCHEMA "duet-trace/1"

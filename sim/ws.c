@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 #include "sim/internal.h"
 
 duet_status_t duet_sim_ws_create(duet_sim_ws_t **ws_p)

@@ -14,7 +14,7 @@
 
 /* The model layer's internal helpers are C; they carry no linkage guards of their own. */
 extern "C" {
-#include "model/internal.h"
+#include "base/base.h"
 }
 
 #define VENDOR_CACHE 32

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "cli/gpu/gpu.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 #define BENCH_MAX_SWEEP 128
 #define BENCH_MAX_TILES 8

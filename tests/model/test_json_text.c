@@ -9,7 +9,7 @@
 #include "../test_util.h"
 #include "duet/corpus.h"
 #include "duet/tune.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 static void expect_escape(const char *in, const char *want)
 {

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "../test_util.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 static void put(const char *path, const char *text)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 
 void duet__sbuf_init(duet__sbuf_t *b) { memset(b, 0, sizeof(*b)); }
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 
 /* Objects up to this many members are checked pairwise; larger ones through a sorted copy. */
 #define DUET__JSON_PAIRWISE_MAX 16
@@ -136,4 +136,19 @@ int duet__json_num_text(char *buf, size_t n, double v)
             break;
     }
     return 0;
+}
+
+void duet__json_str(duet__sbuf_t *b, const char *s)
+{
+    duet__sbuf_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            duet__sbuf_printf(b, "\\%c", ch);
+        else if (ch < 0x20)
+            duet__sbuf_printf(b, "\\u%04x", ch);
+        else
+            duet__sbuf_printf(b, "%c", ch);
+    }
+    duet__sbuf_printf(b, "\"");
 }

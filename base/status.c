@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "duet/status.h"
-#include "model/internal.h"
+#include "base/base.h"
 
 const char *duet_status_string(duet_status_t status)
 {

@@ -47,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/internal.h"
+#include "base/base.h"
 
 /* Profiles and corpora are small; refuse anything absurdly large instead of exhausting memory. */
 #define DUET__MAX_INPUT_BYTES (512u << 20)

@@ -1,0 +1,120 @@
+/*
+ * The base layer (not installed): what every layer of duet stands on. Errors and their text
+ * (convention 1), the check macros of the foreign boundaries (convention 2), file reading and
+ * the careful file writer, JSON parsing and number text, a growable text buffer, and the one
+ * epsilon helper that compares simulated times (convention 6). Names start with duet__.
+ */
+#ifndef DUET_BASE_H
+#define DUET_BASE_H
+
+#include <stddef.h>
+
+#include "duet/status.h"
+
+#define DUET__ERRBUF_LEN 512
+
+/** Record the explanation of an error on this thread and return `status` (log once, here). */
+duet_status_t duet__error(duet_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Prefix the current error text with "prefix: " (used when a caller adds context). */
+duet_status_t duet__error_prefix(const char *prefix);
+
+/** Propagate an error status: if (call) < 0, return it. */
+#define DUET_CHECK(_call)                                                                                              \
+    do {                                                                                                               \
+        duet_status_t _st = (_call);                                                                                   \
+        if (_st < 0)                                                                                                   \
+            return _st;                                                                                                \
+    } while (0)
+
+/** Propagate an error status to a cleanup label. */
+#define DUET_CHECK_GOTO(_call, _status, _label)                                                                        \
+    do {                                                                                                               \
+        (_status) = (_call);                                                                                           \
+        if ((_status) < 0)                                                                                             \
+            goto _label;                                                                                               \
+    } while (0)
+
+/** A system call at a foreign boundary: record errno's text once and return DUET_ERR_IO. */
+#define SYS_CHECK(_call, _what)                                                                                        \
+    do {                                                                                                               \
+        if ((_call) < 0)                                                                                               \
+            return duet__error(DUET_ERR_IO, "%s: %s", (_what), strerror(errno));                                       \
+    } while (0)
+
+/**
+ * Escape user text for a one-line message: newline, tab and carriage return become \n, \t, \r;
+ * other control characters, DEL, bytes that are not well-formed UTF-8 and the C1 controls become
+ * \xHH; other UTF-8 is kept. At most `max_in` bytes of `s` are shown, the rest is cut with a
+ * mark "...(N more bytes)"; `out` (n bytes) always ends in a NUL. Escaping escaped text changes
+ * nothing, so a sink may escape a whole message whose parts were escaped already. @return out.
+ */
+char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in);
+/**
+ * `s` escaped as above, at most 200 bytes shown, in a per-thread buffer reused on the fifth call:
+ * for up to four user strings in one error message (duet__error(..., "'%s'", duet__q(arg))).
+ */
+const char *duet__q(const char *s);
+
+/** Read a whole file (or standard input for "-") into a malloc'd NUL-terminated buffer. */
+duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p);
+/**
+ * Write `len` bytes to `path`: a regular file (or nothing yet) is replaced atomically (an
+ * exclusive temporary file beside it, fsync, rename, fsync of the folder; on any failure `path`
+ * is untouched), a symbolic link is followed and what it ends at is written, a character device,
+ * FIFO or open descriptor (/dev/stdout) is written through in place, anything else is refused.
+ * "-" writes to standard output. model/fileio.c's header has the whole rule, temporaries included.
+ */
+duet_status_t duet__write_file_atomic(const char *path, const char *data, size_t len);
+
+/*
+ * JSON shared by the loaders and writers (model/json.c). Every loader parses through
+ * duet__json_parse(), so that each rejects duplicate keys the same way.
+ */
+struct cJSON;
+/**
+ * Parse `len` bytes of JSON text ((size_t)-1: up to the NUL; text[len] must be a NUL). Text after
+ * the value, a NUL byte inside and, when `check_keys`, a key given twice in any object are errors,
+ * "<origin>: line N: not valid JSON" or "<origin>: <where>: duplicate key "k"". @return the tree,
+ * or NULL with the error recorded (DUET_ERR_PARSE). A loader that can drop one bad entry instead of
+ * the whole file passes check_keys = 0 and checks each entry with duet__json_check_keys().
+ */
+struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin, int check_keys);
+/**
+ * DUET_ERR_PARSE, naming the key and where it is (`where` names `item`, "" for the top), when a key
+ * occurs twice among the members of `item` or, with `deep`, of any object inside it; else DUET_OK.
+ */
+duet_status_t duet__json_check_keys(const struct cJSON *item, const char *origin, const char *where, int deep);
+/**
+ * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
+ * with "null" in buf when `v` is not finite: writers refuse to write such a number.
+ */
+int duet__json_num_text(char *buf, size_t n, double v);
+
+/** Relative-epsilon comparison for simulated and modelled times (convention 6). */
+int duet__time_eq(double a, double b, double rel_eps);
+
+/*
+ * A growable text buffer for writers of JSON and SVG. Appends never fail silently: the first
+ * allocation failure sticks in `failed` and duet__sbuf_finish() reports it.
+ */
+typedef struct duet__sbuf {
+    char *data;
+    size_t len, cap;
+    int failed;
+} duet__sbuf_t;
+
+void duet__sbuf_init(duet__sbuf_t *b);
+void duet__sbuf_printf(duet__sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Write the buffer to `path` atomically and release it. */
+duet_status_t duet__sbuf_write(duet__sbuf_t *b, const char *path);
+void duet__sbuf_free(duet__sbuf_t *b);
+/** Append `s` with the XML special characters escaped. */
+void duet__sbuf_xml(duet__sbuf_t *b, const char *s);
+
+/**
+ * Append `s` as a JSON string, quotes included: '"' and '\' escaped, control characters as
+ * \u00XX, so that any C string (a label, a device name) reads back as itself.
+ */
+void duet__json_str(duet__sbuf_t *b, const char *s);
+
+#endif /* DUET_BASE_H */
