@@ -325,6 +325,55 @@ duet_status_t duet_workloads_seed(int32_t world, uint32_t colls, int32_t dtype, 
 duet_status_t duet_workloads_load(const char *path, int32_t world, int32_t dtype, duet_workloads_t *out_p);
 void duet_workloads_free(duet_workloads_t *w);
 
+/**
+ * A small deterministic random number generator (splitmix64): the same seed gives the same
+ * stream on every platform, so a random shape set is named by its seed alone.
+ */
+typedef struct duet_rng {
+    uint64_t state;
+} duet_rng_t;
+
+void duet_rng_seed(duet_rng_t *r, uint64_t seed);
+uint64_t duet_rng_next(duet_rng_t *r);
+/** A uniform integer in [lo, hi] (lo <= hi), without modulo bias. */
+int64_t duet_rng_int(duet_rng_t *r, int64_t lo, int64_t hi);
+/** A uniform double in [0, 1) with 53 random bits. */
+double duet_rng_unit(duet_rng_t *r);
+
+/**
+ * What a random shape set is drawn from. Extents are log-uniform in [min_dim, max_dim]; a share
+ * `ragged` of them is any integer that is not a multiple of 64, the rest multiples of 64. A share
+ * `skinny` of the shapes has a small M (log-uniform in [min_dim, skinny_max]) and a share
+ * `small_k` a small K (likewise), the other extents drawn as usual. The collective's per-rank
+ * source is log-uniform in [min_comm_bytes, max_comm_bytes] bytes, with Nc one of 1024, 2048,
+ * 4096, 8192, 16384 columns and Mc rounded to a multiple of the world size; a broadcast's root is 0.
+ */
+typedef struct duet_random_params {
+    uint64_t seed;
+    int64_t min_dim, max_dim;  /* elements; defaults 256 and 16384 */
+    double ragged;             /* share of extents not a multiple of 64; default 1/3 */
+    double skinny;             /* share of shapes with a small M; default 0.15 */
+    double small_k;            /* share of shapes with a small K; default 0.15 */
+    int64_t skinny_max;        /* the largest "small" M or K, elements; default 1024 */
+    uint32_t dtypes;           /* bitmask of 1 << duet_dtype_t; default both */
+    uint32_t colls;            /* bitmask of 1 << duet_collective_t; default the five collectives */
+    double min_comm_bytes;     /* per-rank source, bytes; default 256 KiB */
+    double max_comm_bytes;     /* default 256 MiB */
+    int32_t world;             /* default 1 */
+} duet_random_params_t;
+
+duet_random_params_t duet_random_default_params(void);
+/**
+ * Draw `n` workloads (each valid at p->world) from p. Deterministic: the same parameters give
+ * the same set. @return DUET_ERR_INVALID_ARG for parameters that cannot produce a valid workload.
+ */
+duet_status_t duet_workloads_random(const duet_random_params_t *p, size_t n, duet_workloads_t *out_p);
+/**
+ * Write a shape set as a shape file that duet_workloads_load() reads back (one workload per
+ * line; `header` lines, if any, become comments). Written by the careful writer.
+ */
+duet_status_t duet_workloads_save(const char *path, const duet_workloads_t *w, const char *header);
+
 /* ========================================================================================== */
 /* The plan                                                                                    */
 /* ========================================================================================== */
