@@ -410,7 +410,7 @@ for step in "$@"; do
         note "builtin: wrote model/hw_h200.inc from $src"
         ;;
     ablation)
-        # CPU. The held-out table of docs/calibration.md ("Which terms help"): the H200 fit of
+        # CPU. What each newer term of the model adds, held out: the H200 fit of
         # ABL_CORPUS (default tuning_data/h200_world2.json) with the model's newer terms switched on
         # one at a time, each from tuning_data/h200_start.json with the terms not yet added off:
         #   a-before: gemm_sm_contention and tile_oob_row_ns 0, gemm_eff_* 0.8, l2_gbs 12 TB/s;
