@@ -84,9 +84,11 @@ deps:
 
 # `make test` and `make demo` are the two set-up commands of README: each installs what is
 # missing first. Tests run from the repository root so they find tests/data and the golden file.
+# Then every repository path the documentation cites must exist (tools/check_doc_paths.py).
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
+	$(Q)python3 tools/check_doc_paths.py
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory test SAN=1
@@ -171,7 +173,7 @@ clean:
 help:
 	@echo "duet make targets"
 	@echo "  make              build build/libduet.a and build/duet"
-	@echo "  make test         install missing packages (as root), build and run the CPU test suite"
+	@echo "  make test         install missing packages (as root), build and run the CPU test suite, check the docs' paths"
 	@echo "  make demo         install missing packages, build, and write demo/*.svg and demo/*.json"
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
 	@echo "  make valgrind     run 'duet plan' under valgrind"

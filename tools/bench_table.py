@@ -3,7 +3,7 @@
 
     python3 tools/bench_table.py bench/results/bench-h200-w2.json            # all workloads
     python3 tools/bench_table.py --gemm bench/results/bench-h200-w2.json     # each GEMM once
-    python3 tools/bench_table.py --compare A.json B1.json B2.json            # runs of tools/h200-ab.sh
+    python3 tools/bench_table.py --compare A.json B1.json B2.json            # runs of tools/gpu.sh bench with VARIANTS
 
 Only reads the JSON that `duet bench` wrote; every number is a measured median or a ratio of two.
 """
@@ -63,7 +63,7 @@ def best_collective(w):
 
 
 def compare_table(runs):
-    """Side-by-side runs of one workload list (tools/h200-ab.sh: A, then B1 and B2), times in us."""
+    """Side-by-side runs of one workload list (tools/gpu.sh bench with VARIANTS="A=DIR": bench-A.json, bench-B1.json, bench-B2.json), times in us."""
     names = [n for n, _ in runs]
     # The files' names without their common beginning: ab-overhead-h200-w2-A.json, -B1, -B2 -> A, B1, B2.
     common = len(os.path.commonprefix(names)) if len(names) > 1 else 0
@@ -107,7 +107,7 @@ def main():
     ap.add_argument("json", nargs="+", help="duet bench JSON files (schema duet-bench/1); several with --compare")
     ap.add_argument("--gemm", action="store_true", help="one row per GEMM shape: duet's GEMM against cuBLASLt")
     ap.add_argument("--compare", action="store_true",
-                    help="one row per workload, each figure from every file in turn (A / B1 / B2 of tools/h200-ab.sh)")
+                    help="one row per workload, each figure from every file in turn (A / B1 / B2 of tools/gpu.sh bench with VARIANTS)")
     a = ap.parse_args()
     if a.compare:
         compare_table([(p.rsplit("/", 1)[-1].removesuffix(".json"), load(p)) for p in a.json])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One line per nvidia-smi sampling file (tools/h200-onegpu.sh clocks): the GPU's busy window
+"""One line per nvidia-smi sampling file (tools/gpu.sh clocks): the GPU's busy window
 (utilization >= 50 %, its first 0.2 s dropped as the ramp) with the median SM clock (MHz) over
 the whole window, its first and its last second, the median power (W), the highest temperature
 (C) and how many samples carried each clock-event reason (the driver's bit mask).

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Does a corpus's first round start at boost clock? (docs/calibration.md, "The power limit's
-transient, checked against the corpus".)
+"""Does a corpus's first round start at boost clock? (docs/calibration.md, "Per-row residuals".)
 
 The collector writes a shape's rows in its first round's order, and the board's power limit takes
 the SM clock down within 0.1-0.2 s of matrix work. For each shape this sums, row by row, the time of

@@ -9,7 +9,7 @@ want=""
 [ $# -eq 0 ] && set -- cpu
 for group in "$@"; do
     case "$group" in
-        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev" ;;
+        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3" ;;
         amd) want="$want hipcc libamdhip64-dev" ;;
         mpi) want="$want libopenmpi-dev" ;;
         fuzz) want="$want clang libclang-rt-dev" ;;

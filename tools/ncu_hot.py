@@ -3,7 +3,7 @@
 
 Reads the per-instruction table Nsight Compute writes with
     ncu -i REPORT.ncu-rep --page source --csv --print-source sass > REPORT.sass.csv
-(tools/h200-onegpu.sh's ncu step writes it next to each report) and prints, per file, the total
+(tools/gpu.sh's ncu step writes it next to each report) and prints, per file, the total
 of the samples and the TOP instructions by their share of all samples, each with how often it ran
 and its three largest stall reasons (ncu's names without the "stall_" prefix: long_sb is a wait
 on memory, barrier on __syncthreads or wgmma.wait_group, wait a fixed-latency dependency).
