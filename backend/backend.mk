@@ -41,6 +41,14 @@ MPI_LIBS     := $(shell $(MPICC) -showme:link 2>/dev/null)
 MPI_INCS     := $(filter -I% -D%,$(MPI_CFLAGS))
 
 BACKEND_SRCS := $(wildcard backend/*.hip)
+# The backend's plain C (duet bench's and calibrate collect's measurements, over include/duet/measure.h),
+# compiled by the C compiler with the MPI headers.
+BACKEND_C_SRCS := $(wildcard backend/*.c)
+# The baselines (cuBLASLt + NCCL, hipBLASLt + RCCL): in the backend library, unless BASELINE=0
+# (check-amd: Debian's ROCm has neither hipBLASLt nor RCCL). A program that calls them, or the
+# measurement that uses them, links those libraries (BASELINE_LDLIBS).
+BASELINE     ?= 1
+BASELINE_SRCS:= $(if $(filter 1,$(BASELINE)),$(wildcard baseline/*.hip))
 GPU_TEST_SRCS:= $(wildcard tests/gpu/*.hip)
 GPU_INCS     := -Iinclude -I. $(MPI_INCS)
 
@@ -60,11 +68,18 @@ GPU_LDLIBS   :=
 GPU_LINK     := $(HIPCC) $(addprefix --offload-arch=,$(AMD_ARCHS))
 endif
 
-GPU_OBJS      := $(BACKEND_SRCS:%.hip=$(GPU_BUILD)/%.o)
+ifeq ($(GPU),cuda)
+BASELINE_LDLIBS := -lcublasLt -lnccl
+else
+BASELINE_LDLIBS := -lhipblaslt -lrccl
+endif
+
+GPU_OBJS      := $(BACKEND_SRCS:%.hip=$(GPU_BUILD)/%.o) $(BACKEND_C_SRCS:%.c=$(GPU_BUILD)/%.o) \
+                 $(BASELINE_SRCS:%.hip=$(GPU_BUILD)/%.o)
 GPU_TEST_OBJS := $(GPU_TEST_SRCS:%.hip=$(GPU_BUILD)/%.o)
 BACKEND_LIB   := $(GPU_BUILD)/libduet_backend.a
 GPU_TESTBIN   := $(GPU_BUILD)/duet-gpu-tests
-GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard include/duet/*.h)
+GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard baseline/*.h) $(wildcard include/duet/*.h)
 
 .PHONY: gpu test-gpu check-cuda check-amd
 
@@ -73,6 +88,13 @@ $(GPU_BUILD)/%.o: %.hip $(GPU_HEADERS)
 	@$(if $(Q),echo "  $(GPU)    $<")
 	$(Q)$(GPU_CXX) $(GPU_CXXFLAGS) -c $< -o $@
 
+$(GPU_BUILD)/backend/%.o: backend/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (gpu)")
+	$(Q)$(CC) $(FINAL_CFLAGS) $(MPI_INCS) -c $< -o $@
+
+-include $(BACKEND_C_SRCS:%.c=$(GPU_BUILD)/%.d)
+
 # The tests' own headers (harness, device helpers) are prerequisites of the test objects only.
 $(GPU_TEST_OBJS): $(wildcard tests/gpu/*.h)
 
@@ -80,18 +102,17 @@ $(BACKEND_LIB): $(GPU_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# The vendor mode's tests (DUET_TEST_VENDOR in tests/gpu/test_gpu.hip) need the vendor libraries:
-# linked on NVIDIA, whose toolkit ships cuBLASLt and NCCL; Debian's ROCm (check-amd) has no
-# hipBLASLt, so the AMD test binary leaves them out and says so when it runs.
+# The vendor mode's tests (DUET_TEST_VENDOR in tests/gpu/test_gpu.hip) need the baseline
+# libraries: linked on NVIDIA, whose toolkit ships cuBLASLt and NCCL; Debian's ROCm (check-amd)
+# has no hipBLASLt, so the AMD test binary leaves them out and says so when it runs.
 ifeq ($(GPU),cuda)
-GPU_TEST_VENDOR_OBJS := $(patsubst %.hip,$(GPU_BUILD)/%.o,$(wildcard vendor/*.hip))
-GPU_TEST_VENDOR_LIBS := -lcublasLt -lnccl
+GPU_TEST_BASELINE_LIBS := $(BASELINE_LDLIBS)
 endif
 
-$(GPU_TESTBIN): $(GPU_TEST_OBJS) $(GPU_TEST_VENDOR_OBJS) $(BACKEND_LIB) $(LIB)
+$(GPU_TESTBIN): $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(GPU_TEST_VENDOR_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) \
-	    $(GPU_TEST_VENDOR_LIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) \
+	    $(GPU_TEST_BASELINE_LIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 gpu:
 	@test "$(GPU)" != none || { echo "duet: make gpu needs nvcc or hipcc (GPU=cuda|hip)"; exit 1; }
@@ -111,7 +132,8 @@ test-gpu: gpu
 
 # Compile checks (no GPU needed): each compiles every backend and GPU-test source into its own
 # folder, and the GPU commands' C sources (cli/gpu: bench, calibrate collect, ...; not linked,
-# that needs the vendor libraries); check-amd also links the test binary against the host library.
+# that needs the baseline libraries); check-cuda compiles the baselines too, check-amd leaves them
+# out (BASELINE=0: no hipBLASLt in Debian's ROCm) and links the test binary against the host library.
 CHECK_CUDA_DIR := build-check-cuda
 CHECK_AMD_DIR  := build-check-amd
 
@@ -119,12 +141,14 @@ check-cuda:
 	@test -n "$(NVCC)" || { echo "duet: check-cuda needs nvcc ($(CUDA_HOME)/bin/nvcc)"; exit 1; }
 	$(Q)./tools/deps.sh mpi
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=cuda GPU_BUILD=$(CHECK_CUDA_DIR) \
-	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o)) \
+	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(BASELINE_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o)) \
+	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_C_SRCS:.c=.o)) \
 	    $(addprefix $(CHECK_CUDA_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
-	@echo "check-cuda: $(words $(BACKEND_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a, and the GPU commands (cli/gpu)"
+	@echo "check-cuda: $(words $(BACKEND_SRCS) $(BASELINE_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a, the backend's C and the GPU commands (cli/gpu)"
 
 check-amd:
 	$(Q)./tools/deps.sh amd mpi
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) $(CHECK_AMD_DIR)/duet-gpu-tests \
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip BASELINE=0 GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) \
+	    $(CHECK_AMD_DIR)/duet-gpu-tests \
 	    $(addprefix $(CHECK_AMD_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
 	@echo "check-amd: backend compiled and linked for $(AMD_ARCHS), and the GPU commands (cli/gpu) compiled"

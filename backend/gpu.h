@@ -87,6 +87,11 @@
 #define hipEventDisableTiming cudaEventDisableTiming
 #define hipEventRecord cudaEventRecord
 #define hipEventDestroy cudaEventDestroy
+#define hipEventCreate cudaEventCreate
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipEventSynchronize cudaEventSynchronize
+#define hipDriverGetVersion cudaDriverGetVersion
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
 #define hipIpcMemHandle_t cudaIpcMemHandle_t
 #define hipIpcGetMemHandle cudaIpcGetMemHandle
 #define hipIpcOpenMemHandle cudaIpcOpenMemHandle

@@ -117,4 +117,32 @@ void duet__sbuf_xml(duet__sbuf_t *b, const char *s);
  */
 void duet__json_str(duet__sbuf_t *b, const char *s);
 
+/** The median of n samples (sorts them in place); NaN when n is 0 (base/stats.c). */
+double duet__median(double *v, size_t n);
+
+/*
+ * A chart of horizontal bar pairs (base/plot.c): one row per item, its two values as bars on an
+ * axis from 0 to xmax (longer ones are cut at xmax, values that are not finite are not drawn),
+ * a grid line every `tick` and the one at `ref` in red, the row's label on the left and its note
+ * after the longer bar.
+ */
+typedef struct duet__hbar_row {
+    char label[96];
+    double v[2];
+    char note[24];
+} duet__hbar_row_t;
+
+typedef struct duet__hbars {
+    const char *title;
+    const char *legend[2]; /* what the two bars of a row are */
+    const char *colour[2]; /* their fills, e.g. "#4c78a8" */
+    double xmax, tick, ref;
+    double label_w; /* px left of the axis, for the labels */
+    size_t n;
+    const duet__hbar_row_t *rows;
+} duet__hbars_t;
+
+/** Write the chart as SVG to `path` (atomically, as duet__write_file_atomic()). */
+duet_status_t duet__svg_hbars_write(const duet__hbars_t *chart, const char *path);
+
 #endif /* DUET_BASE_H */

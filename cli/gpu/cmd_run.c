@@ -106,38 +106,39 @@ int cmd_run(int argc, char **argv)
                                       "vendor library (use --mode fused or concurrent)");
     const char *hw_arg = c.hw_arg;
     gpu_env_t e;
-    gpu_env_params_t ep = {0};
-    ep.heap_bytes = (size_t)2 << 30;
-    ep.vendor = mode == DUET_MODE_VENDOR; /* BLASLt for vendor mode's GEMM */
-    ep.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
-    if ((rc = gpu_env_init(&e, "run", &argc, &argv, &ep)) != CLI_EXIT_OK)
+    duet_measure_params_t mp = duet_measure_default_params();
+    mp.ctx.heap_bytes = (size_t)2 << 30;
+    mp.baseline = mode == DUET_MODE_VENDOR; /* BLASLt for vendor mode's GEMM */
+    mp.ctx.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
+    if ((rc = gpu_env_init(&e, "run", &argc, &argv, &mp)) != CLI_EXIT_OK)
         return rc;
-    e.warmup_ms = (double)warm_ms;
+    duet_measure_runs_t runs = duet_measure_default_runs();
+    runs.warmup = (int32_t)warm;
+    runs.repeats = (int32_t)reps;
+    runs.warmup_ms = (double)warm_ms;
     /* The workload at this world; the configuration against the device's profile. */
     c.have_world = 1;
     c.wl.world = e.world;
-    c.hw_arg = ep.hw ? ep.hw : "h200";
+    c.hw_arg = mp.ctx.hw ? mp.ctx.hw : "h200";
     duet_trace_t measured, predicted;
     duet_trace_init(&measured, "measured (rank 0)");
     duet_trace_init(&predicted, "predicted");
-    gpu_bufs_t b;
+    duet_measure_bufs_t b;
     memset(&b, 0, sizeof(b));
     duet_sim_ws_t *ws = NULL;
     if ((rc = cli_common_workload(&c, "run")) != CLI_EXIT_OK)
         goto out;
-    c.hw = e.hw; /* the device's SM count and shared memory */
+    c.hw = *e.hw; /* the device's SM count and shared memory */
     if ((rc = cli_common_config(&c, "run", mode)) != CLI_EXIT_OK)
         goto out;
-    duet_status_t st = gpu_bufs_alloc(&e, &c.wl, 11, &b);
+    duet_status_t st = duet_measure_bufs_alloc(e.m, &c.wl, 11, &b);
     if (st < 0) {
         rc = cli_fail("run", st);
         goto out;
     }
-    gpu_duet_job_t j;
-    gpu_duet_job_init(&j, &e, &c.wl, &c.cfg, &b);
-    gpu_stat_t s;
-    gpu_measure(&e, gpu_run_duet, &j, (int)warm, (int)reps, &s);
-    if (!s.ok) {
+    duet_measure_job_t j = duet_measure_job(DUET_MEASURE_OP, &c.wl, &c.cfg);
+    duet_measure_stat_t s;
+    if (duet_measure_run(e.m, &j, &b, &runs, &s) < 0) {
         cli_error("run", "%s", s.error);
         rc = CLI_EXIT_FAILED;
         goto out;
@@ -146,36 +147,28 @@ int cmd_run(int argc, char **argv)
     duet_sim_result_t r;
     double pred = -1;
     if (duet_plan_build(&c.wl, &c.cfg, duet_plan_critical_rank(&c.wl), &plan) >= 0 && duet_sim_ws_create(&ws) >= 0 &&
-        duet_sim_run(ws, policy, &e.hw, &plan, svg ? &predicted : NULL, &r) >= 0)
+        duet_sim_run(ws, policy, e.hw, &plan, svg ? &predicted : NULL, &r) >= 0)
         pred = r.makespan_s * 1e3;
     char tile[32];
     duet_config_tile_str(&c.cfg, tile, sizeof(tile));
     if (e.rank == 0)
         printf("%s gemm_wgs %d comm_wgs %d tile %s: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
                "%.4f ms on %s (policy %s)\n",
-               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, tile, s.med, s.min, s.max, s.n, pred,
-               e.hw.name, policy->name);
+               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, tile, s.med_ms, s.min_ms, s.max_ms, s.n,
+               pred, e.hw->name, policy->name);
     if (trace_path || svg) {
         size_t cap = (size_t)(plan.gemm.tiles + plan.comm.queue_len) + 16;
-        st = duet_ctx_trace_enable(e.ctx, cap);
-        if (st >= 0) {
-            MPI_Barrier(e.comm);
-            st = duet_run(e.ctx, &j.op, e.streams.main);
-        }
-        if (st >= 0)
-            st = duet_ctx_trace_read(e.ctx, e.streams.main, &measured);
-        duet_ctx_trace_enable(e.ctx, 0);
-        if (st < 0) {
+        if ((st = duet_measure_trace(e.m, &j, &b, cap, &measured)) < 0) {
             rc = cli_fail("run", st);
             goto out;
         }
-        if (e.rank == 0 && trace_path && (st = duet_trace_write_json(&measured, &plan, &e.hw, trace_path)) < 0)
+        if (e.rank == 0 && trace_path && (st = duet_trace_write_json(&measured, &plan, e.hw, trace_path)) < 0)
             rc = cli_fail("run", st);
         if (e.rank == 0 && svg && rc == CLI_EXIT_OK) {
             const duet_trace_t *two[2] = {&measured, &predicted};
             char title[256];
             snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s gemm_wgs %d, tile %s",
-                     e.device, (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
+                     e.gpu->name, (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
                      duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world,
                      duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, tile);
             if ((st = duet_trace_write_svg(two, pred >= 0 ? 2 : 1, title, svg)) < 0)
@@ -189,8 +182,7 @@ out:
     duet_sim_ws_destroy(ws);
     duet_trace_free(&measured);
     duet_trace_free(&predicted);
-    if (b.a || b.src)
-        gpu_bufs_free(&e, &b);
+    duet_measure_bufs_free(e.m, &b);
     gpu_env_fini(&e);
     return rc;
 }

@@ -12,54 +12,21 @@
 #include "cli/gpu/gpu.h"
 #include "duet/tune.h"
 
-typedef struct tune_ctx {
-    gpu_env_t *e;
-    const duet_workload_t *wl;
-    const gpu_bufs_t *b;
-    int warmup, repeat;
-} tune_ctx_t;
-
-/* Benchmark one candidate on every rank; a failure anywhere fails it everywhere (gpu_measure). */
-static duet_status_t tune_bench(void *user, const duet_config_t *cfg, double *med_p, double *min_p, double *max_p)
-{
-    tune_ctx_t *t = user;
-    gpu_duet_job_t j;
-    gpu_duet_job_init(&j, t->e, t->wl, cfg, t->b);
-    gpu_stat_t s;
-    gpu_measure(t->e, gpu_run_duet, &j, t->warmup, t->repeat, &s);
-    if (!s.ok) {
-        fprintf(stderr, "duet: tune: candidate %s gemm_wgs %d comm_wgs %d failed: %s\n", duet_mode_name(cfg->mode),
-                cfg->gemm_wgs, cfg->comm_wgs, s.error);
-        return DUET_ERR_BACKEND;
-    }
-    *med_p = s.med;
-    *min_p = s.min;
-    *max_p = s.max;
-    return DUET_OK;
-}
-
-/* Rank 0's value to every rank. */
-static duet_status_t tune_agree(void *user, int32_t *value)
-{
-    tune_ctx_t *t = user;
-    return MPI_Bcast(value, 1, MPI_INT32_T, 0, t->e->comm) == MPI_SUCCESS ? DUET_OK : DUET_ERR_MPI;
-}
-
+/* The library reports warnings of rank 0 only. */
 static void tune_warn(void *user, const char *msg)
 {
-    tune_ctx_t *t = user;
-    if (t->e->rank == 0)
-        fprintf(stderr, "duet: tune: warning: %s\n", msg);
+    (void)user;
+    fprintf(stderr, "duet: tune: warning: %s\n", msg);
 }
 
 int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *hw_arg, int json, int *argc,
                  char ***argv)
 {
     gpu_env_t e;
-    gpu_env_params_t ep = {0};
-    ep.heap_bytes = (size_t)2 << 30;
-    ep.hw = hw_arg;
-    int rc = gpu_env_init(&e, "tune", argc, argv, &ep);
+    duet_measure_params_t mp = duet_measure_default_params();
+    mp.ctx.heap_bytes = (size_t)2 << 30;
+    mp.ctx.hw = hw_arg;
+    int rc = gpu_env_init(&e, "tune", argc, argv, &mp);
     if (rc != CLI_EXIT_OK)
         return rc;
     duet_workload_t wl = c->wl;
@@ -70,33 +37,23 @@ int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *
     }
     wl.world = e.world;
     duet_tune_params_t p = *params;
-    p.write_cache = e.rank == 0;
-    gpu_bufs_t b;
-    tune_ctx_t t = {&e, &wl, &b, 5, 20};
     p.warn = tune_warn;
-    p.warn_user = &t;
-    duet_tune_params_t r;
-    duet_status_t st = duet_tune_params_resolve(&p, &r);
-    if (st < 0 || (st = duet_workload_validate(&wl)) < 0) {
-        rc = cli_fail("tune", st);
-        gpu_env_fini(&e);
-        return rc;
-    }
-    t.warmup = r.n_warmup;
-    t.repeat = r.n_repeat;
-    if ((st = gpu_bufs_alloc(&e, &wl, 42, &b)) < 0) {
-        rc = cli_fail("tune", st);
-        gpu_env_fini(&e);
-        return rc;
-    }
     duet_tune_result_t *res = calloc(1, sizeof(*res));
-    st = res ? duet_tune_run(&wl, &e.hw, &r, tune_bench, tune_agree, &t, res) : DUET_ERR_NO_MEMORY;
+    duet_status_t st = res ? duet_measure_tune(e.m, &wl, NULL, &p, res) : DUET_ERR_NO_MEMORY;
     if (st < 0) {
         rc = cli_fail("tune", st);
-    } else if (e.rank == 0) {
+    } else {
+        /* Every rank measured every candidate: each names its own failures. */
+        for (int32_t i = 0; i < res->n_cands && !res->cached; i++)
+            if (!res->cands[i].ok)
+                fprintf(stderr, "duet: tune: candidate %s gemm_wgs %d comm_wgs %d failed: %s\n",
+                        duet_mode_name(res->cands[i].cfg.mode), res->cands[i].cfg.gemm_wgs, res->cands[i].cfg.comm_wgs,
+                        res->cands[i].error);
+    }
+    if (st >= 0 && e.rank == 0) {
         if (json) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "device", e.device);
+            cJSON_AddStringToObject(o, "device", e.gpu->name);
             cJSON_AddNumberToObject(o, "world", e.world);
             cJSON_AddStringToObject(o, "key", res->key);
             cJSON_AddStringToObject(o, "db", res->db_path);
@@ -140,7 +97,6 @@ int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *
         }
     }
     free(res);
-    gpu_bufs_free(&e, &b);
     gpu_env_fini(&e);
     return rc;
 }

@@ -36,7 +36,7 @@ typedef enum { DUET_DTYPE_FP16 = 0, DUET_DTYPE_BF16 = 1, DUET_DTYPE_COUNT } duet
  * VENDOR: the GEMM runs in the vendor library (cuBLASLt / hipBLASLt) planned for gemm_wgs SMs
  *        while duet's comm kernel runs on comm_wgs CTAs on a second stream: the fallback where
  *        the vendor GEMM beats duet's tile. The backend's duet_run() does not execute it; the
- *        vendor module does (include/duet/vendor.h, duet_vendor_run()).
+ *        baseline module does (include/duet/baseline.h, duet_vendor_run()).
  */
 typedef enum { DUET_MODE_FUSED = 0, DUET_MODE_CONCURRENT = 1, DUET_MODE_VENDOR = 2, DUET_MODE_COUNT } duet_mode_t;
 

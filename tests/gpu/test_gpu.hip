@@ -46,8 +46,8 @@
 #include "tests/gpu/check.h"
 #include "tests/gpu/harness.h"
 
-/* The vendor mode needs the vendor libraries (cuBLASLt on NVIDIA; hipBLASLt, which Debian's ROCm
- * does not ship, on AMD), linked into the test binary on NVIDIA only (backend/backend.mk). */
+/* The vendor mode needs the baseline libraries (cuBLASLt on NVIDIA; hipBLASLt, which Debian's
+ * ROCm does not ship, on AMD), linked into the test binary on NVIDIA only (backend/backend.mk). */
 #ifndef DUET_TEST_VENDOR
 #if defined(DUET_GPU_NVIDIA)
 #define DUET_TEST_VENDOR 1
@@ -56,7 +56,7 @@
 #endif
 #endif
 #if DUET_TEST_VENDOR
-#include "duet/vendor.h"
+#include "duet/baseline.h"
 #endif
 
 typedef struct shape {
@@ -142,7 +142,7 @@ static uint64_t g_base_seed;
 static uint64_t g_case_ctr;
 static int g_check_all;
 #if DUET_TEST_VENDOR
-static duet_vendor_h g_vendor;
+static duet_baseline_h g_vendor;
 #endif
 
 static double now_s(void)
@@ -928,7 +928,7 @@ static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 
 /*
  * The vendor mode: the vendor library's GEMM on the caller's stream beside duet's comm kernel on
- * a second stream (duet_vendor_run), checked like the rest. The vendor context is made over
+ * a second stream (duet_vendor_run), checked like the rest. The baseline context is made over
  * MPI_COMM_SELF: vendor mode uses its BLASLt handle and streams only, and NCCL refuses a
  * communicator whose ranks share a GPU (as W = 2..4 on one GPU do).
  */
@@ -937,11 +937,11 @@ static void test_vendor(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
 #if DUET_TEST_VENDOR
     int dev = 0;
     CHECK_HIP(hipGetDevice(&dev));
-    duet_status_t st = g_vendor ? DUET_OK : duet_vendor_create(MPI_COMM_SELF, dev, NULL, &g_vendor);
+    duet_status_t st = g_vendor ? DUET_OK : duet_baseline_create(MPI_COMM_SELF, dev, NULL, &g_vendor);
     if (st != DUET_OK)
-        duet_test_note(t, "duet_vendor_create: %s: %s", duet_status_name(st), duet_last_error());
+        duet_test_note(t, "duet_baseline_create: %s: %s", duet_status_name(st), duet_last_error());
     duet_test_check(t, st == DUET_OK, "W=%d vendor context (%s)", t->world,
-                    g_vendor ? duet_vendor_describe(g_vendor) : "none");
+                    g_vendor ? duet_baseline_describe(g_vendor) : "none");
     int all = 0, ok = st == DUET_OK;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all)
@@ -1532,7 +1532,7 @@ done:
     if (t.rank == 0)
         printf("W=%d: %.1f s\n", t.world, now_s() - t0);
 #if DUET_TEST_VENDOR
-    duet_vendor_destroy(g_vendor);
+    duet_baseline_destroy(g_vendor);
 #endif
     bufs_free(&bf);
     duet_test_dev_fini();

@@ -1,10 +1,10 @@
 /*
- * The vendor libraries' names, spelled once. The source uses hipBLASLt and RCCL names (RCCL
- * keeps NCCL's); under nvcc they map to cuBLASLt and NCCL here, the same way backend/gpu.h maps
- * the runtime. Also the few runtime names the timing code needs that the backend does not use.
+ * The names of the libraries the baselines run on, spelled once. The source uses hipBLASLt and
+ * RCCL names (RCCL keeps NCCL's); under nvcc they map to cuBLASLt and NCCL here, the same way
+ * backend/gpu.h maps the runtime.
  */
-#ifndef DUET_VENDOR_LIBS_H
-#define DUET_VENDOR_LIBS_H
+#ifndef DUET_BASELINE_LIBS_H
+#define DUET_BASELINE_LIBS_H
 
 #include "backend/gpu.h"
 
@@ -56,13 +56,6 @@
 #define HIP_R_16F CUDA_R_16F
 #define HIP_R_16BF CUDA_R_16BF
 #define HIP_R_32F CUDA_R_32F
-
-#define hipEventCreate cudaEventCreate
-#define hipEventElapsedTime cudaEventElapsedTime
-#define hipEventSynchronize cudaEventSynchronize
-#define hipDriverGetVersion cudaDriverGetVersion
-#define hipRuntimeGetVersion cudaRuntimeGetVersion
-#define hipStreamCreate cudaStreamCreate
 #endif
 
-#endif /* DUET_VENDOR_LIBS_H */
+#endif /* DUET_BASELINE_LIBS_H */

@@ -1,0 +1,291 @@
+/*
+ * duet calibrate collect's measurement (include/duet/measure.h): the grid of points of one
+ * workload, and their timed runs in interleaved rounds.
+ *
+ * For each workload: fused mode at a grid of gemm_wgs fractions x GEMM tiles, concurrent mode at
+ * a grid of comm grids, the GEMM alone for each tile, the collective alone at several CTA counts,
+ * and, where a K split is worth trying for a tile, the GEMM alone and two fused points with K in
+ * 2 and in 4 parts. Each point's timed runs are taken in rounds over the workload's points (each
+ * round in its own shuffled order), after untimed runs; its row holds the median, min and max of
+ * all its runs, each the slowest rank's, with a barrier before each.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "duet/measure.h"
+
+static const double collect_fracs[] = {0.55, 0.65, 0.72, 0.75, 0.78, 0.84, 0.88, 0.92, 0.96, 1.0};
+static const duet_gemm_tile_t collect_tiles[] = {
+    {256, 256, 64}, {128, 256, 64}, {256, 128, 64}, {128, 128, 64}, {256, 64, 64}};
+static const int32_t collect_comm_wgs[] = {4, 8, 16, 24, 32, 48};
+static const int32_t collect_alone_ctas[] = {8, 16, 32, 66, 132};
+/*
+ * K-split rows, so that the fit can price the split's partial sums (splitk_sm_gbs): the GEMM
+ * alone, and fused at every CTA first on the GEMM (1.0: the measured best of 28 of the 75 shapes
+ * of tuning_data/h200_world2.json) and at 0.84 (a sixth of the SMs on the collective from the
+ * start), for each tile where duet_split_k_worth_trying() allows the split.
+ */
+static const int32_t collect_split_ks[] = {2, 4};
+static const double collect_split_fracs[] = {0.84, 1.0};
+
+#define NFRACS (int)(sizeof(collect_fracs) / sizeof(collect_fracs[0]))
+#define NTILES (int)(sizeof(collect_tiles) / sizeof(collect_tiles[0]))
+#define NCOMMW (int)(sizeof(collect_comm_wgs) / sizeof(collect_comm_wgs[0]))
+#define NALONE (int)(sizeof(collect_alone_ctas) / sizeof(collect_alone_ctas[0]))
+#define NSPLIT (int)(sizeof(collect_split_ks) / sizeof(collect_split_ks[0]))
+#define NSFRAC (int)(sizeof(collect_split_fracs) / sizeof(collect_split_fracs[0]))
+
+_Static_assert(DUET_COLLECT_MAX_POINTS == NTILES * NFRACS + NCOMMW + NTILES + NALONE + NSPLIT * NTILES * (1 + NSFRAC),
+               "DUET_COLLECT_MAX_POINTS is the size of the grid");
+
+duet_collect_params_t duet_collect_default_params(void)
+{
+    duet_collect_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.warmup = 3;
+    p.repeats = 8;
+    p.rounds = 3;
+    return p;
+}
+
+int32_t duet_collect_runs_per_point(const duet_collect_params_t *params)
+{
+    /* Every point gets the same number of timed runs in every round: at least `repeats` in all. */
+    return params->rounds * ((params->repeats + params->rounds - 1) / params->rounds);
+}
+
+void duet_collect_grid(duet_corpus_t *c)
+{
+    c->n_fracs = NFRACS;
+    memcpy(c->fracs, collect_fracs, sizeof(collect_fracs));
+    c->n_tiles = NTILES;
+    memcpy(c->tiles, collect_tiles, sizeof(collect_tiles));
+    c->n_comm_wgs = NCOMMW;
+    memcpy(c->comm_wgs, collect_comm_wgs, sizeof(collect_comm_wgs));
+    c->n_split_ks = NSPLIT;
+    memcpy(c->split_ks, collect_split_ks, sizeof(collect_split_ks));
+    c->n_split_fracs = NSFRAC;
+    memcpy(c->split_fracs, collect_split_fracs, sizeof(collect_split_fracs));
+}
+
+/* splitmix64: a small deterministic generator, the same on every rank. */
+static uint64_t collect_mix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * A fixed order made the first point of a shape measure systematically fast (in 11 of 75 shapes
+ * of the first H200 corpus the best point was the first one measured, against about 1.3 expected
+ * by chance), and that bias went straight into the picks. Round 0 is seeded as the collector was
+ * before it had rounds.
+ */
+void duet_collect_order(const duet_workload_t *wl, int32_t round, size_t *order, size_t n)
+{
+    uint64_t x = (uint64_t)wl->m * 1000003u ^ (uint64_t)wl->n * 10007u ^ (uint64_t)wl->k * 101u ^
+                 (uint64_t)wl->mc * 7919u ^ (uint64_t)wl->nc * 31u ^ (uint64_t)wl->coll;
+    if (round > 0) {
+        /* Mixed, not added: splitmix64 seeds a multiple of its increment apart draw one stream. */
+        uint64_t r = (uint64_t)round;
+        x ^= collect_mix(&r);
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(collect_mix(&x) % i);
+        size_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Fused mode with gemm_wgs = frac x SMs (at least 1) on the given tile and K split. */
+static duet_config_t collect_fused(const duet_hw_t *hw, int32_t sms, duet_gemm_tile_t tile, double frac,
+                                   int32_t split_k)
+{
+    duet_config_t c = duet_config_default(hw, DUET_MODE_FUSED);
+    c.tile = tile;
+    int32_t g = (int32_t)lround(frac * sms);
+    c.gemm_wgs = g < 1 ? 1 : g > sms ? sms : g;
+    c.comm_wgs = c.num_wgs - c.gemm_wgs;
+    c.split_k = split_k;
+    return c;
+}
+
+/* The GEMM alone on every SM. */
+static duet_config_t collect_gemm_alone(const duet_hw_t *hw, int32_t sms, duet_gemm_tile_t tile, int32_t split_k)
+{
+    duet_config_t c = collect_fused(hw, sms, tile, 1.0, split_k);
+    c.gemm_wgs = c.num_wgs;
+    c.comm_wgs = 0;
+    return c;
+}
+
+/* Append a point when there is room. */
+static void collect_add(duet_corpus_row_t *pts, size_t *n, size_t cap, const duet_corpus_row_t *proto, int32_t kind,
+                        const duet_config_t *cfg)
+{
+    if (*n >= cap)
+        return;
+    pts[*n] = *proto;
+    pts[*n].kind = kind;
+    pts[*n].cfg = *cfg;
+    (*n)++;
+}
+
+size_t duet_collect_points(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
+                           size_t cap)
+{
+    size_t n = 0;
+    duet_corpus_row_t r;
+    duet_config_t c;
+    memset(&r, 0, sizeof(r));
+    r.wl = *wl;
+    for (int t = 0; t < NTILES; t++)
+        for (int f = 0; f < NFRACS; f++) {
+            c = collect_fused(hw, sms, collect_tiles[t], collect_fracs[f], 1);
+            collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
+        }
+    for (int i = 0; i < NCOMMW; i++) {
+        c = duet_config_default(hw, DUET_MODE_CONCURRENT);
+        c.comm_wgs = collect_comm_wgs[i];
+        c.gemm_wgs = sms - collect_comm_wgs[i];
+        c.num_wgs = sms;
+        collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
+    }
+    for (int t = 0; t < NTILES; t++) {
+        c = collect_gemm_alone(hw, sms, collect_tiles[t], 1);
+        collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+    }
+    for (int a = 0; a < NALONE; a++) {
+        c = duet_config_default(hw, DUET_MODE_FUSED);
+        c.num_wgs = collect_alone_ctas[a] < sms ? collect_alone_ctas[a] : sms;
+        c.gemm_wgs = 0;
+        c.comm_wgs = c.num_wgs;
+        collect_add(pts, &n, cap, &r, DUET_ROW_COMM_ALONE, &c);
+    }
+    for (int s = 0; s < NSPLIT; s++)
+        for (int t = 0; t < NTILES; t++) {
+            if (!duet_split_k_worth_trying(hw, wl, collect_tiles[t], collect_split_ks[s]))
+                continue;
+            c = collect_gemm_alone(hw, sms, collect_tiles[t], collect_split_ks[s]);
+            collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+            for (int f = 0; f < NSFRAC; f++) {
+                c = collect_fused(hw, sms, collect_tiles[t], collect_split_fracs[f], collect_split_ks[s]);
+                collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
+            }
+        }
+    return n;
+}
+
+/* The measurement of one workload: per point its runs so far and, when it failed, why. */
+typedef struct collect_ws {
+    double *runs;              /* n x per_point times (ms) */
+    int32_t *n_runs;           /* timed runs so far */
+    duet_measure_stat_t *stat; /* the error of a failed point, then the summary */
+    size_t *order;
+} collect_ws_t;
+
+static void collect_ws_free(collect_ws_t *w)
+{
+    free(w->order);
+    free(w->stat);
+    free(w->n_runs);
+    free(w->runs);
+}
+
+static duet_status_t collect_ws_alloc(size_t n, int32_t per_point, collect_ws_t *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->runs = calloc(n * (size_t)per_point, sizeof(double));
+    w->n_runs = calloc(n, sizeof(int32_t));
+    w->stat = calloc(n, sizeof(duet_measure_stat_t));
+    w->order = calloc(n, sizeof(size_t));
+    if (w->runs == NULL || w->n_runs == NULL || w->stat == NULL || w->order == NULL) {
+        collect_ws_free(w);
+        return duet__error(DUET_ERR_NO_MEMORY, "calibrate collect: cannot allocate the runs of %zu points", n);
+    }
+    return DUET_OK;
+}
+
+/* One round's runs of point p (collective); the round 0 visit warms it up first (warmup runs),
+ * later visits with one run. */
+static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, const duet_measure_bufs_t *b,
+                        const duet_corpus_row_t *r, int32_t round, int32_t per_round, int32_t per_point,
+                        collect_ws_t *w, size_t p, int32_t *state)
+{
+    static const int32_t what[DUET_ROW_KIND_COUNT] = {DUET_MEASURE_OP, DUET_MEASURE_GEMM_ALONE,
+                                                      DUET_MEASURE_COMM_ALONE};
+    duet_measure_job_t j = duet_measure_job(what[r->kind], &r->wl, &r->cfg);
+    duet_workload_t part = r->kind == DUET_ROW_GEMM_ALONE   ? duet_measure_gemm_part(&r->wl)
+                           : r->kind == DUET_ROW_COMM_ALONE ? duet_measure_comm_part(&r->wl)
+                                                            : r->wl;
+    if (round == 0 && duet_config_validate(&r->cfg, &part, duet_measure_hw(m)) < 0) {
+        snprintf(w->stat[p].error, sizeof(w->stat[p].error), "not run: %s", duet_last_error());
+        *state = DUET_COLLECT_FAILED;
+        return;
+    }
+    /* A later visit comes after other configurations ran: one untimed run first, so that the
+     * first timed one does not pay for the switch (another kernel, cold instruction cache). */
+    duet_measure_runs_t runs = duet_measure_default_runs();
+    runs.warmup = round == 0 ? prm->warmup : (prm->warmup > 0 ? 1 : 0);
+    runs.repeats = per_round;
+    if (duet_measure_samples(m, &j, b, &runs, w->runs + p * (size_t)per_point, &w->n_runs[p]) < 0) {
+        snprintf(w->stat[p].error, sizeof(w->stat[p].error), "%s", duet_last_error());
+        *state = DUET_COLLECT_FAILED;
+    }
+}
+
+/* The row of point p after the last round. */
+static void collect_finish(collect_ws_t *w, size_t p, int32_t state, int32_t per_point, duet_corpus_row_t *r)
+{
+    duet_measure_stat_t *s = &w->stat[p];
+    if (state == DUET_COLLECT_RUN) {
+        duet_measure_summarise(w->runs + p * (size_t)per_point, w->n_runs[p], s);
+    } else {
+        s->ok = 0;
+        s->med_ms = s->min_ms = s->max_ms = 0;
+    }
+    r->ok = s->ok;
+    r->ms = s->med_ms;
+    r->min_ms = s->min_ms;
+    r->max_ms = s->max_ms;
+    r->repeats = s->ok ? s->n : 0;
+    snprintf(r->error, sizeof(r->error), "%.159s", s->ok ? "" : s->error);
+}
+
+duet_status_t duet_collect_workload(duet_measure_h m, const duet_collect_params_t *params,
+                                    const duet_measure_bufs_t *bufs, duet_corpus_row_t *pts, int32_t *state, size_t n,
+                                    duet_collect_progress_fn progress, void *user)
+{
+    if (params->rounds < 1 || params->repeats < 1 || params->warmup < 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "calibrate collect: %d rounds, %d timed and %d warm-up runs",
+                           (int)params->rounds, (int)params->repeats, (int)params->warmup);
+    if (n == 0)
+        return DUET_OK;
+    const int32_t per_point = duet_collect_runs_per_point(params), per_round = per_point / params->rounds;
+    collect_ws_t w;
+    DUET_CHECK(collect_ws_alloc(n, per_point, &w));
+    for (int32_t round = 0; round < params->rounds; round++) {
+        duet_collect_order(&pts[0].wl, round, w.order, n);
+        for (size_t q = 0; q < n; q++) {
+            size_t p = w.order[q];
+            if (state[p] != DUET_COLLECT_RUN)
+                continue;
+            if (progress != NULL)
+                progress(user, &pts[p], round, q);
+            collect_run(m, params, bufs, &pts[p], round, per_round, per_point, &w, p, &state[p]);
+        }
+    }
+    for (size_t p = 0; p < n; p++)
+        if (state[p] != DUET_COLLECT_SKIP)
+            collect_finish(&w, p, state[p], per_point, &pts[p]);
+    collect_ws_free(&w);
+    return DUET_OK;
+}

@@ -1,0 +1,338 @@
+/*
+ * The baselines: the vendor libraries' GEMM (BLASLt) and collectives (NCCL/RCCL), and vendor
+ * mode. See include/duet/baseline.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/ctx.h"
+#include "baseline/libs.h"
+#include "duet/baseline.h"
+
+#define BASELINE_CACHE 32
+
+typedef struct baseline_algo {
+    int64_t m, n, k;
+    int32_t dtype, sm_target, valid;
+    hipblasLtMatmulAlgo_t algo;
+} baseline_algo_t;
+
+struct duet_baseline {
+    int device;
+    int rank, world;
+    hipblasLtHandle_t lt;
+    void *workspace;
+    size_t workspace_bytes;
+    ncclComm_t comms[DUET_BASELINE_MAX_COMMS];
+    int32_t n_comms;
+    baseline_algo_t cache[BASELINE_CACHE];
+    int32_t cache_next;
+    char describe[96];
+    char err[256];
+    hipStream_t side; /* vendor mode: duet's comm kernel runs here */
+    hipEvent_t ev_fork, ev_join;
+};
+
+/* Keep the thread's last error text on the context too (as duet__ctx_fail does), and return st. */
+static duet_status_t baseline_keep(duet_baseline_h b, duet_status_t st)
+{
+    if (b != NULL && st < 0)
+        snprintf(b->err, sizeof(b->err), "%s", duet_last_error());
+    return st;
+}
+
+/* The two library boundaries, in the manner of HIP_CHECK (backend/ctx.h): translate once, then
+ * propagate to the cleanup label. */
+#define BLAS_CHECK(_call, _st, _label)                                                                                 \
+    do {                                                                                                               \
+        hipblasStatus_t _s = (_call);                                                                                  \
+        if (_s != HIPBLAS_STATUS_SUCCESS) {                                                                            \
+            (_st) = duet__error(DUET_ERR_BACKEND, "%s: " DUET_BLASLT_NAME " status %d", #_call, (int)_s);              \
+            goto _label;                                                                                               \
+        }                                                                                                              \
+    } while (0)
+#define NCCL_CHECK(_call, _st, _label)                                                                                 \
+    do {                                                                                                               \
+        ncclResult_t _r = (_call);                                                                                     \
+        if (_r != ncclSuccess) {                                                                                       \
+            (_st) = duet__error(DUET_ERR_BACKEND, "%s: %s", #_call, ncclGetErrorString(_r));                           \
+            goto _label;                                                                                               \
+        }                                                                                                              \
+    } while (0)
+
+duet_baseline_params_t duet_baseline_default_params(void)
+{
+    duet_baseline_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.workspace_bytes = 32u << 20;
+    return p;
+}
+
+static ncclDataType_t baseline_nccl_type(int32_t dtype)
+{
+    return dtype == DUET_DTYPE_FP16 ? ncclHalf : ncclBfloat16;
+}
+
+duet_status_t duet_baseline_create(MPI_Comm comm, int device, const duet_baseline_params_t *params,
+                                   duet_baseline_h *b_p)
+{
+    duet_baseline_params_t p = params ? *params : duet_baseline_default_params();
+    if (p.n_capped < 0 || p.n_capped > DUET_BASELINE_MAX_COMMS - 1)
+        return duet__error(DUET_ERR_INVALID_ARG, "baseline: at most %d capped communicators",
+                           DUET_BASELINE_MAX_COMMS - 1);
+    duet_baseline_h b = (duet_baseline_h)calloc(1, sizeof(*b));
+    if (b == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "baseline: cannot allocate a context");
+    duet_status_t st = DUET_OK;
+    b->device = device;
+    MPI_CHECK(MPI_Comm_rank(comm, &b->rank), st, fail);
+    MPI_CHECK(MPI_Comm_size(comm, &b->world), st, fail);
+    b->workspace_bytes = p.workspace_bytes;
+    HIP_CHECK(hipSetDevice(device), st, fail);
+    HIP_CHECK(hipMalloc(&b->workspace, b->workspace_bytes), st, fail);
+    HIP_CHECK(hipStreamCreateWithFlags(&b->side, hipStreamNonBlocking), st, fail);
+    HIP_CHECK(hipEventCreateWithFlags(&b->ev_fork, hipEventDisableTiming), st, fail);
+    HIP_CHECK(hipEventCreateWithFlags(&b->ev_join, hipEventDisableTiming), st, fail);
+    BLAS_CHECK(hipblasLtCreate(&b->lt), st, fail);
+    /* One communicator per CTA cap, all from ids made on rank 0 and broadcast over MPI. */
+    for (int32_t i = 0; i <= p.n_capped; i++) {
+        ncclUniqueId id;
+        if (b->rank == 0)
+            NCCL_CHECK(ncclGetUniqueId(&id), st, fail);
+        MPI_CHECK(MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, comm), st, fail);
+        ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+        if (i > 0)
+            cfg.maxCTAs = p.capped_ctas[i - 1];
+        NCCL_CHECK(ncclCommInitRankConfig(&b->comms[i], b->world, id, b->rank, &cfg), st, fail);
+        b->n_comms++;
+    }
+    {
+        int nccl = 0;
+        ncclGetVersion(&nccl);
+        snprintf(b->describe, sizeof(b->describe), "%s %zu + %s %d.%d.%d", DUET_BLASLT_NAME,
+                 (size_t)hipblasLtGetVersion(), DUET_CCL_NAME, nccl / 10000, nccl / 100 % 100, nccl % 100);
+    }
+    *b_p = b;
+    return DUET_OK;
+fail:
+    duet__error_prefix("baseline");
+    duet_baseline_destroy(b);
+    return st;
+}
+
+void duet_baseline_destroy(duet_baseline_h b)
+{
+    if (b == NULL)
+        return;
+    for (int32_t i = 0; i < b->n_comms; i++)
+        ncclCommDestroy(b->comms[i]);
+    if (b->lt)
+        hipblasLtDestroy(b->lt);
+    if (b->workspace)
+        (void)hipFree(b->workspace);
+    if (b->ev_join)
+        (void)hipEventDestroy(b->ev_join);
+    if (b->ev_fork)
+        (void)hipEventDestroy(b->ev_fork);
+    if (b->side)
+        (void)hipStreamDestroy(b->side);
+    free(b);
+}
+
+const char *duet_baseline_describe(duet_baseline_h b)
+{
+    return b ? b->describe : "";
+}
+const char *duet_baseline_last_error(duet_baseline_h b)
+{
+    return b ? b->err : "";
+}
+
+/*
+ * Row-major C[m,n] = A[m,k] * B[n,k]^T is, in the column-major terms of BLASLt, C^T (n x m) =
+ * B (n x k, stored as its transpose, k x n with ld k) times A^T (k x m, ld k): op(A) = T on the
+ * B buffer, op(B) = N on the A buffer, the "TN" layout these libraries are fastest at.
+ */
+static duet_status_t baseline_algo(duet_baseline_h b, const duet_workload_t *wl, int32_t sm_target,
+                                   hipblasLtMatmulDesc_t desc, hipblasLtMatrixLayout_t la, hipblasLtMatrixLayout_t lb,
+                                   hipblasLtMatrixLayout_t lc, hipblasLtMatmulAlgo_t *algo_p)
+{
+    for (int i = 0; i < BASELINE_CACHE; i++) {
+        baseline_algo_t *c = &b->cache[i];
+        if (c->valid && c->m == wl->m && c->n == wl->n && c->k == wl->k && c->dtype == wl->dtype &&
+            c->sm_target == sm_target) {
+            *algo_p = c->algo;
+            return DUET_OK;
+        }
+    }
+    duet_status_t st = DUET_OK;
+    hipblasLtMatmulPreference_t pref;
+    BLAS_CHECK(hipblasLtMatmulPreferenceCreate(&pref), st, out);
+    {
+        size_t ws = b->workspace_bytes;
+        hipblasLtMatmulPreferenceSetAttribute(pref, HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+        hipblasLtMatmulHeuristicResult_t res;
+        int got = 0;
+        hipblasStatus_t s = hipblasLtMatmulAlgoGetHeuristic(b->lt, desc, la, lb, lc, lc, pref, 1, &res, &got);
+        hipblasLtMatmulPreferenceDestroy(pref);
+        if (s != HIPBLAS_STATUS_SUCCESS || got < 1) {
+            st = duet__error(DUET_ERR_UNSUPPORTED, "baseline: no " DUET_BLASLT_NAME " algorithm for %lldx%lldx%lld",
+                             (long long)wl->m, (long long)wl->n, (long long)wl->k);
+            goto out;
+        }
+        baseline_algo_t *c = &b->cache[b->cache_next];
+        b->cache_next = (b->cache_next + 1) % BASELINE_CACHE;
+        c->m = wl->m;
+        c->n = wl->n;
+        c->k = wl->k;
+        c->dtype = wl->dtype;
+        c->sm_target = sm_target;
+        c->algo = res.algo;
+        c->valid = 1;
+        *algo_p = res.algo;
+    }
+out:
+    return st;
+}
+
+duet_status_t duet_baseline_gemm(duet_baseline_h b, const duet_workload_t *wl, const void *a, const void *bm, void *c,
+                                 int32_t sm_target, void *stream)
+{
+    if (wl->m <= 0)
+        return DUET_OK;
+    hipDataType t = wl->dtype == DUET_DTYPE_FP16 ? HIP_R_16F : HIP_R_16BF;
+    hipblasLtMatmulDesc_t desc = NULL;
+    hipblasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    hipblasLtMatmulAlgo_t algo;
+    duet_status_t st = DUET_OK;
+    hipblasOperation_t opT = HIPBLAS_OP_T, opN = HIPBLAS_OP_N;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (hipblasLtMatmulDescCreate(&desc, HIPBLAS_COMPUTE_32F, HIP_R_32F) != HIPBLAS_STATUS_SUCCESS ||
+        hipblasLtMatmulDescSetAttribute(desc, HIPBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof(opT)) !=
+            HIPBLAS_STATUS_SUCCESS ||
+        hipblasLtMatmulDescSetAttribute(desc, HIPBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof(opN)) !=
+            HIPBLAS_STATUS_SUCCESS ||
+        hipblasLtMatrixLayoutCreate(&la, t, (uint64_t)wl->k, (uint64_t)wl->n, (int64_t)wl->k) !=
+            HIPBLAS_STATUS_SUCCESS ||
+        hipblasLtMatrixLayoutCreate(&lb, t, (uint64_t)wl->k, (uint64_t)wl->m, (int64_t)wl->k) !=
+            HIPBLAS_STATUS_SUCCESS ||
+        hipblasLtMatrixLayoutCreate(&lc, t, (uint64_t)wl->n, (uint64_t)wl->m, (int64_t)wl->n) !=
+            HIPBLAS_STATUS_SUCCESS) {
+        st = duet__error(DUET_ERR_BACKEND, "baseline: cannot describe the GEMM to " DUET_BLASLT_NAME);
+        goto out;
+    }
+#if DUET_BLASLT_HAS_SM_TARGET
+    if (sm_target > 0 && hipblasLtMatmulDescSetAttribute(desc, HIPBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm_target,
+                                                         sizeof(sm_target)) != HIPBLAS_STATUS_SUCCESS) {
+        st = duet__error(DUET_ERR_BACKEND, "baseline: cannot set the SM count target %d", sm_target);
+        goto out;
+    }
+#endif
+    DUET_CHECK_GOTO(baseline_algo(b, wl, sm_target, desc, la, lb, lc, &algo), st, out);
+    BLAS_CHECK(hipblasLtMatmul(b->lt, desc, &alpha, bm, la, a, lb, &beta, c, lc, c, lc, &algo, b->workspace,
+                               b->workspace_bytes, (hipStream_t)stream),
+               st, out);
+out:
+    if (lc)
+        hipblasLtMatrixLayoutDestroy(lc);
+    if (lb)
+        hipblasLtMatrixLayoutDestroy(lb);
+    if (la)
+        hipblasLtMatrixLayoutDestroy(la);
+    if (desc)
+        hipblasLtMatmulDescDestroy(desc);
+    return baseline_keep(b, st);
+}
+
+duet_status_t duet_baseline_coll(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, const void *src, void *dst,
+                                 void *stream)
+{
+    if (slot < 0 || slot >= b->n_comms)
+        return baseline_keep(
+            b, duet__error(DUET_ERR_INVALID_ARG, "baseline: communicator slot %d of %d", slot, b->n_comms));
+    duet_status_t st = DUET_OK;
+    ncclComm_t comm = b->comms[slot];
+    hipStream_t s = (hipStream_t)stream;
+    ncclDataType_t t = baseline_nccl_type(wl->dtype);
+    size_t n = (size_t)wl->mc * (size_t)wl->nc, eb = 2;
+    switch (wl->coll) {
+    case DUET_COLL_NONE:
+        break;
+    case DUET_COLL_ALL_GATHER:
+        NCCL_CHECK(ncclAllGather(src, dst, n, t, comm, s), st, out);
+        break;
+    case DUET_COLL_ALL_REDUCE:
+        NCCL_CHECK(ncclAllReduce(src, dst, n, t, ncclSum, comm, s), st, out);
+        break;
+    case DUET_COLL_REDUCE_SCATTER:
+        NCCL_CHECK(ncclReduceScatter(src, dst, n / (size_t)wl->world, t, ncclSum, comm, s), st, out);
+        break;
+    case DUET_COLL_ALL_TO_ALL: {
+        /* Row block p of src goes to row block `rank` of peer p: grouped point-to-point, which
+         * both NCCL and RCCL have (a native all-to-all is not in every version). */
+        size_t chunk = n / (size_t)wl->world;
+        NCCL_CHECK(ncclGroupStart(), st, out);
+        for (int p = 0; p < b->world; p++) {
+            NCCL_CHECK(ncclSend((const char *)src + (size_t)p * chunk * eb, chunk, t, p, comm, s), st, group);
+            NCCL_CHECK(ncclRecv((char *)dst + (size_t)p * chunk * eb, chunk, t, p, comm, s), st, group);
+        }
+    group:
+        /* The group is closed on failure too, so that the communicator is usable afterwards. */
+        if (st < 0)
+            ncclGroupEnd();
+        else
+            NCCL_CHECK(ncclGroupEnd(), st, out);
+        break;
+    }
+    case DUET_COLL_BROADCAST:
+        NCCL_CHECK(ncclBroadcast(src, dst, n, t, wl->root, comm, s), st, out);
+        break;
+    default:
+        st = duet__error(DUET_ERR_INVALID_ARG, "baseline: unknown collective %d", (int)wl->coll);
+        break;
+    }
+out:
+    return baseline_keep(b, st);
+}
+
+duet_status_t duet_vendor_run(duet_baseline_h b, struct duet_ctx *ctx, const struct duet_op *op, void *stream)
+{
+    duet_status_t st = DUET_OK;
+    hipStream_t s = (hipStream_t)stream;
+    duet_op_t comm;
+    int32_t sm_target;
+    if (b == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_vendor_run: no baseline context (duet_baseline_create())");
+    if (op->cfg.mode != DUET_MODE_VENDOR) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "duet_vendor_run: the operation's mode is %s, not vendor",
+                         duet_mode_name(op->cfg.mode));
+        goto out;
+    }
+    DUET_CHECK_GOTO(duet_config_validate(&op->cfg, &op->wl, duet_ctx_hw(ctx)), st, out);
+    /* The collective alone, as a fused duet operation whose CTAs all serve the comm queue. */
+    comm = *op;
+    comm.wl.m = comm.wl.n = comm.wl.k = 0;
+    comm.a = comm.b = NULL;
+    comm.c = NULL;
+    comm.cfg = duet_config_default(duet_ctx_hw(ctx), DUET_MODE_FUSED);
+    comm.cfg.num_wgs = comm.cfg.comm_wgs = op->cfg.comm_wgs;
+    comm.cfg.gemm_wgs = 0;
+    comm.cfg.cm = op->cfg.cm;
+    comm.cfg.cn = op->cfg.cn;
+    if (op->wl.coll != DUET_COLL_NONE) {
+        HIP_CHECK(hipEventRecord(b->ev_fork, s), st, out);
+        HIP_CHECK(hipStreamWaitEvent(b->side, b->ev_fork, 0), st, out);
+        DUET_CHECK_GOTO(duet_run(ctx, &comm, b->side), st, out);
+    }
+    /* Every SM is the library's own plan, without a target: the GEMM as duet bench times it alone. */
+    sm_target = op->cfg.gemm_wgs >= duet_ctx_hw(ctx)->n_sms ? 0 : op->cfg.gemm_wgs;
+    if (op->wl.m > 0)
+        DUET_CHECK_GOTO(duet_baseline_gemm(b, &op->wl, op->a, op->b, op->c, sm_target, stream), st, out);
+    if (op->wl.coll != DUET_COLL_NONE) {
+        HIP_CHECK(hipEventRecord(b->ev_join, b->side), st, out);
+        HIP_CHECK(hipStreamWaitEvent(s, b->ev_join, 0), st, out);
+    }
+out:
+    return baseline_keep(b, st);
+}

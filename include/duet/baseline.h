@@ -1,0 +1,84 @@
+/*
+ * duet baselines: what a user runs today, timed beside duet in the same process and run. The
+ * GEMM in the vendor's BLASLt library and the collective in its collective library: cuBLASLt and
+ * NCCL on NVIDIA, hipBLASLt and RCCL on AMD. Also vendor mode (DUET_MODE_VENDOR): the library's
+ * GEMM beside duet's comm kernel.
+ *
+ * Needs a GPU build (make gpu), MPI, and the two libraries at link time (-lcublasLt -lnccl, or
+ * -lhipblaslt -lrccl).
+ */
+#ifndef DUET_BASELINE_H
+#define DUET_BASELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "duet/status.h"
+#include "duet/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct duet_baseline *duet_baseline_h;
+
+#define DUET_BASELINE_MAX_COMMS 4
+
+/** Parameters of the baseline context. Start from duet_baseline_default_params(). */
+typedef struct duet_baseline_params {
+    /* Extra collective communicators with a CTA cap (NCCL_MAX_CTAS through ncclConfig_t.maxCTAs),
+     * for the "GEMM on fewer SMs, collective on the rest" baselines. Slot 0 is always the
+     * uncapped communicator; slot i (1..n_capped) is capped at capped_ctas[i-1]. */
+    int32_t n_capped;
+    int32_t capped_ctas[DUET_BASELINE_MAX_COMMS - 1];
+    size_t workspace_bytes; /* GEMM workspace; default 32 MiB */
+} duet_baseline_params_t;
+
+duet_baseline_params_t duet_baseline_default_params(void);
+
+/**
+ * Create the baseline context over `comm` (collective): a BLASLt handle and workspace on
+ * `device`, and the collective communicators (unique id broadcast over MPI). *b_p is written
+ * only on success.
+ */
+duet_status_t duet_baseline_create(MPI_Comm comm, int device, const duet_baseline_params_t *params,
+                                   duet_baseline_h *b_p);
+/** Destroy (collective for the communicators). NULL is a no-op. */
+void duet_baseline_destroy(duet_baseline_h b);
+/** "cuBLASLt 13.0 + NCCL 2.28.3" or the AMD equivalent; "" for NULL. */
+const char *duet_baseline_describe(duet_baseline_h b);
+/** Last error text of the baseline context. */
+const char *duet_baseline_last_error(duet_baseline_h b);
+
+/**
+ * C[m,n] = A[m,k] * B[n,k]^T of wl through BLASLt on `stream`. sm_target > 0 asks the library to
+ * plan for that many SMs (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET; hipBLASLt has no such knob and
+ * ignores it). Heuristic results are cached per (shape, dtype, sm_target).
+ */
+duet_status_t duet_baseline_gemm(duet_baseline_h b, const duet_workload_t *wl, const void *a, const void *bm, void *c,
+                                 int32_t sm_target, void *stream);
+
+/**
+ * The collective of wl through NCCL/RCCL on `stream`, on communicator slot `slot` (0: uncapped).
+ * Buffers as duet_op_t: src [mc, nc], dst [duet_op_dst_rows(wl), nc], in plain device memory.
+ */
+duet_status_t duet_baseline_coll(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, const void *src, void *dst,
+                                 void *stream);
+
+/**
+ * Vendor mode (DUET_MODE_VENDOR): the GEMM of `op` in BLASLt planned for cfg.gemm_wgs SMs on
+ * `stream`, and the collective by duet's comm kernel on cfg.comm_wgs CTAs on a second stream
+ * that forks from and joins back into `stream` (collective, like duet_run()). Device-side errors
+ * of the comm part are reported by duet_ctx_sync(). The name is the mode's (duet_run() runs the
+ * other two modes and refuses this one).
+ */
+struct duet_ctx;
+struct duet_op;
+duet_status_t duet_vendor_run(duet_baseline_h b, struct duet_ctx *ctx, const struct duet_op *op, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUET_BASELINE_H */
