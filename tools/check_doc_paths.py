@@ -25,11 +25,8 @@ import re
 import sys
 
 # The repository's folders whose files the documentation cites.
-FOLDERS = ("include", "base", "model", "sim", "calibrate", "tune", "backend", "baseline", "vendor", "cli",
+FOLDERS = ("include", "base", "model", "sim", "calibrate", "tune", "backend", "baseline", "cli",
            "tests", "tuning_data", "bench", "tools", "docs", ".ci")
-# Names that branches of the current round create (issue 23): reported, not failed, until they exist.
-# Empty this set once those branches are merged.
-PENDING = {"baseline", "include/duet/measure.h"}
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 PATH = re.compile(r"(?<![\w/.:$<>-])((?:\.\./)*(?:" + "|".join(re.escape(f) for f in FOLDERS) +
@@ -51,7 +48,7 @@ def exists(root, path):
     return os.path.exists(os.path.join(root, path))
 
 
-def check_file(root, rel, problems, pending):
+def check_file(root, rel, problems):
     here = os.path.dirname(rel)
     with open(os.path.join(root, rel), encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -86,9 +83,6 @@ def check_file(root, rel, problems, pending):
             for path in expand(word):
                 if exists(root, path):
                     continue
-                if path.rstrip("/") in PENDING:
-                    pending.add(path.rstrip("/"))
-                    continue
                 problems.append(f"{rel}:{no}: '{path}' does not exist")
 
 
@@ -99,14 +93,12 @@ def main():
     root = os.path.abspath(args.root)
     files = ["README.md", "CHANGELOG.md", "bench/results/README.md"]
     files += sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "docs", "*.md")))
-    problems, pending = [], set()
+    problems = []
     for rel in files:
         if os.path.exists(os.path.join(root, rel)):
-            check_file(root, rel, problems, pending)
+            check_file(root, rel, problems)
     for p in problems:
         print(f"check_doc_paths: {p}", file=sys.stderr)
-    if pending:
-        print(f"check_doc_paths: not yet in the tree (issue 23's other branches): {', '.join(sorted(pending))}")
     print(f"check_doc_paths: {len(files)} files, {len(problems)} missing path(s)")
     return 1 if problems else 0
 
