@@ -50,7 +50,7 @@
 # KEEP (default "*.svg bench*.json gemm*.json *_world*.json") stay while they fit, everything else
 # goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
-# Knobs (environment): NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
+# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
 # collect, tune and trace), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), JOBS; each step's section below says more.
@@ -72,8 +72,13 @@ OUT=$(cd "$OUT" && pwd)
 DRY=${DRY_RUN:-0}
 DUET=build-gpu/duet
 TESTBIN=build-gpu/duet-gpu-tests
-COMMIT=$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
-git diff --quiet HEAD 2> /dev/null || COMMIT="$COMMIT+dirty"
+# DUET_COMMIT names the commit where the tree has no .git (a copy sent to a GPU machine).
+if [ -n "${DUET_COMMIT:-}" ]; then
+    COMMIT=$DUET_COMMIT
+else
+    COMMIT=$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
+    git diff --quiet HEAD 2> /dev/null || COMMIT="$COMMIT+dirty"
+fi
 NCPU=$(nproc 2> /dev/null || echo 2)
 SUMMARY=$OUT/summary.log
 touch "$SUMMARY"
