@@ -28,6 +28,7 @@ typedef struct duet__cohort {
     int32_t home;         /* home queue of the members */
     int32_t kernel;       /* concurrent: 0 GEMM kernel, 1 comm kernel; fused: 0 */
     int32_t shared;       /* concurrent: members share their SMs with the other kernel */
+    int32_t steal;        /* the members move on to the other queue when their home queue is drained */
     int32_t claimed;      /* DEQ: 1 if the dequeue returned tiles */
     int32_t switched;     /* the members moved on to their non-home queue */
     int64_t tile0;        /* first tile (or queue position) of the current claim */
@@ -49,6 +50,7 @@ struct duet_sim_ws {
     int32_t *members;             /* CTA ids, partitioned into cohort slices */
     duet__cohort_t *cohorts;
     int32_t *due;                 /* cohorts whose event is at the current instant */
+    duet_sim_worker_t *workers;   /* duet_sim_workers()'s answer */
 };
 
 /** Make room for `n_ctas` CTAs (grows the buffers; called before a run, never inside one). */
