@@ -7,7 +7,8 @@
  * SimGrid's network model): all unconstrained tiles speed up together until a resource
  * saturates or a tile reaches its own bound (1, or less for a GEMM tile on an SM shared with
  * comm CTAs); the tiles of that bottleneck are frozen and the rest go on. The allocation is
- * re-solved whenever a tile starts or ends.
+ * re-solved whenever a tile starts or ends. The solver (sim/maxmin.c) knows only variables,
+ * capacities and bounds; this file turns tiles, links, HBM and shared SMs into them.
  *
  * The link's capacity depends on the bytes in flight on it (docs/model.md): few CTAs cannot
  * fill it, which is what makes the push bandwidth saturate at 16-32 CTAs on H200.
@@ -15,13 +16,12 @@
  * CTAs move in cohorts (sim/internal.h): CTAs that start together on one queue run identical
  * tiles at identical speeds, so they stay in lockstep until a queue cannot serve them all; then
  * the cohort splits. One event then stands for a whole wave of tiles, which is what makes a
- * sweep of thousands of configurations take milliseconds. Ties between events are broken by a
- * sequence number, so runs are deterministic.
+ * sweep of thousands of configurations take milliseconds. Events at one instant are handled in
+ * the order they were scheduled (duet__event_before), so runs are deterministic.
  *
  * The CTAs, their kernels, home queues and stealing are the plan's (duet_plan_t.kernel): the
  * same launch the backend makes (tests/sim/test_geometry.c).
  */
-#include <math.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -78,6 +78,23 @@ static duet__cohort_t *duet__new_cohort(duet__fluid_t *F, int32_t off, int32_t k
     c->shared = shared;
     c->state = state;
     return c;
+}
+
+/*
+ * The order of events, and the one place that defines it: by time; events at one instant (times
+ * within DUET__SIM_PRECISION, duet__time_eq) in the order they were scheduled. Every scheduled
+ * event takes a new sequence number (duet__issue, duet__dequeue_done), so the order is total.
+ */
+static int duet__same_instant(double a, double b)
+{
+    return duet__time_eq(a, b, DUET__SIM_PRECISION);
+}
+
+static int duet__event_before(const duet__cohort_t *a, const duet__cohort_t *b)
+{
+    if (!duet__same_instant(a->t_event, b->t_event))
+        return a->t_event < b->t_event;
+    return a->seq < b->seq;
 }
 
 /*
@@ -201,9 +218,9 @@ static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
 }
 
 /*
- * Max-min fair speeds of the running cohorts (progressive filling). All unfrozen tiles share
- * one speed level; raise it until a resource saturates or a tile hits its bound, freeze those
- * tiles, repeat.
+ * The speeds of the running cohorts: the max-min fair allocation (sim/maxmin.h) of the link out,
+ * the link in and HBM, each cohort a variable of k tiles bounded by what slows its tiles beside
+ * the others (remote loads behind GEMM traffic, SM issue slots shared with comm CTAs).
  */
 static void duet__solve(duet__fluid_t *F)
 {
@@ -227,10 +244,11 @@ static void duet__solve(duet__fluid_t *F)
         double stretch = F->hw->rtt_gemm_stretch * gemm_running / F->hw->n_sms;
         comm_bound = F->t_tile[DUET_QUEUE_COMM] / (F->t_tile[DUET_QUEUE_COMM] + F->t_pull_comm * stretch);
     }
-    double cap[R_COUNT];
-    cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
-    cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
-    cap[R_HBM] = F->hw->hbm_gbs * 1e9;
+    duet__maxmin_t mm;
+    mm.n_cons = R_COUNT;
+    mm.cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
+    mm.cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
+    mm.cap[R_HBM] = F->hw->hbm_gbs * 1e9;
     /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. The
      * co-resident comm CTAs were spread evenly over the SMs shared at launch, and stay there when
      * a GEMM CTA exits: each remaining GEMM tile still has comm_on_shared / shared_sms0 beside
@@ -239,58 +257,24 @@ static void duet__solve(duet__fluid_t *F)
     if (F->shared_sms > 0 && comm_on_shared > 0)
         shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms0);
 
-    int32_t open = 0;
+    mm.var = ws->mm_var;
+    mm.n_var = 0;
     for (int32_t i = 0; i < F->ncoh; i++) {
-        duet__cohort_t *c = &ws->cohorts[i];
-        if (c->state == ST_RUN) {
-            c->speed = -1.0; /* unfrozen */
-            open++;
-        }
+        const duet__cohort_t *c = &ws->cohorts[i];
+        if (c->state != ST_RUN)
+            continue;
+        duet__maxmin_var_t *v = &mm.var[mm.n_var++];
+        v->weight = c->k;
+        v->bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
+        v->use = F->use[c->queue];
     }
-    while (open > 0) {
-        double demand[R_COUNT] = {0, 0, 0};
-        double level = INFINITY;
-        for (int32_t i = 0; i < F->ncoh; i++) {
-            duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state != ST_RUN || c->speed >= 0)
-                continue;
-            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
-            if (bound < level)
-                level = bound;
-            for (int r = 0; r < R_COUNT; r++)
-                demand[r] += c->k * F->use[c->queue][r];
-        }
-        int bottleneck = -1;
-        for (int r = 0; r < R_COUNT; r++) {
-            if (demand[r] > 0 && cap[r] / demand[r] < level) {
-                level = cap[r] / demand[r];
-                bottleneck = r;
-            }
-        }
-        for (int32_t i = 0; i < F->ncoh; i++) {
-            duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state != ST_RUN || c->speed >= 0)
-                continue;
-            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
-            int frozen = bottleneck >= 0 ? F->use[c->queue][bottleneck] > 0 : bound <= level;
-            if (!frozen)
-                continue;
-            c->speed = level;
-            open--;
-            for (int r = 0; r < R_COUNT; r++)
-                cap[r] -= c->k * F->use[c->queue][r] * level;
-        }
-        for (int r = 0; r < R_COUNT; r++)
-            if (cap[r] < 0)
-                cap[r] = 0;
-    }
-    for (int32_t i = 0; i < F->ncoh; i++) {
+    duet__maxmin_solve(&mm);
+    for (int32_t i = 0, n = 0; i < F->ncoh; i++) {
         duet__cohort_t *c = &ws->cohorts[i];
-        if (c->state == ST_RUN) {
-            if (c->speed <= 0)
-                c->speed = 1e-12; /* a saturated resource with no capacity left: crawl, never stall */
-            c->t_event = F->now + c->rem / c->speed;
-        }
+        if (c->state != ST_RUN)
+            continue;
+        c->speed = mm.var[n++].value;
+        c->t_event = F->now + c->rem / c->speed;
     }
 }
 
@@ -417,35 +401,34 @@ static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, con
             duet__issue(&F, i, 0);
 
     for (;;) {
-        /* The next instant anything happens. */
-        double tn = INFINITY;
+        /* The next event; none left: every CTA has exited. */
+        int32_t first = -1;
         for (int32_t i = 0; i < F.ncoh; i++) {
             const duet__cohort_t *c = &ws->cohorts[i];
-            if ((c->state == ST_DEQ || c->state == ST_RUN) && c->t_event < tn)
-                tn = c->t_event;
+            if ((c->state == ST_DEQ || c->state == ST_RUN) && (first < 0 || duet__event_before(c, &ws->cohorts[first])))
+                first = i;
         }
-        if (tn == INFINITY)
+        if (first < 0)
             break;
+        double tn = ws->cohorts[first].t_event;
         double dt = tn - F.now;
         F.now = tn;
-        /* Advance the running tiles and gather every cohort whose event is now. */
+        /* Advance the running tiles and gather every cohort whose event is at this instant. */
         int32_t ndue = 0;
         for (int32_t i = 0; i < F.ncoh; i++) {
             duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state == ST_RUN) {
+            if (c->state == ST_RUN)
                 c->rem -= c->speed * dt;
-                if (c->t_event == tn || c->rem <= DUET__SIM_EPS_S) {
-                    c->rem = 0;
-                    ws->due[ndue++] = i;
-                }
-            } else if (c->state == ST_DEQ && c->t_event == tn) {
+            if ((c->state == ST_DEQ || c->state == ST_RUN) && duet__same_instant(c->t_event, tn)) {
+                if (c->state == ST_RUN)
+                    c->rem = 0; /* the tile ended; what is left is rounding */
                 ws->due[ndue++] = i;
             }
         }
-        /* Simultaneous events in the order they were scheduled. */
+        /* Handle them in event order (by insertion: few events share an instant). */
         for (int32_t a = 1; a < ndue; a++) {
             int32_t x = ws->due[a], b = a;
-            while (b > 0 && ws->cohorts[ws->due[b - 1]].seq > ws->cohorts[x].seq) {
+            while (b > 0 && duet__event_before(&ws->cohorts[x], &ws->cohorts[ws->due[b - 1]])) {
                 ws->due[b] = ws->due[b - 1];
                 b--;
             }

@@ -32,6 +32,7 @@ void duet_sim_ws_destroy(duet_sim_ws_t *ws)
     free(ws->members);
     free(ws->cohorts);
     free(ws->due);
+    free(ws->mm_var);
     free(ws->workers);
     free(ws);
 }
@@ -60,6 +61,7 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas)
         duet__grow((void **)&ws->members, n, sizeof(int32_t)) ||
         duet__grow((void **)&ws->cohorts, n + 8, sizeof(duet__cohort_t)) ||
         duet__grow((void **)&ws->due, n + 8, sizeof(int32_t)) ||
+        duet__grow((void **)&ws->mm_var, n + 8, sizeof(duet__maxmin_var_t)) ||
         duet__grow((void **)&ws->workers, n, sizeof(duet_sim_worker_t)))
         return duet__error(DUET_ERR_NO_MEMORY, "cannot grow the simulator workspace to %zu CTAs", n);
     ws->cap_ctas = n;
