@@ -108,8 +108,7 @@ static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_
  * a collective without a GEMM runs in the comm kernel alone, and concurrent mode runs its GEMM
  * kernel on the caller's stream and only its comm kernel on a second one (one fork, one join).
  */
-static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, const duet_plan_t *plan, duet__kparams_t *kp,
-                                   hipStream_t s)
+static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_plan_t *plan, duet__kparams_t *kp, hipStream_t s)
 {
     duet_status_t st = DUET_OK;
     duet_launch_t launch;
@@ -136,7 +135,7 @@ static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, const du
         hipStream_t ks = l->side_stream ? ctx->s_comm : s;
         kp->geom = l->geom;
         if (l->kernel == DUET_KERNEL_GEMM)
-            HIP_CHECK(duet__launch_gemm_kernel(kp, op->cfg.tile, l->geom.grid, ks), st, out);
+            HIP_CHECK(duet__launch_gemm_kernel(kp, plan->cfg.tile, l->geom.grid, ks), st, out);
         else
             HIP_CHECK(duet__launch_comm(kp, l->geom.grid, ks), st, out);
     }
@@ -179,7 +178,7 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
     DUET_CHECK_GOTO(duet__splitk_reserve(ctx, &plan), st, out);
     duet__kparams_fill(ctx, op, &plan, &kp);
-    st = duet__enqueue(ctx, op, &plan, &kp, (hipStream_t)stream);
+    st = duet__enqueue(ctx, &plan, &kp, (hipStream_t)stream);
     /* The epoch advances even after a failed launch: part of the operation may have signalled. */
     ctx->epoch++;
     ctx->op_coll[ctx->epoch % DUET__OP_HISTORY] = op->wl.coll;
