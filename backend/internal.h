@@ -68,9 +68,6 @@ typedef struct duet__dev_err {
 /* Kernel launch parameters                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/** What a kernel's CTAs do: both queues with stealing, or one queue. */
-enum { DUET__ROLE_FUSED = 0, DUET__ROLE_GEMM = 1, DUET__ROLE_COMM = 2 };
-
 typedef struct duet__kparams {
     /* GEMM: C[m,n] = A[m,k] * B[n,k]^T, tiles in the plan's (swizzled) order. */
     duet_gemm_geom_t gemm;
@@ -93,8 +90,10 @@ typedef struct duet__kparams {
     int32_t comm_vec; /* 1: nc % 8 == 0 and src, dst 16-byte aligned: 16-byte accesses */
     int32_t dtype;
     int32_t has_comm; /* the workload has a collective: run the entry and exit barriers */
-    int32_t role;     /* DUET__ROLE_* */
-    int32_t gemm_wgs; /* fused: CTAs below this start on the GEMM queue */
+    /* This kernel's launch geometry, the plan's (duet_plan_launch()): its role, its CTAs' home
+     * queues and stealing, and the number of its CTA 0 in timelines. The device code reads these
+     * and never the configuration. */
+    duet_kernel_geom_t geom;
     int32_t rank, world;
     uint32_t epoch;      /* operation counter, the same on every rank */
     uint64_t timeout_ns; /* bound of every wait */
@@ -107,7 +106,6 @@ typedef struct duet__kparams {
     /* Measured timeline: NULL, or a buffer of trace_cap records (duet_ctx_trace_enable). */
     duet__trace_rec_t *trace;
     uint32_t trace_cap;
-    int32_t cta_base; /* the first CTA number of this kernel in the timeline (concurrent comm: gemm_wgs) */
 #if defined(DUET_GPU_NVIDIA)
     /* TMA descriptors of A and B for the tile being launched (boxes of 64 x tile rows, 128-byte
      * swizzle); they must live in kernel-parameter (or global) memory, 64-byte aligned. */

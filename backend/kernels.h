@@ -1,12 +1,15 @@
 /*
  * The persistent kernels. A CTA repeatedly dequeues a position of a queue with one device-wide
- * atomic and runs that tile, in the plan's order (include/duet/plan_map.h):
+ * atomic and runs that tile, in the plan's order (include/duet/plan_map.h). Which queue a CTA
+ * drains first and whether it moves on to the other are the plan's (kparams.geom, read through
+ * duet_kernel_home() and duet_kernel_queues()):
  *
  * - fused (role FUSED): one grid of num_wgs CTAs; CTA ids below gemm_wgs start on the GEMM
  *   queue, the others on the comm queue; a CTA drains its home queue, then the other one, then
  *   exits. The counters only grow, so an exhausted queue stays exhausted.
  * - concurrent: a GEMM kernel (role GEMM, grid gemm_wgs) and a comm kernel (role COMM, grid
  *   comm_wgs) on two streams, each draining its own queue.
+ * - a collective alone: the comm kernel (role COMM), every CTA on the comm queue.
  *
  * The kernel that carries the collective also runs its entry and exit barriers (sync.h): CTA 0
  * signals arrival at once, a CTA waits for every rank's arrival before its first comm tile only
@@ -51,8 +54,13 @@ __device__ static __forceinline__ void duet__trace_end(const duet__kparams_t &p)
     uint64_t t1 = duet_dev_time_ns();
     unsigned long long slot = atomicAdd(&p.ctl->trace_n, 1ull);
     if (slot < p.trace_cap) {
-        duet__trace_rec_t r = {p.cta_base + (int32_t)blockIdx.x, duet_dev_smid(), duet__trace_q,
-                               duet__trace_stolen, (int64_t)duet__trace_idx, duet__trace_t0, t1};
+        duet__trace_rec_t r = {p.geom.cta_base + (int32_t)blockIdx.x,
+                               duet_dev_smid(),
+                               duet__trace_q,
+                               duet__trace_stolen,
+                               (int64_t)duet__trace_idx,
+                               duet__trace_t0,
+                               t1};
         p.trace[slot] = r;
     }
 }
@@ -85,8 +93,8 @@ __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, lo
         /* The same in every thread. A comm kernel whose queue fits in one wave of its CTAs claims
          * early too: there the second claim finds the queue empty (unless some CTA started late),
          * and its round trip would otherwise sit between the last tile and the exit barrier. */
-        const bool early = idx + 2 * (long long)gridDim.x < len ||
-                           (p.role == DUET__ROLE_COMM && len <= (long long)gridDim.x);
+        const bool early =
+            idx + 2 * (long long)gridDim.x < len || (p.geom.role == DUET_ROLE_COMM && len <= (long long)gridDim.x);
         if (threadIdx.x == 0 && early)
             next = atomicAdd(&p.ctl->queue[DUET_QUEUE_COMM], 1ull);
         if constexpr (TRACE)
@@ -106,17 +114,15 @@ __device__ static __noinline__ int duet__comm_drain(const duet__kparams_t &p, lo
     return entered;
 }
 
-/* The queue a CTA drains first, and how many it drains (the other one after it). */
+/* The queue a CTA drains first, and how many it drains (the other one after it): the plan's. */
 __device__ static inline int duet__cta_home(const duet__kparams_t &p)
 {
-    if (p.role == DUET__ROLE_FUSED)
-        return duet_home_queue(DUET_MODE_FUSED, (int32_t)blockIdx.x, p.gemm_wgs);
-    return p.role == DUET__ROLE_COMM ? DUET_QUEUE_COMM : DUET_QUEUE_GEMM;
+    return duet_kernel_home(&p.geom, (int32_t)blockIdx.x);
 }
 
 __device__ static inline int duet__cta_nqueues(const duet__kparams_t &p)
 {
-    return p.role == DUET__ROLE_FUSED && duet_may_steal(DUET_MODE_FUSED) ? 2 : 1;
+    return duet_kernel_queues(&p.geom);
 }
 
 /* BM == 0: a kernel without the GEMM tile (the concurrent comm kernel). */
@@ -126,7 +132,7 @@ template <bool BF16, int BM, int BN, bool TRACE>
 __device__ static void duet__cta_run(const duet__kparams_t &p, uint16_t *smem)
 {
     __shared__ long long s_idx;
-    const bool comm_role = p.role != DUET__ROLE_GEMM && p.has_comm;
+    const bool comm_role = p.geom.role != DUET_ROLE_GEMM && p.has_comm;
     /* Zero the next operation's control block (internal.h): its last user, the operation before
      * this one, has ended, and the next one starts after this kernel. Every kernel of the
      * operation does it; the writes are the same. */

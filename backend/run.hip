@@ -31,7 +31,6 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     kp->comm_vec = wl->nc % 8 == 0 && duet__aligned(op->src, 16) && duet__aligned(op->dst, 16);
     kp->dtype = wl->dtype;
     kp->has_comm = wl->coll != DUET_COLL_NONE;
-    kp->gemm_wgs = op->cfg.gemm_wgs;
     kp->rank = ctx->rank;
     kp->world = ctx->world;
     kp->epoch = ctx->epoch + 1;
@@ -50,19 +49,18 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
 }
 
 /*
- * The K split's workspace for a plan: tiles_mn x split_k fp32 blocks of bm x bn (bytes:
- * 4 x split_k x about M x N), and two counters per C tile (a 256x256 tile sums its two 128-row
- * passes separately). Grown, never shrunk; growing waits for the device, since an operation in
- * flight may still use the old one.
+ * The K split's workspace for a plan (duet_plan_t.splitk_ws_bytes and splitk_counters: the fp32
+ * partial sums and the arrival counters). Grown, never shrunk; growing waits for the device, since
+ * an operation in flight may still use the old one.
  */
 static duet_status_t duet__splitk_reserve(duet_ctx_h ctx, const duet_plan_t *plan)
 {
     duet_status_t st = DUET_OK;
     const duet_gemm_geom_t *g = &plan->gemm;
-    if (g->split_k <= 1)
+    if (plan->splitk_ws_bytes == 0)
         return DUET_OK;
-    size_t ws = (size_t)g->tiles_mn * (size_t)g->split_k * (size_t)g->bm * (size_t)g->bn * sizeof(float);
-    size_t cnt = (size_t)g->tiles_mn * 2;
+    size_t ws = (size_t)plan->splitk_ws_bytes;
+    size_t cnt = (size_t)plan->splitk_counters;
     if (ws <= ctx->sk_ws_bytes && cnt <= ctx->sk_cnt_n)
         return DUET_OK;
     HIP_CHECK(hipDeviceSynchronize(), st, out);
@@ -101,47 +99,47 @@ static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_
 }
 
 /*
- * Enqueue the kernels. Any failure here leaves the ranks' epochs possibly split: the caller
- * marks the context failed.
+ * Enqueue the plan's kernels (duet_plan_launch(): which kernels, their grids and geometry, and
+ * their streams). Any failure here leaves the ranks' epochs possibly split: the caller marks the
+ * context failed.
  *
  * Each operation costs as few stream commands as it can, since the smallest ones last 25-50 us
  * and every command adds to that: the kernels zero their control block themselves (internal.h),
  * a collective without a GEMM runs in the comm kernel alone, and concurrent mode runs its GEMM
  * kernel on the caller's stream and only its comm kernel on a second one (one fork, one join).
  */
-static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, duet__kparams_t *kp, hipStream_t s)
+static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_plan_t *plan, duet__kparams_t *kp, hipStream_t s)
 {
     duet_status_t st = DUET_OK;
-    const duet_config_t *cfg = &op->cfg;
-    const int gemm = kp->gemm.tiles > 0;
+    duet_launch_t launch;
+    int side = 0;
+    duet_plan_launch(plan, &launch);
     /* Operations of one context run in issue order whatever their streams: they share the
      * control blocks and the flag epochs. On the stream of the previous operation that order
      * holds already. */
     if (ctx->any_op && (void *)s != ctx->last_stream)
         HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_last, 0), st, out);
-    kp->cta_base = 0;
-    if (!gemm && !kp->has_comm) {
+    if (launch.n == 0) {
         /* No kernel runs (an empty GEMM without a collective): zero the next block here. */
         HIP_CHECK(hipMemsetAsync(kp->ctl_next, 0, sizeof(duet__ctl_t), s), st, out);
-    } else if (!gemm) {
-        /* A collective alone: the same CTAs and queue as the fused kernel with gemm_wgs = 0,
-         * without the GEMM tile's shared memory and barriers. */
-        kp->role = DUET__ROLE_COMM;
-        HIP_CHECK(duet__launch_comm(kp, cfg->mode == DUET_MODE_FUSED ? cfg->num_wgs : cfg->comm_wgs, s), st, out);
-    } else if (cfg->mode == DUET_MODE_FUSED || !kp->has_comm) {
-        kp->role = cfg->mode == DUET_MODE_FUSED ? DUET__ROLE_FUSED : DUET__ROLE_GEMM;
-        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->mode == DUET_MODE_FUSED ? cfg->num_wgs : cfg->gemm_wgs,
-                                           s),
-                  st, out);
-    } else {
+    }
+    for (int32_t i = 0; i < launch.n; i++)
+        side |= launch.k[i].side_stream;
+    if (side) {
+        /* The second stream starts where the caller's stands, before either kernel. */
         HIP_CHECK(hipEventRecord(ctx->ev_fork, s), st, out);
         HIP_CHECK(hipStreamWaitEvent(ctx->s_comm, ctx->ev_fork, 0), st, out);
-        kp->role = DUET__ROLE_GEMM;
-        HIP_CHECK(duet__launch_gemm_kernel(kp, cfg->tile, cfg->gemm_wgs, s), st, out);
-        kp->role = DUET__ROLE_COMM;
-        /* The timeline numbers the comm kernel's CTAs after the GEMM kernel's, as the simulator. */
-        kp->cta_base = cfg->gemm_wgs;
-        HIP_CHECK(duet__launch_comm(kp, cfg->comm_wgs, ctx->s_comm), st, out);
+    }
+    for (int32_t i = 0; i < launch.n; i++) {
+        const duet_launch_kernel_t *l = &launch.k[i];
+        hipStream_t ks = l->side_stream ? ctx->s_comm : s;
+        kp->geom = l->geom;
+        if (l->kernel == DUET_KERNEL_GEMM)
+            HIP_CHECK(duet__launch_gemm_kernel(kp, plan->cfg.tile, l->geom.grid, ks), st, out);
+        else
+            HIP_CHECK(duet__launch_comm(kp, l->geom.grid, ks), st, out);
+    }
+    if (side) {
         HIP_CHECK(hipEventRecord(ctx->ev_comm, ctx->s_comm), st, out);
         HIP_CHECK(hipStreamWaitEvent(s, ctx->ev_comm, 0), st, out);
     }
@@ -180,7 +178,7 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
     DUET_CHECK_GOTO(duet__splitk_reserve(ctx, &plan), st, out);
     duet__kparams_fill(ctx, op, &plan, &kp);
-    st = duet__enqueue(ctx, op, &kp, (hipStream_t)stream);
+    st = duet__enqueue(ctx, &plan, &kp, (hipStream_t)stream);
     /* The epoch advances even after a failed launch: part of the operation may have signalled. */
     ctx->epoch++;
     ctx->op_coll[ctx->epoch % DUET__OP_HISTORY] = op->wl.coll;

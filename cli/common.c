@@ -372,28 +372,9 @@ int cli_common_workload(cli_common_t *c, const char *cmd)
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
 {
     duet_config_t cfg = duet_config_default(&c->hw, mode);
-    if (mode == DUET_MODE_FUSED) {
-        if (c->num_wgs >= 0)
-            cfg.num_wgs = c->num_wgs;
-        if (c->gemm_wgs >= 0)
-            cfg.gemm_wgs = c->gemm_wgs;
-        else if (c->comm_wgs >= 0)
-            cfg.gemm_wgs = cfg.num_wgs - c->comm_wgs;
-        else
-            cfg.gemm_wgs = cfg.num_wgs * 3 / 4;
-        cfg.comm_wgs = cfg.num_wgs - cfg.gemm_wgs;
-        if (c->comm_wgs >= 0 && c->comm_wgs != cfg.comm_wgs)
-            return cli_usage_error(cmd, "fused mode: --comm-wgs %d disagrees with --num-wgs %d - --gemm-wgs %d",
-                                   c->comm_wgs, cfg.num_wgs, cfg.gemm_wgs);
-    } else {
-        if (c->comm_wgs >= 0)
-            cfg.comm_wgs = c->comm_wgs;
-        if (c->gemm_wgs >= 0)
-            cfg.gemm_wgs = c->gemm_wgs;
-        else if (c->comm_wgs >= 0)
-            cfg.gemm_wgs = c->hw.n_sms - cfg.comm_wgs > 1 ? c->hw.n_sms - cfg.comm_wgs : 1;
-        cfg.num_wgs = cfg.gemm_wgs + cfg.comm_wgs;
-    }
+    /* The CTA counts not given follow the static default's rules. */
+    if (duet_config_complete_split(&cfg, &c->hw, c->num_wgs, c->gemm_wgs, c->comm_wgs) < 0)
+        return cli_usage_error(cmd, "--num-wgs, --gemm-wgs, --comm-wgs: %s", duet_last_error());
     if (c->tile_arg)
         duet_tile_parse(c->tile_arg, &cfg.tile); /* checked when the option was read */
     if (c->comm_tile_arg) {

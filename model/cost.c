@@ -156,9 +156,9 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
                         : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) *
                               duet_hw_tile_eff(hw, plan->cfg.tile);
     double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
-    /* The SMs that run the operation's GEMM: min(tiles, its CTAs); in fused mode every CTA ends on
-     * the GEMM queue. */
-    int64_t gemm_sms = plan->cfg.mode == DUET_MODE_FUSED ? plan->cfg.num_wgs : plan->cfg.gemm_wgs;
+    /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
+     * fused mode are all of them: every CTA ends on the GEMM queue). */
+    int64_t gemm_sms = plan->gemm_ctas;
     int64_t busy = duet_min64(g->tiles, gemm_sms > 0 ? gemm_sms : g->tiles);
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
 

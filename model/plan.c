@@ -110,18 +110,79 @@ static void duet__traffic_add(duet_comm_traffic_t *sum, const duet_comm_traffic_
         sum->pull_peers = t->pull_peers;
 }
 
-/* The queue policy: which CTAs start on which queue, and whether they steal. */
+/*
+ * The launch geometry and the queue policy: which kernels run, on how many CTAs, which CTA starts
+ * on which queue, whether it steals, and how timelines number the CTAs. This is the one place
+ * that decides them; the simulator, the cost model and the backend read the result.
+ *
+ * - fused, with a GEMM: one persistent kernel of num_wgs CTAs with the GEMM tile; CTAs below
+ *   gemm_wgs start on the GEMM queue, the others on the comm queue, and each drains its home
+ *   queue, then the other one. Without a collective its comm queue is empty.
+ * - concurrent: a GEMM kernel of gemm_wgs CTAs (the GEMM queue only) and a comm kernel of
+ *   comm_wgs CTAs (the comm queue only), numbered after the GEMM kernel's.
+ * - vendor: the vendor library's GEMM planned for gemm_wgs SMs (the simulator runs it as one
+ *   worker per SM on the GEMM queue, with no dequeue cost) beside the comm kernel, as concurrent.
+ * - a collective without a GEMM, in any mode: the comm kernel alone (num_wgs CTAs fused,
+ *   comm_wgs otherwise), every CTA on the comm queue: the fused kernel's CTAs and queue without
+ *   the GEMM tile's shared memory.
+ * A kernel runs when its queue is in the workload: the comm kernel for any collective, also on a
+ * rank whose comm queue is empty (a broadcast's non-root ranks), since it carries the barriers.
+ */
 static void duet__plan_policy(duet_plan_t *p)
 {
     const duet_config_t *cfg = &p->cfg;
+    const int has_gemm = p->gemm.tiles > 0, has_comm = p->wl.coll != DUET_COLL_NONE;
+    duet_kernel_geom_t *kg = &p->kernel[DUET_KERNEL_GEMM], *kc = &p->kernel[DUET_KERNEL_COMM];
+    memset(p->kernel, 0, sizeof(p->kernel));
+    kg->role = cfg->mode == DUET_MODE_FUSED    ? DUET_ROLE_FUSED
+               : cfg->mode == DUET_MODE_VENDOR ? DUET_ROLE_VENDOR
+                                               : DUET_ROLE_GEMM;
+    kc->role = DUET_ROLE_COMM;
     if (cfg->mode == DUET_MODE_FUSED) {
-        p->gemm_home_ctas = cfg->gemm_wgs;
-        p->comm_home_ctas = cfg->num_wgs - cfg->gemm_wgs;
+        if (has_gemm) {
+            kg->grid = cfg->num_wgs;
+            kg->gemm_home = cfg->gemm_wgs;
+            kg->steal = 1;
+        } else if (has_comm) {
+            kc->grid = cfg->num_wgs;
+        }
     } else {
-        p->gemm_home_ctas = p->gemm.tiles > 0 ? cfg->gemm_wgs : 0;
-        p->comm_home_ctas = p->comm.queue_len > 0 ? cfg->comm_wgs : 0;
+        if (has_gemm) {
+            kg->grid = cfg->gemm_wgs;
+            kg->gemm_home = cfg->gemm_wgs;
+        }
+        if (has_comm)
+            kc->grid = cfg->comm_wgs;
     }
-    p->steal = duet_may_steal(cfg->mode);
+    kc->cta_base = kg->grid;
+    p->n_ctas = kg->grid + kc->grid;
+    p->gemm_home_ctas = kg->gemm_home + kc->gemm_home;
+    p->comm_home_ctas = p->n_ctas - p->gemm_home_ctas;
+    p->steal = kg->steal || kc->steal;
+    p->gemm_ctas = (kg->steal ? kg->grid : kg->gemm_home) + (kc->steal ? kc->grid : kc->gemm_home);
+    p->comm_grid = kc->grid > 0 ? kc->grid : kg->steal ? kg->grid : 0;
+    /* The K split's partial sums and arrival counters (backend/splitk.h). */
+    const duet_gemm_geom_t *g = &p->gemm;
+    p->splitk_ws_bytes = g->split_k > 1 ? g->tiles_mn * g->split_k * g->bm * g->bn * (int64_t)sizeof(float) : 0;
+    p->splitk_counters = g->split_k > 1 ? g->tiles_mn * 2 : 0;
+}
+
+void duet_plan_launch(const duet_plan_t *plan, duet_launch_t *launch_p)
+{
+    duet_launch_t l;
+    memset(&l, 0, sizeof(l));
+    const duet_kernel_geom_t *kg = &plan->kernel[DUET_KERNEL_GEMM], *kc = &plan->kernel[DUET_KERNEL_COMM];
+    if (kg->grid > 0) {
+        l.k[l.n].kernel = DUET_KERNEL_GEMM;
+        l.k[l.n++].geom = *kg;
+    }
+    if (kc->grid > 0) {
+        /* Beside a GEMM kernel, the comm kernel runs on a second stream (one fork, one join). */
+        l.k[l.n].kernel = DUET_KERNEL_COMM;
+        l.k[l.n].side_stream = kg->grid > 0;
+        l.k[l.n++].geom = *kc;
+    }
+    *launch_p = l;
 }
 
 duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t comm_wgs)

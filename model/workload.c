@@ -242,16 +242,7 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
     duet_config_t c;
     memset(&c, 0, sizeof(c));
     c.mode = mode;
-    int sms = hw->n_sms;
-    if (mode == DUET_MODE_CONCURRENT || mode == DUET_MODE_VENDOR) {
-        c.comm_wgs = sms / 8 > 1 ? sms / 8 : 1;
-        c.gemm_wgs = sms - c.comm_wgs > 1 ? sms - c.comm_wgs : 1;
-        c.num_wgs = c.gemm_wgs + c.comm_wgs;
-    } else {
-        c.num_wgs = sms;
-        c.gemm_wgs = sms * 3 / 4;
-        c.comm_wgs = c.num_wgs - c.gemm_wgs;
-    }
+    (void)duet_config_complete_split(&c, hw, -1, -1, -1); /* nothing given: nothing can disagree */
     /* 256x128x64 where it fits; otherwise the largest listed tile that does. */
     duet_gemm_tile_t pref = {256, 128, 64};
     c.tile = pref;
@@ -269,6 +260,30 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode)
     c.group_m = 8;
     c.split_k = 1;
     return c;
+}
+
+duet_status_t duet_config_complete_split(duet_config_t *cfg, const duet_hw_t *hw, int32_t num_wgs, int32_t gemm_wgs,
+                                         int32_t comm_wgs)
+{
+    int32_t sms = hw->n_sms, n, g, c;
+    if (cfg->mode == DUET_MODE_FUSED) {
+        /* The reference design's static split: a quarter of the grid starts on the collective. */
+        n = num_wgs >= 0 ? num_wgs : sms;
+        g = gemm_wgs >= 0 ? gemm_wgs : comm_wgs >= 0 ? n - comm_wgs : n * 3 / 4;
+        c = n - g;
+        if (comm_wgs >= 0 && comm_wgs != c)
+            return duet__error(DUET_ERR_INVALID_ARG, "fused mode: comm_wgs %d disagrees with num_wgs %d - gemm_wgs %d",
+                               (int)comm_wgs, (int)n, (int)g);
+    } else {
+        /* Two grids: an eighth of the SMs for the collective, the rest for the GEMM. */
+        c = comm_wgs >= 0 ? comm_wgs : sms / 8 > 1 ? sms / 8 : 1;
+        g = gemm_wgs >= 0 ? gemm_wgs : sms - c > 1 ? sms - c : 1;
+        n = g + c;
+    }
+    cfg->num_wgs = n;
+    cfg->gemm_wgs = g;
+    cfg->comm_wgs = c;
+    return DUET_OK;
 }
 
 /* The comm tile is moved with 16-byte vectors along rows, so a row must be a whole number of
@@ -368,10 +383,9 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
     return DUET_OK;
 }
 
-duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw)
+/* Checks that need the profile: the tile's shared memory and the CTA counts against the SMs. */
+static duet_status_t duet__config_check_hw(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw)
 {
-    DUET_CHECK(duet_workload_validate(wl));
-    DUET_CHECK(duet__config_check_shape(cfg, wl));
     double smem = duet_gemm_tile_smem_bytes(cfg->tile, wl->dtype, hw->gemm_stages);
     if (wl->m > 0 && smem > hw->smem_kib * 1024.0)
         return duet__error(DUET_ERR_INFEASIBLE,
@@ -392,4 +406,16 @@ duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload
                                duet_mode_name(cfg->mode), (int)cfg->comm_wgs, hw->n_sms, hw->comm_ctas_per_sm);
     }
     return DUET_OK;
+}
+
+duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw)
+{
+    DUET_CHECK(duet_workload_validate(wl));
+    DUET_CHECK(duet__config_check_shape(cfg, wl));
+    return duet__config_check_hw(cfg, wl, hw);
+}
+
+duet_status_t duet_plan_check_hw(const duet_plan_t *plan, const duet_hw_t *hw)
+{
+    return duet__config_check_hw(&plan->cfg, &plan->wl, hw);
 }

@@ -7,7 +7,8 @@
  * SimGrid's network model): all unconstrained tiles speed up together until a resource
  * saturates or a tile reaches its own bound (1, or less for a GEMM tile on an SM shared with
  * comm CTAs); the tiles of that bottleneck are frozen and the rest go on. The allocation is
- * re-solved whenever a tile starts or ends.
+ * re-solved whenever a tile starts or ends. The solver (sim/maxmin.c) knows only variables,
+ * capacities and bounds; this file turns tiles, links, HBM and shared SMs into them.
  *
  * The link's capacity depends on the bytes in flight on it (docs/model.md): few CTAs cannot
  * fill it, which is what makes the push bandwidth saturate at 16-32 CTAs on H200.
@@ -15,10 +16,12 @@
  * CTAs move in cohorts (sim/internal.h): CTAs that start together on one queue run identical
  * tiles at identical speeds, so they stay in lockstep until a queue cannot serve them all; then
  * the cohort splits. One event then stands for a whole wave of tiles, which is what makes a
- * sweep of thousands of configurations take milliseconds. Ties between events are broken by a
- * sequence number, so runs are deterministic.
+ * sweep of thousands of configurations take milliseconds. Events at one instant are handled in
+ * the order they were scheduled (duet__event_before), so runs are deterministic.
+ *
+ * The CTAs, their kernels, home queues and stealing are the plan's (duet_plan_t.kernel): the
+ * same launch the backend makes (tests/sim/test_geometry.c).
  */
-#include <math.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -71,9 +74,27 @@ static duet__cohort_t *duet__new_cohort(duet__fluid_t *F, int32_t off, int32_t k
     c->home = home;
     c->queue = home;
     c->kernel = kernel;
+    c->steal = F->plan->kernel[kernel].steal;
     c->shared = shared;
     c->state = state;
     return c;
+}
+
+/*
+ * The order of events, and the one place that defines it: by time; events at one instant (times
+ * within DUET__SIM_PRECISION, duet__time_eq) in the order they were scheduled. Every scheduled
+ * event takes a new sequence number (duet__issue, duet__dequeue_done), so the order is total.
+ */
+static int duet__same_instant(double a, double b)
+{
+    return duet__time_eq(a, b, DUET__SIM_PRECISION);
+}
+
+static int duet__event_before(const duet__cohort_t *a, const duet__cohort_t *b)
+{
+    if (!duet__same_instant(a->t_event, b->t_event))
+        return a->t_event < b->t_event;
+    return a->seq < b->seq;
 }
 
 /*
@@ -146,15 +167,15 @@ static duet_status_t duet__dequeue_done(duet__fluid_t *F, int32_t ci)
         return DUET_OK;
     }
     /* The queue was empty: steal from the other one once, or leave. */
-    if (duet_may_steal(F->plan->cfg.mode) && !c->switched) {
+    if (c->steal && !c->switched) {
         c->switched = 1;
         c->queue = 1 - c->queue;
         duet__issue(F, ci, 0);
         return DUET_OK;
     }
     c->state = ST_DONE;
-    if (F->plan->cfg.mode != DUET_MODE_FUSED && c->kernel == 0) {
-        /* GEMM CTAs leave their SMs: room for comm CTAs still waiting for one. */
+    if (c->kernel == DUET_KERNEL_GEMM && F->plan->kernel[DUET_KERNEL_COMM].grid > 0) {
+        /* GEMM CTAs leave their SMs: room for the comm kernel's CTAs still waiting for one. */
         int32_t per_sm = F->hw->comm_ctas_per_sm - (c->shared ? F->hw->comm_coresident : 0);
         F->freed_slots += c->k * per_sm;
         if (c->shared)
@@ -197,9 +218,9 @@ static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
 }
 
 /*
- * Max-min fair speeds of the running cohorts (progressive filling). All unfrozen tiles share
- * one speed level; raise it until a resource saturates or a tile hits its bound, freeze those
- * tiles, repeat.
+ * The speeds of the running cohorts: the max-min fair allocation (sim/maxmin.h) of the link out,
+ * the link in and HBM, each cohort a variable of k tiles bounded by what slows its tiles beside
+ * the others (remote loads behind GEMM traffic, SM issue slots shared with comm CTAs).
  */
 static void duet__solve(duet__fluid_t *F)
 {
@@ -223,10 +244,11 @@ static void duet__solve(duet__fluid_t *F)
         double stretch = F->hw->rtt_gemm_stretch * gemm_running / F->hw->n_sms;
         comm_bound = F->t_tile[DUET_QUEUE_COMM] / (F->t_tile[DUET_QUEUE_COMM] + F->t_pull_comm * stretch);
     }
-    double cap[R_COUNT];
-    cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
-    cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
-    cap[R_HBM] = F->hw->hbm_gbs * 1e9;
+    duet__maxmin_t mm;
+    mm.n_cons = R_COUNT;
+    mm.cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
+    mm.cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
+    mm.cap[R_HBM] = F->hw->hbm_gbs * 1e9;
     /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. The
      * co-resident comm CTAs were spread evenly over the SMs shared at launch, and stay there when
      * a GEMM CTA exits: each remaining GEMM tile still has comm_on_shared / shared_sms0 beside
@@ -235,86 +257,42 @@ static void duet__solve(duet__fluid_t *F)
     if (F->shared_sms > 0 && comm_on_shared > 0)
         shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms0);
 
-    int32_t open = 0;
+    mm.var = ws->mm_var;
+    mm.n_var = 0;
     for (int32_t i = 0; i < F->ncoh; i++) {
-        duet__cohort_t *c = &ws->cohorts[i];
-        if (c->state == ST_RUN) {
-            c->speed = -1.0; /* unfrozen */
-            open++;
-        }
+        const duet__cohort_t *c = &ws->cohorts[i];
+        if (c->state != ST_RUN)
+            continue;
+        duet__maxmin_var_t *v = &mm.var[mm.n_var++];
+        v->weight = c->k;
+        v->bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
+        v->use = F->use[c->queue];
     }
-    while (open > 0) {
-        double demand[R_COUNT] = {0, 0, 0};
-        double level = INFINITY;
-        for (int32_t i = 0; i < F->ncoh; i++) {
-            duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state != ST_RUN || c->speed >= 0)
-                continue;
-            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
-            if (bound < level)
-                level = bound;
-            for (int r = 0; r < R_COUNT; r++)
-                demand[r] += c->k * F->use[c->queue][r];
-        }
-        int bottleneck = -1;
-        for (int r = 0; r < R_COUNT; r++) {
-            if (demand[r] > 0 && cap[r] / demand[r] < level) {
-                level = cap[r] / demand[r];
-                bottleneck = r;
-            }
-        }
-        for (int32_t i = 0; i < F->ncoh; i++) {
-            duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state != ST_RUN || c->speed >= 0)
-                continue;
-            double bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
-            int frozen = bottleneck >= 0 ? F->use[c->queue][bottleneck] > 0 : bound <= level;
-            if (!frozen)
-                continue;
-            c->speed = level;
-            open--;
-            for (int r = 0; r < R_COUNT; r++)
-                cap[r] -= c->k * F->use[c->queue][r] * level;
-        }
-        for (int r = 0; r < R_COUNT; r++)
-            if (cap[r] < 0)
-                cap[r] = 0;
-    }
-    for (int32_t i = 0; i < F->ncoh; i++) {
+    duet__maxmin_solve(&mm);
+    for (int32_t i = 0, n = 0; i < F->ncoh; i++) {
         duet__cohort_t *c = &ws->cohorts[i];
-        if (c->state == ST_RUN) {
-            if (c->speed <= 0)
-                c->speed = 1e-12; /* a saturated resource with no capacity left: crawl, never stall */
-            c->t_event = F->now + c->rem / c->speed;
-        }
+        if (c->state != ST_RUN)
+            continue;
+        c->speed = mm.var[n++].value;
+        c->t_event = F->now + c->rem / c->speed;
     }
 }
 
-/* Place the CTAs and create the initial cohorts. */
+/*
+ * Place the plan's CTAs on the SMs and create the initial cohorts. The kernel with the GEMM tile
+ * holds one CTA per SM (its shared memory), on the first SMs. The block scheduler spreads the comm
+ * kernel breadth-first over the idle SMs, up to comm_ctas_per_sm each, then beside the GEMM
+ * kernel's CTAs, up to comm_coresident each; the rest wait for an SM. Only a kernel without CTAs
+ * on the comm queue (concurrent, vendor) runs beside the comm kernel, so the CTAs that share
+ * their SMs are GEMM-home ones.
+ */
 static void duet__launch(duet__fluid_t *F)
 {
     const duet_plan_t *p = F->plan;
     const duet_hw_t *hw = F->hw;
     duet_sim_ws_t *ws = F->ws;
-    int32_t cta = 0;
-    if (p->cfg.mode == DUET_MODE_FUSED) {
-        /* One CTA per SM; ids below gemm_wgs start on GEMM. */
-        int32_t g = p->cfg.gemm_wgs, n = p->cfg.num_wgs;
-        for (cta = 0; cta < n; cta++) {
-            ws->members[cta] = cta;
-            ws->sm_of[cta] = cta;
-        }
-        if (g > 0)
-            duet__new_cohort(F, 0, g, DUET_QUEUE_GEMM, 0, 0, ST_DEQ);
-        if (n - g > 0)
-            duet__new_cohort(F, g, n - g, DUET_QUEUE_COMM, 0, 0, ST_DEQ);
-        return;
-    }
-    /* Concurrent: the GEMM kernel holds one CTA per SM on the first gemm_wgs SMs. The block
-     * scheduler spreads the comm kernel breadth-first over idle SMs up to comm_ctas_per_sm
-     * each, then beside GEMM CTAs up to comm_coresident each; the rest wait for an SM. */
-    int32_t g = p->gemm.tiles > 0 ? p->cfg.gemm_wgs : 0;
-    int32_t m = p->comm.queue_len > 0 ? p->cfg.comm_wgs : 0;
+    const duet_kernel_geom_t *kg = &p->kernel[DUET_KERNEL_GEMM], *kc = &p->kernel[DUET_KERNEL_COMM];
+    int32_t g = kg->grid, h = kg->gemm_home, m = kc->grid, base = kc->cta_base;
     int32_t idle = hw->n_sms - g;
     int32_t on_idle = m < idle * hw->comm_ctas_per_sm ? m : idle * hw->comm_ctas_per_sm;
     int32_t slots_shared = g * hw->comm_coresident;
@@ -323,27 +301,29 @@ static void duet__launch(duet__fluid_t *F)
     F->shared_sms = hw->comm_coresident > 0 ? (int32_t)duet_cdiv(on_shared, hw->comm_coresident) : 0;
     F->shared_sms0 = F->shared_sms;
     F->gemm_ctas = g > 0 ? g : 1;
-    int32_t g_excl = g - F->shared_sms;
-    for (cta = 0; cta < g + m; cta++)
+    int32_t g_excl = h - F->shared_sms;
+    for (int32_t cta = 0; cta < p->n_ctas; cta++)
         ws->members[cta] = cta;
     for (int32_t i = 0; i < g; i++)
         ws->sm_of[i] = i;
     for (int32_t j = 0; j < on_idle; j++)
-        ws->sm_of[g + j] = g + j % (idle > 0 ? idle : 1);
+        ws->sm_of[base + j] = g + j % (idle > 0 ? idle : 1);
     for (int32_t j = 0; j < on_shared; j++)
-        ws->sm_of[g + on_idle + j] = g_excl + j % (F->shared_sms > 0 ? F->shared_sms : 1);
+        ws->sm_of[base + on_idle + j] = g_excl + j % (F->shared_sms > 0 ? F->shared_sms : 1);
     for (int32_t j = 0; j < pending; j++)
-        ws->sm_of[g + on_idle + on_shared + j] = -1;
+        ws->sm_of[base + on_idle + on_shared + j] = -1;
     if (g_excl > 0)
-        duet__new_cohort(F, 0, g_excl, DUET_QUEUE_GEMM, 0, 0, ST_DEQ);
+        duet__new_cohort(F, 0, g_excl, DUET_QUEUE_GEMM, DUET_KERNEL_GEMM, 0, ST_DEQ);
     if (F->shared_sms > 0)
-        duet__new_cohort(F, g_excl, F->shared_sms, DUET_QUEUE_GEMM, 0, 1, ST_DEQ);
+        duet__new_cohort(F, g_excl, F->shared_sms, DUET_QUEUE_GEMM, DUET_KERNEL_GEMM, 1, ST_DEQ);
+    if (g - h > 0)
+        duet__new_cohort(F, h, g - h, DUET_QUEUE_COMM, DUET_KERNEL_GEMM, 0, ST_DEQ);
     if (on_idle > 0)
-        duet__new_cohort(F, g, on_idle, DUET_QUEUE_COMM, 1, 0, ST_DEQ);
+        duet__new_cohort(F, base, on_idle, DUET_QUEUE_COMM, DUET_KERNEL_COMM, 0, ST_DEQ);
     if (on_shared > 0)
-        duet__new_cohort(F, g + on_idle, on_shared, DUET_QUEUE_COMM, 1, 1, ST_DEQ);
+        duet__new_cohort(F, base + on_idle, on_shared, DUET_QUEUE_COMM, DUET_KERNEL_COMM, 1, ST_DEQ);
     if (pending > 0)
-        duet__new_cohort(F, g + on_idle + on_shared, pending, DUET_QUEUE_COMM, 1, 0, ST_PENDING);
+        duet__new_cohort(F, base + on_idle + on_shared, pending, DUET_QUEUE_COMM, DUET_KERNEL_COMM, 0, ST_PENDING);
     F->next_free_sm = 0;
 }
 
@@ -355,8 +335,9 @@ static void duet__prices(duet__fluid_t *F)
     memset(F->use, 0, sizeof(F->use));
     if (p->gemm.tiles > 0) {
         duet_gemm_cost_t gc;
-        int64_t active = p->cfg.mode == DUET_MODE_FUSED ? (p->cfg.gemm_wgs > 0 ? p->cfg.gemm_wgs : p->cfg.num_wgs)
-                                                        : p->cfg.gemm_wgs;
+        /* The GEMM tiles that run at once: the GEMM-home CTAs, or if none, the CTAs that steal
+         * them. */
+        int64_t active = p->gemm_home_ctas > 0 ? p->gemm_home_ctas : p->gemm_ctas;
         duet_cost_gemm_tile(hw, p, active, &gc);
         F->t_tile[DUET_QUEUE_GEMM] = gc.t_sm;
         F->use[DUET_QUEUE_GEMM][R_HBM] = gc.hbm_bytes / gc.t_sm;
@@ -382,66 +363,72 @@ static void duet__prices(duet__fluid_t *F)
         F->peers_out = F->peers_in = peers > 0 ? peers : 1;
     }
     /* The vendor GEMM schedules its tiles statically: no dequeue. */
-    F->dequeue[DUET_QUEUE_GEMM] = p->cfg.mode == DUET_MODE_VENDOR ? 0.0 : hw->dequeue_gemm_us * US;
+    F->dequeue[DUET_QUEUE_GEMM] = p->kernel[DUET_KERNEL_GEMM].role == DUET_ROLE_VENDOR ? 0.0 : hw->dequeue_gemm_us * US;
     F->dequeue[DUET_QUEUE_COMM] = hw->dequeue_comm_us * US;
     F->len[DUET_QUEUE_GEMM] = p->gemm.tiles;
     F->len[DUET_QUEUE_COMM] = p->comm.queue_len;
-    F->comm_grid = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.comm_wgs;
+    F->comm_grid = p->comm_grid;
+}
+
+/* A run's constants and its CTAs at launch, before the first dequeue. */
+static duet_status_t duet__fluid_start(duet__fluid_t *F, duet_sim_ws_t *ws, const duet_hw_t *hw,
+                                       const duet_plan_t *plan, duet_trace_t *trace)
+{
+    DUET_CHECK(duet__sim_ws_reserve(ws, (size_t)plan->n_ctas));
+    memset(F, 0, sizeof(*F));
+    F->hw = hw;
+    F->plan = plan;
+    F->ws = ws;
+    F->trace = trace;
+    memset(ws->cta_busy, 0, (size_t)plan->n_ctas * sizeof(double));
+    duet__prices(F);
+    /* The kernel starts after the launch latency. An operation with a collective also pays the
+     * barriers that make its ranks enter together and its outputs visible everywhere at the end
+     * (device-side flags across the fabric); the time is the same wherever it falls, so it is
+     * charged up front with the launch. A GEMM alone has none. */
+    F->now = hw->launch_us * US + (plan->comm.queue_len > 0 ? hw->comm_sync_us * US : 0.0);
+    duet__launch(F);
+    return DUET_OK;
 }
 
 static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
                                      duet_trace_t *trace, duet_sim_result_t *res_p)
 {
-    int32_t n_ctas = plan->cfg.mode == DUET_MODE_FUSED ? plan->cfg.num_wgs : plan->cfg.gemm_wgs + plan->cfg.comm_wgs;
-    DUET_CHECK(duet__sim_ws_reserve(ws, (size_t)n_ctas));
     duet__fluid_t F;
-    memset(&F, 0, sizeof(F));
-    F.hw = hw;
-    F.plan = plan;
-    F.ws = ws;
-    F.trace = trace;
-    memset(ws->cta_busy, 0, (size_t)n_ctas * sizeof(double));
-    duet__prices(&F);
-    /* The kernel starts after the launch latency. An operation with a collective also pays the
-     * barriers that make its ranks enter together and its outputs visible everywhere at the end
-     * (device-side flags across the fabric); the time is the same wherever it falls, so it is
-     * charged up front with the launch. A GEMM alone has none. */
-    F.now = hw->launch_us * US + (plan->comm.queue_len > 0 ? hw->comm_sync_us * US : 0.0);
-    duet__launch(&F);
+    DUET_CHECK(duet__fluid_start(&F, ws, hw, plan, trace));
     for (int32_t i = 0; i < F.ncoh; i++)
         if (ws->cohorts[i].state == ST_DEQ)
             duet__issue(&F, i, 0);
 
     for (;;) {
-        /* The next instant anything happens. */
-        double tn = INFINITY;
+        /* The next event; none left: every CTA has exited. */
+        int32_t first = -1;
         for (int32_t i = 0; i < F.ncoh; i++) {
             const duet__cohort_t *c = &ws->cohorts[i];
-            if ((c->state == ST_DEQ || c->state == ST_RUN) && c->t_event < tn)
-                tn = c->t_event;
+            if ((c->state == ST_DEQ || c->state == ST_RUN) && (first < 0 || duet__event_before(c, &ws->cohorts[first])))
+                first = i;
         }
-        if (tn == INFINITY)
+        if (first < 0)
             break;
+        double tn = ws->cohorts[first].t_event;
         double dt = tn - F.now;
         F.now = tn;
-        /* Advance the running tiles and gather every cohort whose event is now. */
+        /* Advance the running tiles and gather every cohort whose event is at this instant. */
         int32_t ndue = 0;
         for (int32_t i = 0; i < F.ncoh; i++) {
             duet__cohort_t *c = &ws->cohorts[i];
-            if (c->state == ST_RUN) {
+            if (c->state == ST_RUN)
                 c->rem -= c->speed * dt;
-                if (c->t_event == tn || c->rem <= DUET__SIM_EPS_S) {
-                    c->rem = 0;
-                    ws->due[ndue++] = i;
-                }
-            } else if (c->state == ST_DEQ && c->t_event == tn) {
+            if ((c->state == ST_DEQ || c->state == ST_RUN) && duet__same_instant(c->t_event, tn)) {
+                if (c->state == ST_RUN)
+                    c->rem = 0; /* the tile ended; what is left is rounding */
                 ws->due[ndue++] = i;
             }
         }
-        /* Simultaneous events in the order they were scheduled. */
+        /* Handle them in event order (by insertion: few events share an instant). */
         for (int32_t a = 1; a < ndue; a++) {
             int32_t x = ws->due[a], b = a;
-            while (b > 0 && ws->cohorts[ws->due[b - 1]].seq > ws->cohorts[x].seq) {
+            while (b > 0 && duet__event_before(&ws->cohorts[x], &ws->cohorts[ws->due[b - 1]])) {
                 ws->due[b] = ws->due[b - 1];
                 b--;
             }
@@ -467,13 +454,38 @@ static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, con
     r.stolen_gemm = F.stolen[DUET_QUEUE_GEMM];
     r.stolen_comm = F.stolen[DUET_QUEUE_COMM];
     r.events = F.events;
-    r.n_ctas = n_ctas;
+    r.n_ctas = plan->n_ctas;
     r.cta_busy_s = ws->cta_busy;
     if (trace != NULL) {
-        trace->n_ctas = n_ctas;
+        trace->n_ctas = plan->n_ctas;
         trace->makespan_s = r.makespan_s;
     }
     *res_p = r;
+    return DUET_OK;
+}
+
+/*
+ * The CTAs as the run starts them: the launch's cohorts, member by member. The count is of the
+ * members, so a CTA placed in two cohorts shows as one worker too many, and one in none keeps
+ * cta -1.
+ */
+static duet_status_t duet__fluid_workers(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, int32_t *n_p)
+{
+    duet__fluid_t F;
+    DUET_CHECK(duet__fluid_start(&F, ws, hw, plan, NULL));
+    const duet_sim_worker_t none = {-1, -1, -1, -1, -1};
+    for (int32_t cta = 0; cta < plan->n_ctas; cta++)
+        ws->workers[cta] = none;
+    int32_t n = 0;
+    for (int32_t i = 0; i < F.ncoh; i++) {
+        const duet__cohort_t *c = &ws->cohorts[i];
+        for (int32_t j = 0; j < c->k; j++, n++) {
+            int32_t cta = ws->members[c->off + j];
+            duet_sim_worker_t w = {cta, c->kernel, c->home, c->steal, ws->sm_of[cta]};
+            ws->workers[cta] = w;
+        }
+    }
+    *n_p = n;
     return DUET_OK;
 }
 
@@ -481,4 +493,5 @@ const duet_sim_policy_ops_t duet_sim_policy_fluid = {
     "fluid",
     "link, HBM and SM shares divided among running tiles by max-min fairness, re-solved at every start and end",
     duet__fluid_run,
+    duet__fluid_workers,
 };

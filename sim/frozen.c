@@ -181,7 +181,12 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
     duet_frozen_params_t p;
     memset(&p, 0, sizeof(p));
     const double us = 1e-6;
-    int32_t nw = plan->cfg.num_wgs;
+    /* The workers are the plan's CTAs (fused mode: one kernel of num_wgs), and gemm_wgs is the
+     * reference's input, the configuration's split, which with a GEMM is the plan's GEMM-home
+     * count. A collective alone runs duet's comm kernel with every CTA on the comm queue; the
+     * reference kept the split, which with the GEMM queue empty moves no time, only which comm
+     * tiles count as stolen (the reference tables of tests/sim/test_frozen_pricing.c). */
+    int32_t nw = plan->n_ctas;
     p.num_wgs = nw;
     p.gemm_wgs = plan->cfg.gemm_wgs;
     p.n_gemm = plan->gemm.tiles;
@@ -226,8 +231,28 @@ static duet_status_t duet__frozen_run(duet_sim_ws_t *ws, const duet_hw_t *hw, co
     return duet_sim_frozen_schedule(ws, &p, trace, res_p);
 }
 
+/*
+ * The reference's workers: num_wgs of them, one per SM, ids below gemm_wgs on the GEMM queue first.
+ * A worker whose home queue is empty takes from the other one (the reference's rule), so each
+ * steals. The reference knows one grid: the plan's kernel that has the CTAs.
+ */
+static duet_status_t duet__frozen_workers(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, int32_t *n_p)
+{
+    duet_frozen_params_t p;
+    DUET_CHECK(duet_sim_frozen_params(hw, plan, &p));
+    DUET_CHECK(duet__sim_ws_reserve(ws, (size_t)p.num_wgs));
+    int32_t kernel = plan->kernel[DUET_KERNEL_GEMM].grid > 0 ? DUET_KERNEL_GEMM : DUET_KERNEL_COMM;
+    for (int32_t w = 0; w < p.num_wgs; w++) {
+        duet_sim_worker_t x = {w, kernel, w < p.gemm_wgs ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM, 1, w};
+        ws->workers[w] = x;
+    }
+    *n_p = p.num_wgs;
+    return DUET_OK;
+}
+
 const duet_sim_policy_ops_t duet_sim_policy_frozen = {
     "frozen",
     "the reference design's scheduler and pricing, bit for bit (fused mode only)",
     duet__frozen_run,
+    duet__frozen_workers,
 };

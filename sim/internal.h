@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "duet/sim.h"
+#include "sim/maxmin.h"
 
 /* A worker of the reference scheduler: when it is next free, and what it last ran. */
 typedef struct duet__frozen_ent {
@@ -28,6 +29,7 @@ typedef struct duet__cohort {
     int32_t home;         /* home queue of the members */
     int32_t kernel;       /* concurrent: 0 GEMM kernel, 1 comm kernel; fused: 0 */
     int32_t shared;       /* concurrent: members share their SMs with the other kernel */
+    int32_t steal;        /* the members move on to the other queue when their home queue is drained */
     int32_t claimed;      /* DEQ: 1 if the dequeue returned tiles */
     int32_t switched;     /* the members moved on to their non-home queue */
     int64_t tile0;        /* first tile (or queue position) of the current claim */
@@ -49,12 +51,25 @@ struct duet_sim_ws {
     int32_t *members;             /* CTA ids, partitioned into cohort slices */
     duet__cohort_t *cohorts;
     int32_t *due;                 /* cohorts whose event is at the current instant */
+    duet__maxmin_var_t *mm_var;   /* the solver's variables: one per running cohort */
+    duet_sim_worker_t *workers;   /* duet_sim_workers()'s answer */
 };
 
 /** Make room for `n_ctas` CTAs (grows the buffers; called before a run, never inside one). */
 duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas);
 
-/** Compute comparisons of simulated times go through this tolerance (seconds). */
-#define DUET__SIM_EPS_S 1e-15
+/*
+ * The one numerical precision of the fluid engine: 1e-12, relative (dimensionless).
+ *  - Simulated times within 1e-12 of each other, relative to the larger (duet__time_eq), are one
+ *    instant: their events are handled together, in the order they were scheduled, and a tile
+ *    whose end falls within it has ended. At 1 ms that is 1 fs, some 5000 times the spacing of
+ *    doubles there (2.2e-16 x 1 ms), so ends that the arithmetic put a few roundings apart meet,
+ *    and some 3e5 times below the shortest duration a profile prices (a dequeue, 0.3 ns on h200).
+ *  - A speed (a fraction of a tile's full speed) the max-min solver grants is at least 1e-12: a
+ *    tile left without capacity (the rounding residue of a saturated resource) crawls instead of
+ *    stalling; at that speed a 1 us tile would take 1e6 s, so any other event, which re-solves
+ *    the speeds, comes first.
+ */
+#define DUET__SIM_PRECISION 1e-12
 
 #endif /* DUET_SIM_INTERNAL_H */

@@ -41,17 +41,12 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
         c.cn = p->cn;
     if (p->group_m > 0)
         c.group_m = p->group_m;
-    if (mode == DUET_MODE_FUSED) {
-        c.num_wgs = p->num_wgs > 0 ? p->num_wgs : hw->n_sms;
-        c.gemm_wgs = split;
-        c.comm_wgs = c.num_wgs - split;
-    } else {
-        /* Concurrent and vendor: the two grids (or the GEMM's SM target and the comm grid)
-         * partition the SMs. */
-        c.gemm_wgs = split;
-        c.comm_wgs = hw->n_sms - split;
-        c.num_wgs = hw->n_sms;
-    }
+    /* Fused: `split` CTAs of the grid start on GEMM. Concurrent and vendor: the two grids (or the
+     * GEMM's SM target and the comm grid) partition the SMs. Neither can disagree. */
+    if (mode == DUET_MODE_FUSED)
+        (void)duet_config_complete_split(&c, hw, p->num_wgs > 0 ? p->num_wgs : hw->n_sms, split, -1);
+    else
+        (void)duet_config_complete_split(&c, hw, -1, split, hw->n_sms - split);
     return c;
 }
 

@@ -32,6 +32,8 @@ void duet_sim_ws_destroy(duet_sim_ws_t *ws)
     free(ws->members);
     free(ws->cohorts);
     free(ws->due);
+    free(ws->mm_var);
+    free(ws->workers);
     free(ws);
 }
 
@@ -58,7 +60,9 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas)
         duet__grow((void **)&ws->heap, n, sizeof(duet__frozen_ent_t)) ||
         duet__grow((void **)&ws->members, n, sizeof(int32_t)) ||
         duet__grow((void **)&ws->cohorts, n + 8, sizeof(duet__cohort_t)) ||
-        duet__grow((void **)&ws->due, n + 8, sizeof(int32_t)))
+        duet__grow((void **)&ws->due, n + 8, sizeof(int32_t)) ||
+        duet__grow((void **)&ws->mm_var, n + 8, sizeof(duet__maxmin_var_t)) ||
+        duet__grow((void **)&ws->workers, n, sizeof(duet_sim_worker_t)))
         return duet__error(DUET_ERR_NO_MEMORY, "cannot grow the simulator workspace to %zu CTAs", n);
     ws->cap_ctas = n;
     return DUET_OK;
@@ -80,6 +84,20 @@ duet_status_t duet_sim_run(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *polic
 {
     if (policy == NULL)
         policy = &duet_sim_policy_fluid;
-    DUET_CHECK(duet_config_validate(&plan->cfg, &plan->wl, hw));
+    /* The plan was checked when it was built; whether it fits this profile was not. */
+    DUET_CHECK(duet_plan_check_hw(plan, hw));
     return policy->run(ws, hw, plan, trace, res_p);
+}
+
+duet_status_t duet_sim_workers(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                               const duet_plan_t *plan, const duet_sim_worker_t **workers_p, int32_t *n_p)
+{
+    if (policy == NULL)
+        policy = &duet_sim_policy_fluid;
+    DUET_CHECK(duet_plan_check_hw(plan, hw));
+    int32_t n = 0;
+    DUET_CHECK(policy->workers(ws, hw, plan, &n));
+    *workers_p = ws->workers;
+    *n_p = n;
+    return DUET_OK;
 }

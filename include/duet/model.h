@@ -230,10 +230,23 @@ duet_status_t duet_workload_validate(const duet_workload_t *wl);
 /**
  * The static default configuration of the reference design, adapted to the profile:
  * fused: num_wgs = SM count, gemm_wgs = 3/4 of it; concurrent: comm_wgs = max(1, SMs / 8),
- * gemm_wgs = SMs - comm_wgs. Tile 256x128x64 (or the largest supported tile that fits the
- * profile's shared memory), comm tile 256x64, group_m 8.
+ * gemm_wgs = SMs - comm_wgs (duet_config_complete_split() with no count given). Tile
+ * 256x128x64 (or the largest supported tile that fits the profile's shared memory), comm tile
+ * 256x64, group_m 8.
  */
 duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode);
+/**
+ * Complete the split of a configuration from the CTA counts given (-1: not given), by the static
+ * default's rules. Fused: num_wgs as given, else one per SM; gemm_wgs as given, else num_wgs -
+ * comm_wgs, else 3/4 of num_wgs (rounded down); comm_wgs = num_wgs - gemm_wgs. Concurrent and
+ * vendor (num_wgs is not read): comm_wgs as given, else max(1, SMs / 8); gemm_wgs as given, else
+ * the SMs left beside comm_wgs (at least 1); num_wgs = gemm_wgs + comm_wgs. Only the split
+ * changes; duet_config_validate() checks the result.
+ * @return DUET_ERR_INVALID_ARG when the fused counts given disagree (comm_wgs != num_wgs -
+ * gemm_wgs); cfg is unchanged then.
+ */
+duet_status_t duet_config_complete_split(duet_config_t *cfg, const duet_hw_t *hw, int32_t num_wgs, int32_t gemm_wgs,
+                                         int32_t comm_wgs);
 /**
  * Check a configuration against a workload and a profile: CTA counts in range for the mode, a
  * supported tile that fits the shared memory, a comm tile of 16-byte rows, group_m in [1, 64].
@@ -408,11 +421,41 @@ typedef struct duet_plan {
     double bytes_per_peer_out;    /* payload this rank sends to each peer (max over peers), bytes */
     double bytes_per_peer_in;     /* payload this rank receives from each peer, bytes */
     int64_t comm_valid_tiles;     /* queue slots that move data */
-    /* Queue policy. */
+    /*
+     * Launch geometry and queue policy, decided here once (model/plan.c, duet__plan_policy); the
+     * simulator, the cost model and the backend read these fields and nothing else to know which
+     * kernels run, on how many CTAs, which CTA starts on which queue and whether it steals.
+     * kernel[DUET_KERNEL_GEMM] runs the GEMM (fused: both queues), kernel[DUET_KERNEL_COMM] is
+     * the comm kernel; a kernel with grid 0 does not run. duet_plan_launch() gives the order and
+     * the streams the backend launches them on.
+     */
+    duet_kernel_geom_t kernel[DUET_KERNEL_COUNT];
+    int32_t n_ctas;    /* CTAs of the operation: the grids together (timeline rows) */
+    int32_t gemm_ctas; /* CTAs that may run GEMM tiles: GEMM-home ones, and every CTA of a stealing kernel */
+    int32_t comm_grid; /* grid of the kernel whose CTAs drain the comm queue (0: none) */
+    /* Totals of the kernels' policy. */
     int32_t gemm_home_ctas;       /* CTAs whose home queue is GEMM */
     int32_t comm_home_ctas;       /* CTAs whose home queue is comm */
-    int32_t steal;                /* 1: a CTA steals from the other queue when its own is empty */
+    int32_t steal;                /* 1: some CTA steals from the other queue when its own is empty */
+    /* The K split's workspace (split_k > 1; else 0): the fp32 partial sums, gemm.tiles_mn x
+     * split_k blocks of bm x bn, and two arrival counters per C tile (a 256x256 tile sums its two
+     * 128-row passes separately: backend/splitk.h). */
+    int64_t splitk_ws_bytes;
+    int64_t splitk_counters;
 } duet_plan_t;
+
+/** One kernel launch of an operation, as the backend enqueues it. */
+typedef struct duet_launch_kernel {
+    int32_t kernel;          /* duet_kernel_t */
+    int32_t side_stream;     /* 1: on the context's second stream, forked from the caller's and joined back */
+    duet_kernel_geom_t geom; /* the kernel's geometry, which its parameters carry to the device */
+} duet_launch_kernel_t;
+
+/** The kernel launches of an operation, in the order the backend enqueues them. */
+typedef struct duet_launch {
+    int32_t n; /* 0 (nothing runs), 1 or 2 */
+    duet_launch_kernel_t k[DUET_KERNEL_COUNT];
+} duet_launch_t;
 
 /**
  * Build the plan of (workload, configuration) for one rank. The configuration must be valid for
@@ -436,6 +479,21 @@ duet_status_t duet_plan_build_queues(const duet_workload_t *wl, const duet_confi
  * per tile and moves the split along it. Checks the same rules as duet_plan_build().
  */
 duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t comm_wgs);
+/**
+ * The backend's launches for a plan (backend/run.hip enqueues exactly these): the kernels whose
+ * grid is not 0, the GEMM's first on the caller's stream, the comm kernel on a second stream when
+ * both run. Pure host code, so the CPU tests compare it with the simulator's workers
+ * (tests/sim/test_geometry.c). Vendor mode's GEMM entry is the vendor library's
+ * (duet_vendor_run()), which duet_run() does not execute.
+ */
+void duet_plan_launch(const duet_plan_t *plan, duet_launch_t *launch_p);
+/**
+ * Check that a built plan fits a profile: its GEMM tile's shared memory and its CTA counts
+ * against the SMs (the part of duet_config_validate() that needs the profile; the plan's own
+ * rules were checked when it was built). Executors given a plan and a profile call this, not
+ * the configuration rules again. @return DUET_ERR_INFEASIBLE where it does not fit.
+ */
+duet_status_t duet_plan_check_hw(const duet_plan_t *plan, const duet_hw_t *hw);
 /** The rank whose comm queue is longest (broadcast: the root; otherwise rank 0). */
 int32_t duet_plan_critical_rank(const duet_workload_t *wl);
 /** Traffic of the comm tile at queue position q. */

@@ -2,9 +2,10 @@
  * duet: the plan's index arithmetic, shared by the simulator and the GPU kernels.
  *
  * "The tile id a CTA dequeues in the kernel is the tile id the simulator dequeues": both sides
- * turn a queue position into a tile with the functions below, so tiling, tile order and queue
- * policy are decided once. Everything here is header-only, allocation-free and compiles as C11,
- * as HIP device code and as CUDA device code.
+ * turn a queue position into a tile with the functions below, so tiling and tile order are
+ * decided once; the queue policy is the plan's (duet_kernel_geom_t), read through the last two
+ * functions. Everything here is header-only, allocation-free and compiles as C11, as HIP device
+ * code and as CUDA device code.
  */
 #ifndef DUET_PLAN_MAP_H
 #define DUET_PLAN_MAP_H
@@ -208,20 +209,23 @@ DUET_HD void duet_comm_tile(const duet_comm_geom_t *g, int64_t q, duet_comm_rect
 /* Queue policy                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
-/**
- * The home queue of CTA `cta`. Fused: CTAs below gemm_wgs start on the GEMM queue, the rest on
- * the comm queue. Concurrent: the GEMM kernel's CTAs (kernel 0) serve GEMM, the comm kernel's
- * (kernel 1) serve comm; `cta` is then the kernel index.
+/*
+ * The plan decides the policy (duet_plan_t.kernel, model/plan.c); the executors only read it
+ * through these two functions, so a CTA of the simulator and the same CTA of the kernel start on
+ * the same queue and steal alike.
  */
-DUET_HD int32_t duet_home_queue(int32_t mode, int32_t cta, int32_t gemm_wgs)
+
+/** The queue CTA `cta` (numbered within its kernel, from 0) drains first. */
+DUET_HD int32_t duet_kernel_home(const duet_kernel_geom_t *k, int32_t cta)
 {
-    if (mode == DUET_MODE_CONCURRENT)
-        return cta == 0 ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM;
-    return cta < gemm_wgs ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM;
+    return cta < k->gemm_home ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM;
 }
 
-/** Whether a CTA that drained its home queue moves on to the other one (fused mode only). */
-DUET_HD int32_t duet_may_steal(int32_t mode) { return mode == DUET_MODE_FUSED; }
+/** How many queues a CTA of the kernel drains in turn: its home queue, and the other one if it steals. */
+DUET_HD int32_t duet_kernel_queues(const duet_kernel_geom_t *k)
+{
+    return k->steal ? 2 : 1;
+}
 
 #ifdef __cplusplus
 }

@@ -95,12 +95,26 @@ typedef struct duet_sim_result {
     const double *cta_busy_s; /* per CTA busy time; owned by the workspace, valid until its next run */
 } duet_sim_result_t;
 
-/** A pricing policy: a name and a run function (const ops table, convention 5). */
+/**
+ * A worker (CTA) as a policy starts it. The policies take it from the plan's launch geometry
+ * (duet_plan_t.kernel); tests/sim/test_geometry.c holds it against the backend's launch.
+ */
+typedef struct duet_sim_worker {
+    int32_t cta;    /* its number in timelines */
+    int32_t kernel; /* duet_kernel_t of the kernel it belongs to */
+    int32_t home;   /* duet_queue_t it dequeues from first */
+    int32_t steal;  /* 1: it moves on to the other queue when its home queue is drained */
+    int32_t sm;     /* the SM it starts on; -1 while it waits for one (concurrent mode) */
+} duet_sim_worker_t;
+
+/** A pricing policy: a name, a run function and its workers (const ops table, convention 5). */
 typedef struct duet_sim_policy_ops {
     const char *name;
     const char *description;
     duet_status_t (*run)(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, duet_trace_t *trace,
                          duet_sim_result_t *res_p);
+    /* The workers a run of the plan starts with, by CTA number, into ws->workers; *n_p of them. */
+    duet_status_t (*workers)(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, int32_t *n_p);
 } duet_sim_policy_ops_t;
 
 extern const duet_sim_policy_ops_t duet_sim_policy_fluid;
@@ -110,12 +124,20 @@ const duet_sim_policy_ops_t *duet_sim_policy_find(const char *name);
 
 /**
  * Simulate one plan on one profile. `trace` may be NULL; when given, one record per tile is
- * appended. Deterministic: the same input gives the same output, bit for bit.
+ * appended. Deterministic: the same input gives the same output, bit for bit. The plan's own
+ * rules were checked when it was built; here only its fit to the profile (duet_plan_check_hw()).
  * @return DUET_ERR_INFEASIBLE when the profile cannot run the plan (e.g. a tile larger than
  * its shared memory), DUET_ERR_UNSUPPORTED for a mode the policy does not model.
  */
 duet_status_t duet_sim_run(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
                            const duet_plan_t *plan, duet_trace_t *trace, duet_sim_result_t *res_p);
+/**
+ * The workers (CTAs) a simulation of the plan starts with, as the policy places them, sorted by
+ * CTA number: what the backend's launch (duet_plan_launch()) must match. *workers_p points into
+ * the workspace, valid until its next use. Checks and refusals as duet_sim_run().
+ */
+duet_status_t duet_sim_workers(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,
+                               const duet_plan_t *plan, const duet_sim_worker_t **workers_p, int32_t *n_p);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The reference design's scheduler                                                            */

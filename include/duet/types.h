@@ -44,6 +44,33 @@ typedef enum { DUET_MODE_FUSED = 0, DUET_MODE_CONCURRENT = 1, DUET_MODE_VENDOR =
 typedef enum { DUET_QUEUE_GEMM = 0, DUET_QUEUE_COMM = 1, DUET_QUEUE_COUNT } duet_queue_t;
 
 /**
+ * The kernels of an operation, as its plan lays them out (duet_plan_t.kernel): the kernel that
+ * runs the GEMM (duet's persistent kernel with the GEMM tile, or in vendor mode the vendor
+ * library's GEMM) and duet's comm kernel, which has no GEMM tile. Either may be absent.
+ */
+typedef enum { DUET_KERNEL_GEMM = 0, DUET_KERNEL_COMM = 1, DUET_KERNEL_COUNT } duet_kernel_t;
+
+/** What the CTAs of one kernel do (duet_kernel_geom_t.role). */
+typedef enum {
+    DUET_ROLE_FUSED = 0,  /* duet's GEMM-tile kernel draining both queues: home queue, then the other */
+    DUET_ROLE_GEMM = 1,   /* duet's GEMM-tile kernel draining the GEMM queue only */
+    DUET_ROLE_COMM = 2,   /* duet's comm kernel draining the comm queue only */
+    DUET_ROLE_VENDOR = 3, /* the vendor library's GEMM: its own static schedule, no queue */
+} duet_role_t;
+
+/**
+ * The launch geometry of one kernel of a plan: decided once by the plan (duet_plan_build()), read
+ * by the simulator and, copied into the kernel's parameters, by the device code.
+ */
+typedef struct duet_kernel_geom {
+    int32_t role;      /* duet_role_t */
+    int32_t grid;      /* CTAs launched; 0: the kernel does not run. Vendor: the SMs its GEMM is planned for */
+    int32_t cta_base;  /* the number of the kernel's CTA 0 in timelines and in the simulator */
+    int32_t gemm_home; /* CTAs [0, gemm_home) of the kernel start on the GEMM queue, the others on the comm queue */
+    int32_t steal;     /* 1: a CTA whose home queue is drained moves on to the other queue, then exits */
+} duet_kernel_geom_t;
+
+/**
  * The workload: C[m,n] = A[m,k] * B[n,k]^T and, independently, a collective on a per-rank
  * tensor src[mc,nc] over `world` ranks. m = n = k = 0 means "no GEMM"; coll = NONE means "no
  * collective" (then mc = nc = 0).
