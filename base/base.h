@@ -1,8 +1,9 @@
 /*
  * The base layer (not installed): what every layer of duet stands on. Errors and their text
  * (convention 1), the check macros of the foreign boundaries (convention 2), file reading and
- * the careful file writer, JSON parsing and number text, a growable text buffer, and the one
- * epsilon helper that compares simulated times (convention 6). Names start with duet__.
+ * the careful file writer, JSON parsing and number text, a growable text buffer, summary
+ * statistics, and the one epsilon helper that compares simulated times (convention 6). The thread
+ * pool has its own header, base/pool.h. Names start with duet__.
  */
 #ifndef DUET_BASE_H
 #define DUET_BASE_H
@@ -89,6 +90,25 @@ duet_status_t duet__json_check_keys(const struct cJSON *item, const char *origin
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.
  */
 int duet__json_num_text(char *buf, size_t n, double v);
+
+/*
+ * Summary statistics of samples (base/stats.c). NaN among the samples is the caller's to keep out:
+ * the order of a NaN is undefined.
+ */
+/** Sort v[0..n) ascending. */
+void duet__sort_doubles(double *v, size_t n);
+/**
+ * Quantile q in [0, 1] of v[0..n), sorted ascending: linear interpolation between the two samples
+ * around position q (n - 1), as numpy's default and GSL's gsl_stats_quantile_from_sorted_data.
+ * NaN when n is 0.
+ */
+double duet__quantile_sorted(const double *v, size_t n, double q);
+/** duet__quantile_sorted() after sorting v in place. */
+double duet__quantile(double *v, size_t n, double q);
+/** The median of v[0..n) (sorts v in place): the middle sample, or the mean of the two middle ones; NaN for none. */
+double duet__median(double *v, size_t n);
+/** The arithmetic mean of v[0..n), summed in order; NaN for none. */
+double duet__mean(const double *v, size_t n);
 
 /** Relative-epsilon comparison for simulated and modelled times (convention 6). */
 int duet__time_eq(double a, double b, double rel_eps);

@@ -5,12 +5,11 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "base/pool.h"
 #include "calibrate/internal.h"
 
 /* The reference design's rules as a fit: policy frozen on unsplit fused op rows, with its one effective
@@ -52,15 +51,16 @@ static int duet__have_seed_rows(const duet__cal_set_t *s)
 
 /*
  * A report is 2 (k + 1) independent fits: duet's model and the reference rules, each on every
- * row and on the k training sets of the cross-validation. They run as tasks on a few threads.
- * Every task has its own simulator workspace and GSL workspace (inside duet__cal_fit_set) and
- * writes only its own result and the held-out predictions of its own fold's rows, so the
- * result does not depend on the number of threads or on the order the tasks finish.
+ * row and on the k training sets of the cross-validation. They run as tasks of a thread pool
+ * (base/pool.h). Every task has its own simulator workspace and GSL workspace (inside
+ * duet__cal_fit_set) and writes only its own result and the held-out predictions of its own
+ * fold's rows, so the result does not depend on the number of threads or on the order the
+ * tasks finish.
  */
-typedef struct duet__pool duet__pool_t;
+typedef struct duet__fits duet__fits_t;
 
 typedef struct duet__task {
-    duet__pool_t *pool;
+    duet__fits_t *fits;
     const duet__cal_set_t *s;
     const duet_hw_t *base;
     const duet_cal_params_t *p;
@@ -75,25 +75,25 @@ typedef struct duet__task {
     char err[DUET__ERRBUF_LEN]; /* the error text, carried from the worker thread */
 } duet__task_t;
 
-struct duet__pool {
+struct duet__fits {
     duet__task_t *tasks;
-    int32_t n, next, done;
-    pthread_mutex_t mu;
+    int32_t n;
+    duet__pool_t pool;
     duet_cal_progress_fn fn;
     void *arg;
 };
 
 /* Progress from any worker: one call at a time, with the count of finished stages. */
-static void duet__pool_progress(void *arg, const duet_cal_progress_t *pr)
+static void duet__fits_progress(void *arg, const duet_cal_progress_t *pr)
 {
     duet__task_t *t = arg;
-    duet__pool_t *pool = t->pool;
-    pthread_mutex_lock(&pool->mu);
+    duet__fits_t *fits = t->fits;
+    duet__pool_lock(&fits->pool);
     duet_cal_progress_t q = *pr;
-    q.stages_done = pool->done;
-    if (pool->fn != NULL)
-        pool->fn(pool->arg, &q);
-    pthread_mutex_unlock(&pool->mu);
+    q.stages_done = (int32_t)duet__pool_done(&fits->pool);
+    if (fits->fn != NULL)
+        fits->fn(fits->arg, &q);
+    duet__pool_unlock(&fits->pool);
 }
 
 static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t fold, const duet_cal_params_t *p)
@@ -113,10 +113,12 @@ static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t
     return n ? sqrt(sum / (double)n) : NAN;
 }
 
-static void duet__task_run(duet__task_t *t)
+static void duet__task_run(duet__pool_t *pool, size_t task, void *arg)
 {
+    (void)pool;
+    duet__task_t *t = &((duet__fits_t *)arg)->tasks[task];
     duet_cal_params_t p = *t->p;
-    p.progress = duet__pool_progress;
+    p.progress = duet__fits_progress;
     p.progress_arg = t;
     duet_sim_ws_t *ws = NULL;
     duet_status_t st = duet__cal_fit_set(t->s, t->mask, t->base, &p, &t->stage, &t->fit);
@@ -148,57 +150,26 @@ static void duet__task_run(duet__task_t *t)
         snprintf(t->err, sizeof(t->err), "%s", duet_last_error());
 }
 
-static void *duet__pool_worker(void *arg)
+/* Run every fit on up to `threads` threads (0: one per CPU); the caller's thread works too. */
+static duet_status_t duet__fits_run(duet__fits_t *fits, int32_t threads)
 {
-    duet__pool_t *pool = arg;
-    for (;;) {
-        pthread_mutex_lock(&pool->mu);
-        int32_t i = pool->next < pool->n ? pool->next++ : -1;
-        pthread_mutex_unlock(&pool->mu);
-        if (i < 0)
-            return NULL;
-        duet__task_run(&pool->tasks[i]);
-        pthread_mutex_lock(&pool->mu);
-        pool->done++;
-        pthread_mutex_unlock(&pool->mu);
-    }
-}
-
-/* Run every task on up to `threads` threads (0: one per CPU); the caller's thread works too. */
-static duet_status_t duet__pool_run(duet__pool_t *pool, int32_t threads)
-{
-    if (threads <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 ? (int32_t)(cpus < 256 ? cpus : 256) : 1;
-    }
-    if (threads > pool->n)
-        threads = pool->n;
-    pthread_t tid[256];
-    int32_t started = 0;
-    for (int32_t i = 1; i < threads && i < 256; i++) {
-        /* A thread that cannot start only costs parallelism: the others take its tasks. */
-        if (pthread_create(&tid[started], NULL, duet__pool_worker, pool) == 0)
-            started++;
-    }
-    duet__pool_worker(pool);
-    for (int32_t i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    duet__pool_run(&fits->pool, (size_t)fits->n, threads, duet__task_run, fits);
     /* The first failing task, in task order, reports (on this thread's error text). */
-    for (int32_t i = 0; i < pool->n; i++)
-        if (pool->tasks[i].st < 0)
-            return duet__error(pool->tasks[i].st, "%s", pool->tasks[i].err);
+    for (int32_t i = 0; i < fits->n; i++)
+        if (fits->tasks[i].st < 0)
+            return duet__error(fits->tasks[i].st, "%s", fits->tasks[i].err);
     return DUET_OK;
 }
 
 /* The tasks of one model: the fit on every row, then one per fold. */
-static duet_status_t duet__model_tasks(duet__pool_t *pool, const duet__cal_set_t *s, const duet_hw_t *base,
+static duet_status_t duet__model_tasks(duet__fits_t *fits, const duet__cal_set_t *s, const duet_hw_t *base,
                                        const duet_cal_params_t *p, const char *label, int32_t k, double t0,
                                        double *held)
 {
     for (int32_t f = -1; f < k; f++) {
-        duet__task_t *t = &pool->tasks[pool->n];
+        duet__task_t *t = &fits->tasks[fits->n];
         memset(t, 0, sizeof(*t));
-        t->pool = pool;
+        t->fits = fits;
         t->s = s;
         t->base = base;
         t->p = p;
@@ -215,9 +186,9 @@ static duet_status_t duet__model_tasks(duet__pool_t *pool, const duet__cal_set_t
                 t->mask[i] = s->fold[s->shape[i]] != f; /* train on the other folds */
         }
         t->stage.name = t->name;
-        t->stage.index = pool->n;
+        t->stage.index = fits->n;
         t->stage.t0 = t0;
-        pool->n++;
+        fits->n++;
     }
     return DUET_OK;
 }
@@ -284,11 +255,10 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     const double t0 = duet__cal_now();
     duet__cal_set_t s;
     duet_sim_ws_t *ws = NULL;
-    duet__pool_t pool;
-    memset(&pool, 0, sizeof(pool));
+    duet__fits_t fits;
+    memset(&fits, 0, sizeof(fits));
     DUET_CHECK(duet__cal_set_from_corpora(corpora, names, n, &s));
     duet_status_t st = DUET_OK;
-    int mu_ok = 0;
     duet_cal_report_t *rep = calloc(1, sizeof(*rep));
     double *pred = malloc((s.n ? s.n : 1) * sizeof(*pred));
     double *held = malloc((s.n ? s.n : 1) * sizeof(*held));
@@ -313,26 +283,22 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     /* The reference rules need fused op rows; a corpus of concurrent rows only has none. */
     int have_fused = duet__have_seed_rows(&s);
     int32_t k = p->folds >= 2 ? p->folds : 0;
-    pool.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*pool.tasks));
-    if (pool.tasks == NULL) {
+    fits.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*fits.tasks));
+    if (fits.tasks == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate %d fits", (int)(2 * (k + 1)));
         goto cleanup;
     }
-    if (pthread_mutex_init(&pool.mu, NULL) != 0) {
-        st = duet__error(DUET_ERR_INTERNAL, "report: cannot create a mutex");
-        goto cleanup;
-    }
-    mu_ok = 1;
-    pool.fn = p->progress;
-    pool.arg = p->progress_arg;
-    DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, p, "duet", k, t0, held), st, cleanup);
+    DUET_CHECK_GOTO(duet__pool_init(&fits.pool), st, cleanup);
+    fits.fn = p->progress;
+    fits.arg = p->progress_arg;
+    DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, p, "duet", k, t0, held), st, cleanup);
     if (have_fused)
-        DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
-    for (int32_t i = 0; i < pool.n; i++)
-        pool.tasks[i].stage.count = pool.n;
-    DUET_CHECK_GOTO(duet__pool_run(&pool, p->threads), st, cleanup);
+        DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
+    for (int32_t i = 0; i < fits.n; i++)
+        fits.tasks[i].stage.count = fits.n;
+    DUET_CHECK_GOTO(duet__fits_run(&fits, p->threads), st, cleanup);
 
-    DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &pool.tasks[0], k, held, pred, &rep->model), st, cleanup);
+    DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &fits.tasks[0], k, held, pred, &rep->model), st, cleanup);
     /* pred holds the fit on every row now: hand each measured row's predictions to the caller. */
     for (size_t i = 0; p->rows != NULL && i < s.n; i++) {
         if (!s.row[i]->ok)
@@ -345,7 +311,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
         p->rows(p->rows_arg, &r);
     }
     if (have_fused)
-        DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &pool.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
+        DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &fits.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
                         cleanup);
     else
         rep->seed.fit.n_params = 0; /* marks "not available" */
@@ -356,11 +322,10 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     rep->wall_s = duet__cal_now() - t0;
     *rep_p = *rep;
 cleanup:
-    if (mu_ok)
-        pthread_mutex_destroy(&pool.mu);
-    for (int32_t i = 0; pool.tasks != NULL && i < pool.n; i++)
-        free(pool.tasks[i].mask);
-    free(pool.tasks);
+    duet__pool_destroy(&fits.pool);
+    for (int32_t i = 0; fits.tasks != NULL && i < fits.n; i++)
+        free(fits.tasks[i].mask);
+    free(fits.tasks);
     duet_sim_ws_destroy(ws);
     free(held_seed);
     free(held);

@@ -173,21 +173,10 @@ int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p)
     return CLI_EXIT_OK;
 }
 
-static int cli_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+/* The base layer's statistics, under the names the GPU commands use. */
+void cli_sort_doubles(double *v, size_t n) { duet__sort_doubles(v, n); }
 
-void cli_sort_doubles(double *v, size_t n) { qsort(v, n, sizeof(double), cli_cmp_double); }
-
-double cli_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    cli_sort_doubles(v, n);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double cli_median(double *v, size_t n) { return duet__median(v, n); }
 
 void cli_json_add_config(cJSON *o, const duet_config_t *c)
 {
