@@ -9,6 +9,7 @@
 #define DUET_BASE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "duet/status.h"
 
@@ -85,6 +86,26 @@ struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin,
  * occurs twice among the members of `item` or, with `deep`, of any object inside it; else DUET_OK.
  */
 duet_status_t duet__json_check_keys(const struct cJSON *item, const char *origin, const char *where, int deep);
+/** What duet__json_member() requires a member to be. */
+enum { DUET__JSON_NUMBER, DUET__JSON_STRING, DUET__JSON_BOOL, DUET__JSON_ARRAY, DUET__JSON_OBJECT };
+/**
+ * Member `key` of object `o`, present and of `type` (DUET__JSON_*), else DUET_ERR_PARSE with
+ * "<where>.<key>: missing" or "<where>.<key>: must be a number" (`where` names `o`, e.g.
+ * "c.json: rows[17]").
+ */
+duet_status_t duet__json_member(const struct cJSON *o, const char *key, int type, const char *where,
+                                const struct cJSON **v_p);
+/** An integer member in [lo, hi], else "<where>.<key>: 2.5 is not an integer in [1, 64]". */
+duet_status_t duet__json_member_int(const struct cJSON *o, const char *key, int64_t lo, int64_t hi, const char *where,
+                                    int64_t *v_p);
+/** A string member of at most n - 1 bytes, copied into buf, else "<where>.<key>: longer than 63 characters". */
+duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, const char *where, char *buf, size_t n);
+/**
+ * A string member naming one of a set (a mode, a collective), read by `parse`, else
+ * "<where>.<key>: " and parse's error text.
+ */
+duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
+                                      duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p);
 /**
  * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.
