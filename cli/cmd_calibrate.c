@@ -3,7 +3,6 @@
  * held-out accuracy; duet validate: a profile's accuracy on corpora beside the reference rules'.
  * `duet calibrate collect` (the measurement, under mpirun) lives in the GPU build.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -689,30 +688,6 @@ int cmd_calibrate(int argc, char **argv)
 /* duet validate                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-static cJSON *cli_metrics_json(const duet_cal_metrics_t *m)
-{
-    cJSON *o = cJSON_CreateObject();
-#define CLI_NUM(key, v) ((v) == (v) ? (void)cJSON_AddNumberToObject(o, key, (v)) : (void)cJSON_AddNullToObject(o, key))
-    CLI_NUM("op_rows", (double)m->op_rows);
-    CLI_NUM("ape_median", m->ape_median);
-    CLI_NUM("ape_p95", m->ape_p95);
-    CLI_NUM("shapes", (double)m->shapes);
-    CLI_NUM("exact_pick", m->exact_pick);
-    CLI_NUM("pick_within8", m->pick_within8);
-    CLI_NUM("pick_within8_loose", m->pick_within8_loose);
-    CLI_NUM("regret_median", m->regret_median);
-    CLI_NUM("regret_mean", m->regret_mean);
-    CLI_NUM("regret_p95", m->regret_p95);
-    CLI_NUM("top1_cover", m->topk_cover[0]);
-    CLI_NUM("top4_cover", m->topk_cover[1]);
-    CLI_NUM("top8_cover", m->topk_cover[2]);
-    CLI_NUM("alone_rows", (double)m->alone_rows);
-    CLI_NUM("alone_ape_median", m->alone_ape_median);
-    CLI_NUM("alone_ape_p95", m->alone_ape_p95);
-#undef CLI_NUM
-    return o;
-}
-
 int cmd_validate(int argc, char **argv)
 {
     static const char cmd[] = "validate";
@@ -790,41 +765,13 @@ int cmd_validate(int argc, char **argv)
         goto cleanup;
     int have_seed = v.seed_fit.n_params > 0;
     if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "profile", hw.name);
-        cJSON *arr = cJSON_AddArrayToObject(o, "corpora");
-        for (int i = 0; i < cs->n; i++)
-            cJSON_AddItemToArray(arr, cJSON_CreateString(cs->path[i]));
-        cJSON_AddNumberToObject(o, "rows", (double)v.rows_total);
-        cJSON_AddNumberToObject(o, "rows_failed", (double)v.rows_failed);
-        cJSON_AddNumberToObject(o, "shapes", v.shapes);
-        cJSON_AddItemToObject(o, "model", cli_metrics_json(&v.model));
-        cJSON *nzj = cli_metrics_json(&v.noise.remeasure);
-        cJSON_AddNumberToObject(nzj, "shapes_with_runner_up", v.noise.shapes);
-        cJSON_AddNumberToObject(nzj, "runner_up_in_spread", v.noise.runner_up_in_spread);
-        cJSON_AddNumberToObject(nzj, "runner_up_within_1pct", v.noise.runner_up_within_1pct);
-        cJSON_AddNumberToObject(nzj, "gap_median", v.noise.gap_median);
-        cJSON_AddNumberToObject(nzj, "row_spread_median", v.noise.row_spread_median);
-        cJSON_AddNumberToObject(nzj, "pairs", v.noise.pairs);
-        cJSON_AddItemToObject(o, "noise_floor", nzj);
-        if (have_seed) {
-            cJSON *s = cli_metrics_json(&v.seed);
-            cJSON_AddNumberToObject(s, "seed_link_gbs", v.seed_fit.params[0].value);
-            if (v.seed_fit.params[0].stderr_abs == v.seed_fit.params[0].stderr_abs)
-                cJSON_AddNumberToObject(s, "seed_link_gbs_stderr", v.seed_fit.params[0].stderr_abs);
-            cJSON_AddItemToObject(o, "reference_rules", s);
-        } else {
-            cJSON_AddNullToObject(o, "reference_rules");
-        }
-        char *text = cJSON_Print(o);
-        cJSON_Delete(o);
-        if (text == NULL) {
-            cli_error(cmd, "out of memory while writing JSON");
-            rc = CLI_EXIT_FAILED;
+        char *text = NULL;
+        if ((st = duet_cal_validation_to_json(&v, cs->path, cs->n, hw.name, &text)) < 0) {
+            rc = cli_fail(cmd, st);
             goto cleanup;
         }
-        puts(text);
-        cJSON_free(text);
+        fputs(text, stdout);
+        free(text);
         goto cleanup;
     }
     printf("duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw.name, cs->n,
