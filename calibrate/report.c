@@ -390,35 +390,3 @@ cleanup:
     duet__cal_set_free(&s);
     return st;
 }
-
-/* ------------------------------------------------------------------------------------------ */
-/* Sources and JSON                                                                            */
-/* ------------------------------------------------------------------------------------------ */
-
-void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
-{
-    char list[96] = "";
-    for (int f = 0; f < n; f++) {
-        const char *name = files && files[f] ? files[f] : "corpus";
-        size_t used = strlen(list);
-        /* Keep the source within its field: name the first files, count the rest. */
-        if (used + strlen(name) + 2 >= sizeof(list) - 24) {
-            snprintf(list + used, sizeof(list) - used, " and %d more", n - f);
-            break;
-        }
-        snprintf(list + used, sizeof(list) - used, "%s%s", f ? " " : "", name);
-    }
-    for (int32_t j = 0; j < fit->n_params; j++) {
-        const duet_cal_param_result_t *r = &fit->params[j];
-        if (!r->fitted)
-            continue;
-        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
-        char err[48];
-        if (isfinite(r->stderr_abs))
-            snprintf(err, sizeof(err), "+-%.3g%s%s", r->stderr_abs, strcmp(fi->unit, "1") ? " " : "",
-                     strcmp(fi->unit, "1") ? fi->unit : "");
-        else
-            snprintf(err, sizeof(err), "+-undetermined");
-        snprintf(fit->hw.source[r->field], DUET_HW_SOURCE_LEN, "fit: %s, %s, %s", list, date, err);
-    }
-}
