@@ -331,6 +331,30 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
 duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
                                          const char *base_name, const char *path);
 
+/**
+ * Write what `duet calibrate fit` outputs, as a pair or not at all (a failed profile write removes
+ * the report): the report as JSON to `report_path` and the fitted profile (rep->model.fit.hw) to
+ * `profile_path`. First the fitted constants' sources become "fit: <files>, <date>, +-<stderr>
+ * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC) and the profile is named `name`
+ * (NULL: the base's); rep keeps those changes even when a write fails. `files` names the corpora
+ * (n of them), `base_name` the base profile.
+ */
+duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files, int n, const char *base_name,
+                                const char *name, const char *date, const char *profile_path, const char *report_path);
+
+/**
+ * The per-row predictions as CSV (`--rows FILE`; the columns are in docs/calibration.md): open
+ * the file (its header written), hand duet_cal_rows_csv_row to duet_cal_report_run (params.rows)
+ * or duet_cal_validate_rows as the row callback with the handle as its argument, then close.
+ */
+typedef struct duet_cal_rows_csv duet_cal_rows_csv_t;
+/** Create `path` with the header line. @return DUET_ERR_IO "cannot write '<path>': <why>". */
+duet_status_t duet_cal_rows_csv_open(const char *path, duet_cal_rows_csv_t **csv_p);
+/** One measured row's line (a duet_cal_row_fn; `arg` is the handle). A failed write is reported by close. */
+void duet_cal_rows_csv_row(void *arg, const duet_cal_row_pred_t *r);
+/** Close and release. @return DUET_ERR_IO "error while writing '<path>'" if any write failed. NULL: no-op. */
+duet_status_t duet_cal_rows_csv_close(duet_cal_rows_csv_t *csv);
+
 /** What `duet validate` reports: a profile's accuracy and the reference rules' on one corpus set. */
 typedef struct duet_cal_validation {
     duet_cal_metrics_t model; /* policy fluid on the profile as given */
