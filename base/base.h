@@ -1,13 +1,15 @@
 /*
  * The base layer (not installed): what every layer of duet stands on. Errors and their text
  * (convention 1), the check macros of the foreign boundaries (convention 2), file reading and
- * the careful file writer, JSON parsing and number text, a growable text buffer, and the one
- * epsilon helper that compares simulated times (convention 6). Names start with duet__.
+ * the careful file writer, JSON parsing and number text, a growable text buffer, summary
+ * statistics, and the one epsilon helper that compares simulated times (convention 6). The thread
+ * pool has its own header, base/pool.h. Names start with duet__.
  */
 #ifndef DUET_BASE_H
 #define DUET_BASE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "duet/status.h"
 
@@ -84,11 +86,50 @@ struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin,
  * occurs twice among the members of `item` or, with `deep`, of any object inside it; else DUET_OK.
  */
 duet_status_t duet__json_check_keys(const struct cJSON *item, const char *origin, const char *where, int deep);
+/** What duet__json_member() requires a member to be. */
+enum { DUET__JSON_NUMBER, DUET__JSON_STRING, DUET__JSON_BOOL, DUET__JSON_ARRAY, DUET__JSON_OBJECT };
+/**
+ * Member `key` of object `o`, present and of `type` (DUET__JSON_*), else DUET_ERR_PARSE with
+ * "<where>.<key>: missing" or "<where>.<key>: must be a number" (`where` names `o`, e.g.
+ * "c.json: rows[17]").
+ */
+duet_status_t duet__json_member(const struct cJSON *o, const char *key, int type, const char *where,
+                                const struct cJSON **v_p);
+/** An integer member in [lo, hi], else "<where>.<key>: 2.5 is not an integer in [1, 64]". */
+duet_status_t duet__json_member_int(const struct cJSON *o, const char *key, int64_t lo, int64_t hi, const char *where,
+                                    int64_t *v_p);
+/** A string member of at most n - 1 bytes, copied into buf, else "<where>.<key>: longer than 63 characters". */
+duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, const char *where, char *buf, size_t n);
+/**
+ * A string member naming one of a set (a mode, a collective), read by `parse`, else
+ * "<where>.<key>: " and parse's error text.
+ */
+duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
+                                      duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p);
 /**
  * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.
  */
 int duet__json_num_text(char *buf, size_t n, double v);
+
+/*
+ * Summary statistics of samples (base/stats.c). NaN among the samples is the caller's to keep out:
+ * the order of a NaN is undefined.
+ */
+/** Sort v[0..n) ascending. */
+void duet__sort_doubles(double *v, size_t n);
+/**
+ * Quantile q in [0, 1] of v[0..n), sorted ascending: linear interpolation between the two samples
+ * around position q (n - 1), as numpy's default and GSL's gsl_stats_quantile_from_sorted_data.
+ * NaN when n is 0.
+ */
+double duet__quantile_sorted(const double *v, size_t n, double q);
+/** duet__quantile_sorted() after sorting v in place. */
+double duet__quantile(double *v, size_t n, double q);
+/** The median of v[0..n) (sorts v in place): the middle sample, or the mean of the two middle ones; NaN for none. */
+double duet__median(double *v, size_t n);
+/** The arithmetic mean of v[0..n), summed in order; NaN for none. */
+double duet__mean(const double *v, size_t n);
 
 /** Relative-epsilon comparison for simulated and modelled times (convention 6). */
 int duet__time_eq(double a, double b, double rel_eps);
@@ -116,9 +157,6 @@ void duet__sbuf_xml(duet__sbuf_t *b, const char *s);
  * \u00XX, so that any C string (a label, a device name) reads back as itself.
  */
 void duet__json_str(duet__sbuf_t *b, const char *s);
-
-/** The median of n samples (sorts them in place); NaN when n is 0 (base/stats.c). */
-double duet__median(double *v, size_t n);
 
 /*
  * A chart of horizontal bar pairs (base/plot.c): one row per item, its two values as bars on an

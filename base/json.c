@@ -152,3 +152,56 @@ void duet__json_str(duet__sbuf_t *b, const char *s)
     }
     duet__sbuf_printf(b, "\"");
 }
+
+duet_status_t duet__json_member(const struct cJSON *o, const char *key, int type, const char *where,
+                                const struct cJSON **v_p)
+{
+    static const char *const names[] = {"a number", "a string", "true or false", "an array", "an object"};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (v == NULL)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: missing", where, key);
+    int ok = type == DUET__JSON_NUMBER   ? cJSON_IsNumber(v)
+             : type == DUET__JSON_STRING ? cJSON_IsString(v)
+             : type == DUET__JSON_BOOL   ? cJSON_IsBool(v)
+             : type == DUET__JSON_ARRAY  ? cJSON_IsArray(v)
+                                         : cJSON_IsObject(v);
+    if (!ok)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: must be %s", where, key, names[type]);
+    *v_p = v;
+    return DUET_OK;
+}
+
+duet_status_t duet__json_member_int(const struct cJSON *o, const char *key, int64_t lo, int64_t hi, const char *where,
+                                    int64_t *v_p)
+{
+    const cJSON *v = NULL;
+    DUET_CHECK(duet__json_member(o, key, DUET__JSON_NUMBER, where, &v));
+    double d = v->valuedouble;
+    if (d != floor(d) || d < (double)lo || d > (double)hi)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: %g is not an integer in [%lld, %lld]", where, key, d, (long long)lo,
+                           (long long)hi);
+    *v_p = (int64_t)d;
+    return DUET_OK;
+}
+
+duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, const char *where, char *buf, size_t n)
+{
+    const cJSON *v = NULL;
+    DUET_CHECK(duet__json_member(o, key, DUET__JSON_STRING, where, &v));
+    if (strlen(v->valuestring) >= n)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: longer than %zu characters", where, key, n - 1);
+    snprintf(buf, n, "%s", v->valuestring);
+    return DUET_OK;
+}
+
+duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
+                                      duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p)
+{
+    char buf[64];
+    DUET_CHECK(duet__json_member_str(o, key, where, buf, sizeof(buf)));
+    int32_t v;
+    if (parse(buf, &v) < 0)
+        return duet__error(DUET_ERR_PARSE, "%s.%s: %s", where, key, duet_last_error());
+    *v_p = v;
+    return DUET_OK;
+}

@@ -1,10 +1,8 @@
 /*
  * The GSL boundary: switching GSL's aborting error handler off, and translating GSL status codes
- * into duet's. Plus two small numeric helpers shared by the layer.
+ * into duet's. Plus the layer's wall clock.
  */
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <time.h>
@@ -57,12 +55,4 @@ double duet__cal_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-double duet__cal_quantile(double *v, size_t n, double q)
-{
-    if (n == 0)
-        return NAN;
-    gsl_sort(v, 1, n);
-    return gsl_stats_quantile_from_sorted_data(v, 1, n, q);
 }

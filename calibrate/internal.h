@@ -100,7 +100,4 @@ duet_status_t duet__cal_fit_set(const duet__cal_set_t *s, const uint8_t *use, co
 /** Monotonic wall clock, seconds. */
 double duet__cal_now(void);
 
-/** Quantile q in [0, 1] of v[0..n) (sorts v in place; linear interpolation, as numpy's default). */
-double duet__cal_quantile(double *v, size_t n, double q);
-
 #endif /* DUET_CALIBRATE_INTERNAL_H */

@@ -48,30 +48,27 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
 
     /* Makespan error. */
     size_t n_ape = 0, n_alone = 0;
-    double sum_ape = 0;
     for (size_t i = 0; i < s->n; i++) {
         const duet_corpus_row_t *r = s->row[i];
         if ((mask != NULL && !mask[i]) || !r->ok || !duet__pred_ok(pred[i]))
             continue;
         double e = fabs(pred[i] / r->ms - 1.0);
-        if (r->kind == DUET_ROW_OP) {
+        if (r->kind == DUET_ROW_OP)
             ape[n_ape++] = e;
-            sum_ape += e;
-        } else {
+        else
             alone[n_alone++] = e;
-        }
     }
     if (n_ape + n_alone == 0) {
         st = duet__error(DUET_ERR_INVALID_ARG, "metrics: no measured row was predicted");
         goto cleanup;
     }
     m.op_rows = (int64_t)n_ape;
-    m.ape_mean = n_ape ? sum_ape / (double)n_ape : NAN;
-    m.ape_median = duet__cal_quantile(ape, n_ape, 0.5);
-    m.ape_p95 = duet__cal_quantile(ape, n_ape, 0.95);
+    m.ape_mean = duet__mean(ape, n_ape); /* before the quantiles sort ape */
+    m.ape_median = duet__quantile(ape, n_ape, 0.5);
+    m.ape_p95 = duet__quantile(ape, n_ape, 0.95);
     m.alone_rows = (int64_t)n_alone;
-    m.alone_ape_median = duet__cal_quantile(alone, n_alone, 0.5);
-    m.alone_ape_p95 = duet__cal_quantile(alone, n_alone, 0.95);
+    m.alone_ape_median = duet__quantile(alone, n_alone, 0.5);
+    m.alone_ape_p95 = duet__quantile(alone, n_alone, 0.95);
 
     /* Group the op rows by shape (counting sort keeps row order inside a shape). */
     for (size_t i = 0; i < s->n; i++)
@@ -87,7 +84,6 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
     /* Picks, per shape. */
     int32_t shapes = 0, exact = 0, within = 0, loose = 0;
     int32_t cover[DUET_CAL_TOPK_N] = {0};
-    double sum_regret = 0;
     for (int32_t k = 0; k < s->n_shapes; k++) {
         size_t nc = 0, nm = 0;
         for (size_t j = start[k]; j < start[k + 1]; j++) {
@@ -122,7 +118,6 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
         loose += same_mode && near_g;
         double rg = pk->ms / b->ms - 1.0;
         regret[shapes - 1] = rg;
-        sum_regret += rg;
         for (int t = 0; t < DUET_CAL_TOPK_N; t++) {
             double top = INFINITY;
             for (size_t j = 0; j < nc && j < (size_t)duet_cal_topk[t]; j++)
@@ -135,9 +130,9 @@ duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, co
         m.exact_pick = (double)exact / shapes;
         m.pick_within8 = (double)within / shapes;
         m.pick_within8_loose = (double)loose / shapes;
-        m.regret_mean = sum_regret / shapes;
-        m.regret_median = duet__cal_quantile(regret, (size_t)shapes, 0.5);
-        m.regret_p95 = duet__cal_quantile(regret, (size_t)shapes, 0.95);
+        m.regret_mean = duet__mean(regret, (size_t)shapes); /* before the quantiles sort regret */
+        m.regret_median = duet__quantile(regret, (size_t)shapes, 0.5);
+        m.regret_p95 = duet__quantile(regret, (size_t)shapes, 0.95);
         for (int t = 0; t < DUET_CAL_TOPK_N; t++)
             m.topk_cover[t] = (double)cover[t] / shapes;
     } else {

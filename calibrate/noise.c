@@ -90,7 +90,7 @@ static void duet__spread_stats(const duet__cal_set_t *s, duet_cal_noise_t *nz, d
     nz->shapes = shapes;
     nz->runner_up_in_spread = shapes ? (double)in_spread / shapes : NAN;
     nz->runner_up_within_1pct = shapes ? (double)within1 / shapes : NAN;
-    nz->gap_median = duet__cal_quantile(gap, (size_t)shapes, 0.5);
+    nz->gap_median = duet__quantile(gap, (size_t)shapes, 0.5);
 }
 
 duet_status_t duet__cal_noise(const duet__cal_set_t *s, duet_cal_noise_t *nz_p)
@@ -118,7 +118,7 @@ duet_status_t duet__cal_noise(const duet__cal_set_t *s, duet_cal_noise_t *nz_p)
         if (s->row[i]->ok && s->row[i]->kind == DUET_ROW_OP)
             spread[n_spread++] = (s->row[i]->max_ms - s->row[i]->min_ms) / s->row[i]->ms;
     }
-    nz.row_spread_median = duet__cal_quantile(spread, n_spread, 0.5);
+    nz.row_spread_median = duet__quantile(spread, n_spread, 0.5);
 
     /* The same shapes and row order, with copied rows whose medians the replicas overwrite. */
     duet__cal_set_t view = *s;

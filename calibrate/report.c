@@ -1,16 +1,14 @@
 /*
- * Reports: the fit on every row, k-fold cross-validation grouped by shape, the same for the
- * reference design's rules, and the JSON report ("duet-calibration/1"). Also `validate`: a
- * profile's accuracy on corpora beside the reference rules'.
+ * Reports: the fit on every row, k-fold cross-validation grouped by shape, and the same for the
+ * reference design's rules. Also `validate`: a profile's accuracy on corpora beside the reference
+ * rules'. Their JSON is calibrate/json.c's.
  */
-#include <cjson/cJSON.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "base/pool.h"
 #include "calibrate/internal.h"
 
 /* The reference design's rules as a fit: policy frozen on unsplit fused op rows, with its one effective
@@ -52,15 +50,16 @@ static int duet__have_seed_rows(const duet__cal_set_t *s)
 
 /*
  * A report is 2 (k + 1) independent fits: duet's model and the reference rules, each on every
- * row and on the k training sets of the cross-validation. They run as tasks on a few threads.
- * Every task has its own simulator workspace and GSL workspace (inside duet__cal_fit_set) and
- * writes only its own result and the held-out predictions of its own fold's rows, so the
- * result does not depend on the number of threads or on the order the tasks finish.
+ * row and on the k training sets of the cross-validation. They run as tasks of a thread pool
+ * (base/pool.h). Every task has its own simulator workspace and GSL workspace (inside
+ * duet__cal_fit_set) and writes only its own result and the held-out predictions of its own
+ * fold's rows, so the result does not depend on the number of threads or on the order the
+ * tasks finish.
  */
-typedef struct duet__pool duet__pool_t;
+typedef struct duet__fits duet__fits_t;
 
 typedef struct duet__task {
-    duet__pool_t *pool;
+    duet__fits_t *fits;
     const duet__cal_set_t *s;
     const duet_hw_t *base;
     const duet_cal_params_t *p;
@@ -75,25 +74,25 @@ typedef struct duet__task {
     char err[DUET__ERRBUF_LEN]; /* the error text, carried from the worker thread */
 } duet__task_t;
 
-struct duet__pool {
+struct duet__fits {
     duet__task_t *tasks;
-    int32_t n, next, done;
-    pthread_mutex_t mu;
+    int32_t n;
+    duet__pool_t pool;
     duet_cal_progress_fn fn;
     void *arg;
 };
 
 /* Progress from any worker: one call at a time, with the count of finished stages. */
-static void duet__pool_progress(void *arg, const duet_cal_progress_t *pr)
+static void duet__fits_progress(void *arg, const duet_cal_progress_t *pr)
 {
     duet__task_t *t = arg;
-    duet__pool_t *pool = t->pool;
-    pthread_mutex_lock(&pool->mu);
+    duet__fits_t *fits = t->fits;
+    duet__pool_lock(&fits->pool);
     duet_cal_progress_t q = *pr;
-    q.stages_done = pool->done;
-    if (pool->fn != NULL)
-        pool->fn(pool->arg, &q);
-    pthread_mutex_unlock(&pool->mu);
+    q.stages_done = (int32_t)duet__pool_done(&fits->pool);
+    if (fits->fn != NULL)
+        fits->fn(fits->arg, &q);
+    duet__pool_unlock(&fits->pool);
 }
 
 static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t fold, const duet_cal_params_t *p)
@@ -113,10 +112,12 @@ static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t
     return n ? sqrt(sum / (double)n) : NAN;
 }
 
-static void duet__task_run(duet__task_t *t)
+static void duet__task_run(duet__pool_t *pool, size_t task, void *arg)
 {
+    (void)pool;
+    duet__task_t *t = &((duet__fits_t *)arg)->tasks[task];
     duet_cal_params_t p = *t->p;
-    p.progress = duet__pool_progress;
+    p.progress = duet__fits_progress;
     p.progress_arg = t;
     duet_sim_ws_t *ws = NULL;
     duet_status_t st = duet__cal_fit_set(t->s, t->mask, t->base, &p, &t->stage, &t->fit);
@@ -148,57 +149,26 @@ static void duet__task_run(duet__task_t *t)
         snprintf(t->err, sizeof(t->err), "%s", duet_last_error());
 }
 
-static void *duet__pool_worker(void *arg)
+/* Run every fit on up to `threads` threads (0: one per CPU); the caller's thread works too. */
+static duet_status_t duet__fits_run(duet__fits_t *fits, int32_t threads)
 {
-    duet__pool_t *pool = arg;
-    for (;;) {
-        pthread_mutex_lock(&pool->mu);
-        int32_t i = pool->next < pool->n ? pool->next++ : -1;
-        pthread_mutex_unlock(&pool->mu);
-        if (i < 0)
-            return NULL;
-        duet__task_run(&pool->tasks[i]);
-        pthread_mutex_lock(&pool->mu);
-        pool->done++;
-        pthread_mutex_unlock(&pool->mu);
-    }
-}
-
-/* Run every task on up to `threads` threads (0: one per CPU); the caller's thread works too. */
-static duet_status_t duet__pool_run(duet__pool_t *pool, int32_t threads)
-{
-    if (threads <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 ? (int32_t)(cpus < 256 ? cpus : 256) : 1;
-    }
-    if (threads > pool->n)
-        threads = pool->n;
-    pthread_t tid[256];
-    int32_t started = 0;
-    for (int32_t i = 1; i < threads && i < 256; i++) {
-        /* A thread that cannot start only costs parallelism: the others take its tasks. */
-        if (pthread_create(&tid[started], NULL, duet__pool_worker, pool) == 0)
-            started++;
-    }
-    duet__pool_worker(pool);
-    for (int32_t i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    duet__pool_run(&fits->pool, (size_t)fits->n, threads, duet__task_run, fits);
     /* The first failing task, in task order, reports (on this thread's error text). */
-    for (int32_t i = 0; i < pool->n; i++)
-        if (pool->tasks[i].st < 0)
-            return duet__error(pool->tasks[i].st, "%s", pool->tasks[i].err);
+    for (int32_t i = 0; i < fits->n; i++)
+        if (fits->tasks[i].st < 0)
+            return duet__error(fits->tasks[i].st, "%s", fits->tasks[i].err);
     return DUET_OK;
 }
 
 /* The tasks of one model: the fit on every row, then one per fold. */
-static duet_status_t duet__model_tasks(duet__pool_t *pool, const duet__cal_set_t *s, const duet_hw_t *base,
+static duet_status_t duet__model_tasks(duet__fits_t *fits, const duet__cal_set_t *s, const duet_hw_t *base,
                                        const duet_cal_params_t *p, const char *label, int32_t k, double t0,
                                        double *held)
 {
     for (int32_t f = -1; f < k; f++) {
-        duet__task_t *t = &pool->tasks[pool->n];
+        duet__task_t *t = &fits->tasks[fits->n];
         memset(t, 0, sizeof(*t));
-        t->pool = pool;
+        t->fits = fits;
         t->s = s;
         t->base = base;
         t->p = p;
@@ -215,9 +185,9 @@ static duet_status_t duet__model_tasks(duet__pool_t *pool, const duet__cal_set_t
                 t->mask[i] = s->fold[s->shape[i]] != f; /* train on the other folds */
         }
         t->stage.name = t->name;
-        t->stage.index = pool->n;
+        t->stage.index = fits->n;
         t->stage.t0 = t0;
-        pool->n++;
+        fits->n++;
     }
     return DUET_OK;
 }
@@ -284,11 +254,10 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     const double t0 = duet__cal_now();
     duet__cal_set_t s;
     duet_sim_ws_t *ws = NULL;
-    duet__pool_t pool;
-    memset(&pool, 0, sizeof(pool));
+    duet__fits_t fits;
+    memset(&fits, 0, sizeof(fits));
     DUET_CHECK(duet__cal_set_from_corpora(corpora, names, n, &s));
     duet_status_t st = DUET_OK;
-    int mu_ok = 0;
     duet_cal_report_t *rep = calloc(1, sizeof(*rep));
     double *pred = malloc((s.n ? s.n : 1) * sizeof(*pred));
     double *held = malloc((s.n ? s.n : 1) * sizeof(*held));
@@ -313,26 +282,22 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     /* The reference rules need fused op rows; a corpus of concurrent rows only has none. */
     int have_fused = duet__have_seed_rows(&s);
     int32_t k = p->folds >= 2 ? p->folds : 0;
-    pool.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*pool.tasks));
-    if (pool.tasks == NULL) {
+    fits.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*fits.tasks));
+    if (fits.tasks == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate %d fits", (int)(2 * (k + 1)));
         goto cleanup;
     }
-    if (pthread_mutex_init(&pool.mu, NULL) != 0) {
-        st = duet__error(DUET_ERR_INTERNAL, "report: cannot create a mutex");
-        goto cleanup;
-    }
-    mu_ok = 1;
-    pool.fn = p->progress;
-    pool.arg = p->progress_arg;
-    DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, p, "duet", k, t0, held), st, cleanup);
+    DUET_CHECK_GOTO(duet__pool_init(&fits.pool), st, cleanup);
+    fits.fn = p->progress;
+    fits.arg = p->progress_arg;
+    DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, p, "duet", k, t0, held), st, cleanup);
     if (have_fused)
-        DUET_CHECK_GOTO(duet__model_tasks(&pool, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
-    for (int32_t i = 0; i < pool.n; i++)
-        pool.tasks[i].stage.count = pool.n;
-    DUET_CHECK_GOTO(duet__pool_run(&pool, p->threads), st, cleanup);
+        DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
+    for (int32_t i = 0; i < fits.n; i++)
+        fits.tasks[i].stage.count = fits.n;
+    DUET_CHECK_GOTO(duet__fits_run(&fits, p->threads), st, cleanup);
 
-    DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &pool.tasks[0], k, held, pred, &rep->model), st, cleanup);
+    DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &fits.tasks[0], k, held, pred, &rep->model), st, cleanup);
     /* pred holds the fit on every row now: hand each measured row's predictions to the caller. */
     for (size_t i = 0; p->rows != NULL && i < s.n; i++) {
         if (!s.row[i]->ok)
@@ -345,7 +310,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
         p->rows(p->rows_arg, &r);
     }
     if (have_fused)
-        DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &pool.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
+        DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, &sp, &fits.tasks[k + 1], k, held_seed, pred, &rep->seed), st,
                         cleanup);
     else
         rep->seed.fit.n_params = 0; /* marks "not available" */
@@ -356,11 +321,10 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     rep->wall_s = duet__cal_now() - t0;
     *rep_p = *rep;
 cleanup:
-    if (mu_ok)
-        pthread_mutex_destroy(&pool.mu);
-    for (int32_t i = 0; pool.tasks != NULL && i < pool.n; i++)
-        free(pool.tasks[i].mask);
-    free(pool.tasks);
+    duet__pool_destroy(&fits.pool);
+    for (int32_t i = 0; fits.tasks != NULL && i < fits.n; i++)
+        free(fits.tasks[i].mask);
+    free(fits.tasks);
     duet_sim_ws_destroy(ws);
     free(held_seed);
     free(held);
@@ -424,206 +388,5 @@ cleanup:
     duet_sim_ws_destroy(ws);
     free(pred);
     duet__cal_set_free(&s);
-    return st;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Sources and JSON                                                                            */
-/* ------------------------------------------------------------------------------------------ */
-
-void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
-{
-    char list[96] = "";
-    for (int f = 0; f < n; f++) {
-        const char *name = files && files[f] ? files[f] : "corpus";
-        size_t used = strlen(list);
-        /* Keep the source within its field: name the first files, count the rest. */
-        if (used + strlen(name) + 2 >= sizeof(list) - 24) {
-            snprintf(list + used, sizeof(list) - used, " and %d more", n - f);
-            break;
-        }
-        snprintf(list + used, sizeof(list) - used, "%s%s", f ? " " : "", name);
-    }
-    for (int32_t j = 0; j < fit->n_params; j++) {
-        const duet_cal_param_result_t *r = &fit->params[j];
-        if (!r->fitted)
-            continue;
-        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
-        char err[48];
-        if (isfinite(r->stderr_abs))
-            snprintf(err, sizeof(err), "+-%.3g%s%s", r->stderr_abs, strcmp(fi->unit, "1") ? " " : "",
-                     strcmp(fi->unit, "1") ? fi->unit : "");
-        else
-            snprintf(err, sizeof(err), "+-undetermined");
-        snprintf(fit->hw.source[r->field], DUET_HW_SOURCE_LEN, "fit: %s, %s, %s", list, date, err);
-    }
-}
-
-/* NaN and infinities are not JSON: write them as null. */
-static void duet__num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
-static cJSON *duet__metrics_json(const duet_cal_metrics_t *m)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "op_rows", (double)m->op_rows);
-    duet__num(o, "ape_median", m->ape_median);
-    duet__num(o, "ape_p95", m->ape_p95);
-    duet__num(o, "ape_mean", m->ape_mean);
-    cJSON_AddNumberToObject(o, "alone_rows", (double)m->alone_rows);
-    duet__num(o, "alone_ape_median", m->alone_ape_median);
-    duet__num(o, "alone_ape_p95", m->alone_ape_p95);
-    cJSON_AddNumberToObject(o, "shapes", m->shapes);
-    duet__num(o, "exact_pick", m->exact_pick);
-    duet__num(o, "pick_within8", m->pick_within8);
-    duet__num(o, "pick_within8_loose", m->pick_within8_loose);
-    duet__num(o, "regret_median", m->regret_median);
-    duet__num(o, "regret_mean", m->regret_mean);
-    duet__num(o, "regret_p95", m->regret_p95);
-    cJSON *cov = cJSON_AddObjectToObject(o, "topk_cover");
-    for (int t = 0; t < DUET_CAL_TOPK_N; t++) {
-        char k[16];
-        snprintf(k, sizeof(k), "%d", duet_cal_topk[t]);
-        duet__num(cov, k, m->topk_cover[t]);
-    }
-    return o;
-}
-
-static cJSON *duet__noise_json(const duet_cal_noise_t *nz)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "shapes", nz->shapes);
-    duet__num(o, "runner_up_in_spread", nz->runner_up_in_spread);
-    duet__num(o, "runner_up_within_1pct", nz->runner_up_within_1pct);
-    duet__num(o, "gap_median", nz->gap_median);
-    duet__num(o, "row_spread_median", nz->row_spread_median);
-    cJSON_AddNumberToObject(o, "pairs", nz->pairs);
-    cJSON_AddItemToObject(o, "remeasure", duet__metrics_json(&nz->remeasure));
-    return o;
-}
-
-static cJSON *duet__fit_json(const duet_cal_fit_t *fit)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "policy", fit->policy ? fit->policy : "fluid");
-    cJSON_AddNumberToObject(o, "rows", (double)fit->rows);
-    cJSON_AddNumberToObject(o, "shapes", fit->shapes);
-    cJSON_AddNumberToObject(o, "iterations", fit->iterations);
-    cJSON_AddBoolToObject(o, "converged", fit->converged != 0);
-    cJSON_AddStringToObject(o, "stop_reason", fit->stop_reason);
-    duet__num(o, "rms_log_start", fit->rms_log_start);
-    duet__num(o, "rms_log_end", fit->rms_log_end);
-    cJSON_AddNumberToObject(o, "evaluations", (double)fit->evaluations);
-    cJSON_AddNumberToObject(o, "wall_s", fit->wall_s);
-    cJSON *arr = cJSON_AddArrayToObject(o, "params");
-    for (int32_t j = 0; j < fit->n_params; j++) {
-        const duet_cal_param_result_t *r = &fit->params[j];
-        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", fi->key);
-        cJSON_AddStringToObject(e, "unit", fi->unit);
-        cJSON_AddBoolToObject(e, "fitted", r->fitted != 0);
-        duet__num(e, "start", r->start);
-        duet__num(e, "value", r->value);
-        duet__num(e, "stderr", r->stderr_abs);
-        duet__num(e, "rel_stderr", r->stderr_rel);
-        cJSON_AddStringToObject(e, "at_bound", r->at_bound < 0 ? "lower" : r->at_bound > 0 ? "upper" : "no");
-        if (r->corr_field >= 0) {
-            cJSON_AddStringToObject(e, "most_correlated_with", duet_hw_field_info(r->corr_field)->key);
-            duet__num(e, "correlation", r->corr);
-        }
-        cJSON_AddItemToArray(arr, e);
-    }
-    return o;
-}
-
-static cJSON *duet__model_json(const duet_cal_model_report_t *mr)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "fit", duet__fit_json(&mr->fit));
-    cJSON_AddItemToObject(o, "start", duet__metrics_json(&mr->start));
-    cJSON_AddItemToObject(o, "in_sample", duet__metrics_json(&mr->in_sample));
-    cJSON_AddNumberToObject(o, "folds", mr->folds);
-    if (mr->folds > 0) {
-        cJSON_AddItemToObject(o, "held_out", duet__metrics_json(&mr->held_out));
-        cJSON *arr = cJSON_AddArrayToObject(o, "fold_fits");
-        for (int32_t f = 0; f < mr->folds; f++) {
-            const duet_cal_fold_t *fo = &mr->fold[f];
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddNumberToObject(e, "fold", f);
-            cJSON_AddNumberToObject(e, "shapes_held_out", fo->shapes);
-            cJSON_AddNumberToObject(e, "rows_train", (double)fo->rows_train);
-            cJSON_AddNumberToObject(e, "iterations", fo->iterations);
-            cJSON_AddBoolToObject(e, "converged", fo->converged != 0);
-            duet__num(e, "rms_log_train", fo->rms_log_train);
-            duet__num(e, "rms_log_held_out", fo->rms_log_held_out);
-            cJSON_AddItemToArray(arr, e);
-        }
-    }
-    return o;
-}
-
-duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
-                                         const char *base_name, const char *path)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (o == NULL)
-        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot build JSON");
-    cJSON_AddStringToObject(o, "schema", "duet-calibration/1");
-    cJSON_AddStringToObject(o, "duet", DUET_VERSION);
-    cJSON *arr = cJSON_AddArrayToObject(o, "corpora");
-    for (int f = 0; f < n; f++)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(files && files[f] ? files[f] : "corpus"));
-    cJSON_AddStringToObject(o, "base_profile", base_name ? base_name : "");
-    cJSON_AddStringToObject(o, "fitted_profile", rep->model.fit.hw.name);
-    cJSON_AddNumberToObject(o, "rows", (double)rep->rows_total);
-    cJSON_AddNumberToObject(o, "rows_failed", (double)rep->rows_failed);
-    cJSON_AddNumberToObject(o, "shapes", rep->shapes);
-    cJSON_AddNumberToObject(o, "wall_s", rep->wall_s);
-    cJSON *d = cJSON_AddObjectToObject(o, "definitions");
-    cJSON_AddStringToObject(d, "ape", "|pred/meas - 1| over measured op rows (fractions: 0.05 = 5 %)");
-    cJSON_AddStringToObject(d, "exact_pick", "share of shapes whose predicted best configuration is the measured best");
-    cJSON_AddStringToObject(d, "pick_within8",
-                            "same mode, GEMM tile and K split, |gemm_wgs - best| <= 8 and |comm_wgs - best| <= 8");
-    cJSON_AddStringToObject(d, "pick_within8_loose", "same mode, |gemm_wgs - best| <= 8, any GEMM tile");
-    cJSON_AddStringToObject(d, "regret", "meas(predicted best) / meas(best) - 1, over shapes");
-    cJSON_AddStringToObject(d, "topk_cover",
-                            "share of shapes where one of the model's top k is within 3 % of the best");
-    cJSON_AddStringToObject(d, "reference_rules",
-                            "policy frozen (the reference predictor) on unsplit fused rows, seed_link_gbs fitted on "
-                            "them; concurrent and K-split rows are not predicted and count as missed picks");
-    cJSON_AddStringToObject(d, "noise_floor",
-                            "from the rows' own min/max spread: runner_up_in_spread is the share of shapes whose "
-                            "second-best median is within the best's slowest run; remeasure scores a perfect model "
-                            "ranking one simulated re-measurement against another (mean over pairs); drift between "
-                            "points is not included, so these bound every model from above");
-    cJSON_AddItemToObject(o, "noise_floor", duet__noise_json(&rep->noise));
-    cJSON_AddItemToObject(o, "model", duet__model_json(&rep->model));
-    if (rep->seed.fit.n_params > 0)
-        cJSON_AddItemToObject(o, "reference_rules", duet__model_json(&rep->seed));
-    else
-        cJSON_AddNullToObject(o, "reference_rules");
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (text == NULL)
-        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot print JSON");
-    size_t len = strlen(text);
-    char *with_nl = malloc(len + 2);
-    duet_status_t st;
-    if (with_nl == NULL) {
-        st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot print JSON");
-    } else {
-        memcpy(with_nl, text, len);
-        with_nl[len] = '\n';
-        with_nl[len + 1] = '\0';
-        st = duet__write_file_atomic(path, with_nl, len + 1);
-    }
-    free(with_nl);
-    cJSON_free(text);
     return st;
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "base/base.h"
+#include "model/internal.h"
 
 const char cli_workload_help[] =
     "workload:\n"
@@ -173,35 +173,22 @@ int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p)
     return CLI_EXIT_OK;
 }
 
-static int cli_cmp_double(const void *a, const void *b)
+/* The base layer's statistics, under the names the GPU commands use. */
+void cli_sort_doubles(double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    duet__sort_doubles(v, n);
 }
-
-void cli_sort_doubles(double *v, size_t n) { qsort(v, n, sizeof(double), cli_cmp_double); }
 
 double cli_median(double *v, size_t n)
 {
-    if (n == 0)
-        return NAN;
-    cli_sort_doubles(v, n);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return duet__median(v, n);
 }
 
 void cli_json_add_config(cJSON *o, const duet_config_t *c)
 {
-    char t[48];
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(c->mode));
-    cJSON_AddNumberToObject(o, "num_wgs", c->num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", c->gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", c->comm_wgs);
-    snprintf(t, sizeof(t), "%dx%dx%d", (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
-    cJSON_AddStringToObject(o, "tile", t);
-    snprintf(t, sizeof(t), "%dx%d", (int)c->cm, (int)c->cn);
-    cJSON_AddStringToObject(o, "comm_tile", t);
-    cJSON_AddNumberToObject(o, "group_m", c->group_m);
-    cJSON_AddNumberToObject(o, "split_k", c->split_k > 1 ? c->split_k : 1);
+    /* The configuration codec of the model layer; a member cJSON cannot allocate is left out, as
+     * for the commands' other members. */
+    (void)duet__config_to_cjson(o, c);
 }
 
 void cli_json_add_num(cJSON *o, const char *key, double v)

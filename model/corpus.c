@@ -79,59 +79,15 @@ long duet_corpus_find(const duet_corpus_t *c, const duet_corpus_row_t *key)
 /* Parsing                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* How messages name what is read: the file and the object, "c.json: rows[17]" or "c.json: corpus". */
 typedef struct duet__ctx {
     const char *origin;
-    char where[48]; /* "rows[17]" or "corpus" */
+    char where[DUET__ERRBUF_LEN];
 } duet__ctx_t;
 
-static duet_status_t duet__get(const cJSON *o, const char *key, int type, const duet__ctx_t *x, const cJSON **out)
+static void duet__ctx_at(duet__ctx_t *x, const char *object)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    static const char *const names[] = {"a number", "a string", "true or false", "an array", "an object"};
-    if (v == NULL)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: missing", x->origin, x->where, key);
-    int ok = type == 0   ? cJSON_IsNumber(v)
-             : type == 1 ? cJSON_IsString(v)
-             : type == 2 ? cJSON_IsBool(v)
-             : type == 3 ? cJSON_IsArray(v)
-                         : cJSON_IsObject(v);
-    if (!ok)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: must be %s", x->origin, x->where, key, names[type]);
-    *out = v;
-    return DUET_OK;
-}
-
-static duet_status_t duet__int(const cJSON *o, const char *key, int64_t lo, int64_t hi, const duet__ctx_t *x,
-                               int64_t *out)
-{
-    const cJSON *v;
-    DUET_CHECK(duet__get(o, key, 0, x, &v));
-    double d = v->valuedouble;
-    if (d != floor(d) || d < (double)lo || d > (double)hi)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: %g is not an integer in [%lld, %lld]", x->origin, x->where, key,
-                           d, (long long)lo, (long long)hi);
-    *out = (int64_t)d;
-    return DUET_OK;
-}
-
-static duet_status_t duet__str(const cJSON *o, const char *key, const duet__ctx_t *x, char *buf, size_t n)
-{
-    const cJSON *v;
-    DUET_CHECK(duet__get(o, key, 1, x, &v));
-    if (strlen(v->valuestring) >= n)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: longer than %zu characters", x->origin, x->where, key, n - 1);
-    snprintf(buf, n, "%s", v->valuestring);
-    return DUET_OK;
-}
-
-static duet_status_t duet__named(const cJSON *o, const char *key, const duet__ctx_t *x,
-                                 duet_status_t (*parse)(const char *, int32_t *), int32_t *out)
-{
-    char buf[64];
-    DUET_CHECK(duet__str(o, key, x, buf, sizeof(buf)));
-    if (parse(buf, out) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.%s: %s", x->origin, x->where, key, duet_last_error());
-    return DUET_OK;
+    snprintf(x->where, sizeof(x->where), "%s: %s", x->origin, object);
 }
 
 static duet_status_t duet__kind_parse(const char *s, int32_t *out)
@@ -147,95 +103,66 @@ static duet_status_t duet__kind_parse(const char *s, int32_t *out)
 static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, const duet_corpus_t *c,
                                          duet_corpus_row_t *r)
 {
-    static const char *const keys[] = {"kind",    "collective", "dtype",    "m",        "n",         "k",
-                                       "mc",      "nc",         "world",    "root",     "mode",      "num_wgs",
-                                       "gemm_wgs", "comm_wgs",  "tile",     "comm_tile", "group_m",  "split_k", "ok",
-                                       "error",   "ms",         "min_ms",   "max_ms",   "repeats"};
+    /* The row's own keys; the configuration's are the codec's (model/config_json.c). */
+    static const char *const keys[] = {"kind",  "collective", "dtype", "m",     "n",  "k",      "mc",     "nc",
+                                       "world", "root",       "ok",    "error", "ms", "min_ms", "max_ms", "repeats"};
     if (!cJSON_IsObject(o))
-        return duet__error(DUET_ERR_PARSE, "%s: %s: must be an object", x->origin, x->where);
+        return duet__error(DUET_ERR_PARSE, "%s: must be an object", x->where);
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
-        int known = 0;
+        int known = duet__config_json_key(it->string);
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
             known |= strcmp(it->string, keys[i]) == 0;
         if (!known)
-            return duet__error(DUET_ERR_PARSE, "%s: %s: unknown key \"%s\"", x->origin, x->where, it->string);
+            return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", x->where, it->string);
     }
     memset(r, 0, sizeof(*r));
     int64_t v;
-    DUET_CHECK(duet__named(o, "kind", x, duet__kind_parse, &r->kind));
-    DUET_CHECK(duet__named(o, "collective", x, duet_collective_parse, &r->wl.coll));
-    DUET_CHECK(duet__named(o, "dtype", x, duet_dtype_parse, &r->wl.dtype));
-    DUET_CHECK(duet__int(o, "m", 0, INT64_C(1) << 40, x, &r->wl.m));
-    DUET_CHECK(duet__int(o, "n", 0, INT64_C(1) << 40, x, &r->wl.n));
-    DUET_CHECK(duet__int(o, "k", 0, INT64_C(1) << 40, x, &r->wl.k));
-    DUET_CHECK(duet__int(o, "mc", 0, INT64_C(1) << 40, x, &r->wl.mc));
-    DUET_CHECK(duet__int(o, "nc", 0, INT64_C(1) << 40, x, &r->wl.nc));
-    DUET_CHECK(duet__int(o, "world", 1, 1024, x, &v));
+    DUET_CHECK(duet__json_member_named(o, "kind", x->where, duet__kind_parse, &r->kind));
+    DUET_CHECK(duet__json_member_named(o, "collective", x->where, duet_collective_parse, &r->wl.coll));
+    DUET_CHECK(duet__json_member_named(o, "dtype", x->where, duet_dtype_parse, &r->wl.dtype));
+    DUET_CHECK(duet__json_member_int(o, "m", 0, INT64_C(1) << 40, x->where, &r->wl.m));
+    DUET_CHECK(duet__json_member_int(o, "n", 0, INT64_C(1) << 40, x->where, &r->wl.n));
+    DUET_CHECK(duet__json_member_int(o, "k", 0, INT64_C(1) << 40, x->where, &r->wl.k));
+    DUET_CHECK(duet__json_member_int(o, "mc", 0, INT64_C(1) << 40, x->where, &r->wl.mc));
+    DUET_CHECK(duet__json_member_int(o, "nc", 0, INT64_C(1) << 40, x->where, &r->wl.nc));
+    DUET_CHECK(duet__json_member_int(o, "world", 1, 1024, x->where, &v));
     r->wl.world = (int32_t)v;
-    DUET_CHECK(duet__int(o, "root", 0, 1023, x, &v));
+    DUET_CHECK(duet__json_member_int(o, "root", 0, 1023, x->where, &v));
     r->wl.root = (int32_t)v;
     if (duet_workload_validate(&r->wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
+        return duet__error(DUET_ERR_PARSE, "%s: %s", x->where, duet_last_error());
     if (r->wl.world != c->world)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.world: %d differs from the corpus's world %d", x->origin, x->where,
-                           r->wl.world, c->world);
+        return duet__error(DUET_ERR_PARSE, "%s.world: %d differs from the corpus's world %d", x->where, r->wl.world,
+                           c->world);
     if (r->kind == DUET_ROW_OP && (r->wl.m == 0 || r->wl.coll == DUET_COLL_NONE))
-        return duet__error(DUET_ERR_PARSE, "%s: %s: an op row needs both a GEMM and a collective", x->origin, x->where);
-
-    DUET_CHECK(duet__named(o, "mode", x, duet_mode_parse, &r->cfg.mode));
-    DUET_CHECK(duet__int(o, "num_wgs", 0, 1 << 20, x, &v));
-    r->cfg.num_wgs = (int32_t)v;
-    DUET_CHECK(duet__int(o, "gemm_wgs", 0, 1 << 20, x, &v));
-    r->cfg.gemm_wgs = (int32_t)v;
-    DUET_CHECK(duet__int(o, "comm_wgs", 0, 1 << 20, x, &v));
-    r->cfg.comm_wgs = (int32_t)v;
-    DUET_CHECK(duet__int(o, "group_m", 1, 64, x, &v));
-    r->cfg.group_m = (int32_t)v;
-    /* Optional (corpora before the K split have none): 1. */
-    r->cfg.split_k = 1;
-    if (cJSON_GetObjectItemCaseSensitive(o, "split_k") != NULL) {
-        DUET_CHECK(duet__int(o, "split_k", 1, DUET_MAX_SPLIT_K, x, &v));
-        r->cfg.split_k = (int32_t)v;
-    }
-    char buf[64];
-    DUET_CHECK(duet__str(o, "tile", x, buf, sizeof(buf)));
-    if (duet_tile_parse(buf, &r->cfg.tile) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.tile: %s", x->origin, x->where, duet_last_error());
-    DUET_CHECK(duet__str(o, "comm_tile", x, buf, sizeof(buf)));
-    int64_t ct[2];
-    if (duet_dims_parse(buf, 2, 1 << 20, ct) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s.comm_tile: '%s' is not CMxCN", x->origin, x->where, buf);
-    r->cfg.cm = (int32_t)ct[0];
-    r->cfg.cn = (int32_t)ct[1];
-    if (duet__config_check_shape(&r->cfg, &r->wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s: %s", x->origin, x->where, duet_last_error());
+        return duet__error(DUET_ERR_PARSE, "%s: an op row needs both a GEMM and a collective", x->where);
+    DUET_CHECK(duet__config_from_json(o, &r->wl, x->where, &r->cfg));
 
     const cJSON *ok;
-    DUET_CHECK(duet__get(o, "ok", 2, x, &ok));
+    DUET_CHECK(duet__json_member(o, "ok", DUET__JSON_BOOL, x->where, &ok));
     r->ok = cJSON_IsTrue(ok);
-    DUET_CHECK(duet__int(o, "repeats", 0, 1 << 20, x, &v));
+    DUET_CHECK(duet__json_member_int(o, "repeats", 0, 1 << 20, x->where, &v));
     r->repeats = (int32_t)v;
     if (r->ok) {
         const cJSON *ms, *lo, *hi;
-        DUET_CHECK(duet__get(o, "ms", 0, x, &ms));
-        DUET_CHECK(duet__get(o, "min_ms", 0, x, &lo));
-        DUET_CHECK(duet__get(o, "max_ms", 0, x, &hi));
+        DUET_CHECK(duet__json_member(o, "ms", DUET__JSON_NUMBER, x->where, &ms));
+        DUET_CHECK(duet__json_member(o, "min_ms", DUET__JSON_NUMBER, x->where, &lo));
+        DUET_CHECK(duet__json_member(o, "max_ms", DUET__JSON_NUMBER, x->where, &hi));
         r->ms = ms->valuedouble;
         r->min_ms = lo->valuedouble;
         r->max_ms = hi->valuedouble;
         if (!(r->ms > 0) || !isfinite(r->ms) || !(r->min_ms > 0) || r->min_ms > r->ms || r->ms > r->max_ms ||
             !isfinite(r->max_ms))
-            return duet__error(DUET_ERR_PARSE, "%s: %s: need 0 < min_ms <= ms <= max_ms (got %g, %g, %g)", x->origin,
-                               x->where, r->min_ms, r->ms, r->max_ms);
+            return duet__error(DUET_ERR_PARSE, "%s: need 0 < min_ms <= ms <= max_ms (got %g, %g, %g)", x->where,
+                               r->min_ms, r->ms, r->max_ms);
         if (r->repeats < 1)
-            return duet__error(DUET_ERR_PARSE, "%s: %s.repeats: a measured row needs at least 1", x->origin,
-                               x->where);
+            return duet__error(DUET_ERR_PARSE, "%s.repeats: a measured row needs at least 1", x->where);
     } else {
-        DUET_CHECK(duet__str(o, "error", x, r->error, sizeof(r->error)));
+        DUET_CHECK(duet__json_member_str(o, "error", x->where, r->error, sizeof(r->error)));
         if (r->error[0] == '\0')
-            return duet__error(DUET_ERR_PARSE, "%s: %s.error: a failed row must say why", x->origin, x->where);
+            return duet__error(DUET_ERR_PARSE, "%s.error: a failed row must say why", x->where);
     }
     return DUET_OK;
 }
@@ -247,7 +174,7 @@ static duet_status_t duet__grid_fracs(const cJSON *grid, const char *key, int op
     const cJSON *arr, *e;
     if (optional && cJSON_GetObjectItemCaseSensitive(grid, key) == NULL)
         return DUET_OK;
-    DUET_CHECK(duet__get(grid, key, 3, x, &arr));
+    DUET_CHECK(duet__json_member(grid, key, DUET__JSON_ARRAY, x->where, &arr));
     cJSON_ArrayForEach(e, arr)
     {
         if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1 || *n >= 32)
@@ -264,7 +191,7 @@ static duet_status_t duet__grid_ints(const cJSON *grid, const char *key, int opt
     const cJSON *arr, *e;
     if (optional && cJSON_GetObjectItemCaseSensitive(grid, key) == NULL)
         return DUET_OK;
-    DUET_CHECK(duet__get(grid, key, 3, x, &arr));
+    DUET_CHECK(duet__json_member(grid, key, DUET__JSON_ARRAY, x->where, &arr));
     cJSON_ArrayForEach(e, arr)
     {
         if (!cJSON_IsNumber(e) || e->valuedouble < lo || e->valuedouble > hi ||
@@ -345,7 +272,8 @@ static long duet__row_set_add(duet__row_set_t *s, const duet_corpus_t *c, size_t
 
 static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
 {
-    duet__ctx_t x = {origin, "corpus"};
+    duet__ctx_t x = {origin, ""};
+    duet__ctx_at(&x, "corpus");
     static const char *const keys[] = {"schema", "device", "arch",   "sms",    "world", "driver", "runtime",
                                        "date",   "duet",   "repeats", "warmup", "rounds", "grid", "rows"};
     if (!cJSON_IsObject(root))
@@ -360,36 +288,36 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
             return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", origin, it->string);
     }
     char schema[32];
-    DUET_CHECK(duet__str(root, "schema", &x, schema, sizeof(schema)));
+    DUET_CHECK(duet__json_member_str(root, "schema", x.where, schema, sizeof(schema)));
     if (strcmp(schema, DUET_CORPUS_SCHEMA) != 0)
         return duet__error(DUET_ERR_PARSE, "%s: schema \"%s\" is not \"%s\"", origin, schema, DUET_CORPUS_SCHEMA);
     int64_t v;
-    DUET_CHECK(duet__str(root, "device", &x, c->device, sizeof(c->device)));
-    DUET_CHECK(duet__str(root, "arch", &x, c->arch, sizeof(c->arch)));
-    DUET_CHECK(duet__str(root, "driver", &x, c->driver, sizeof(c->driver)));
-    DUET_CHECK(duet__str(root, "runtime", &x, c->runtime, sizeof(c->runtime)));
-    DUET_CHECK(duet__str(root, "date", &x, c->date, sizeof(c->date)));
-    DUET_CHECK(duet__str(root, "duet", &x, c->duet_version, sizeof(c->duet_version)));
-    DUET_CHECK(duet__int(root, "sms", 1, 4096, &x, &v));
+    DUET_CHECK(duet__json_member_str(root, "device", x.where, c->device, sizeof(c->device)));
+    DUET_CHECK(duet__json_member_str(root, "arch", x.where, c->arch, sizeof(c->arch)));
+    DUET_CHECK(duet__json_member_str(root, "driver", x.where, c->driver, sizeof(c->driver)));
+    DUET_CHECK(duet__json_member_str(root, "runtime", x.where, c->runtime, sizeof(c->runtime)));
+    DUET_CHECK(duet__json_member_str(root, "date", x.where, c->date, sizeof(c->date)));
+    DUET_CHECK(duet__json_member_str(root, "duet", x.where, c->duet_version, sizeof(c->duet_version)));
+    DUET_CHECK(duet__json_member_int(root, "sms", 1, 4096, x.where, &v));
     c->sms = (int32_t)v;
-    DUET_CHECK(duet__int(root, "world", 1, 1024, &x, &v));
+    DUET_CHECK(duet__json_member_int(root, "world", 1, 1024, x.where, &v));
     c->world = (int32_t)v;
-    DUET_CHECK(duet__int(root, "repeats", 1, 1 << 20, &x, &v));
+    DUET_CHECK(duet__json_member_int(root, "repeats", 1, 1 << 20, x.where, &v));
     c->repeats = (int32_t)v;
-    DUET_CHECK(duet__int(root, "warmup", 0, 1 << 20, &x, &v));
+    DUET_CHECK(duet__json_member_int(root, "warmup", 0, 1 << 20, x.where, &v));
     c->warmup = (int32_t)v;
     /* Optional (corpora measured one point after the other have none): 1. */
     c->rounds = 1;
     if (cJSON_GetObjectItemCaseSensitive(root, "rounds") != NULL) {
-        DUET_CHECK(duet__int(root, "rounds", 1, 1 << 20, &x, &v));
+        DUET_CHECK(duet__json_member_int(root, "rounds", 1, 1 << 20, x.where, &v));
         c->rounds = (int32_t)v;
     }
 
     const cJSON *grid, *arr, *e;
-    DUET_CHECK(duet__get(root, "grid", 4, &x, &grid));
-    snprintf(x.where, sizeof(x.where), "grid");
+    DUET_CHECK(duet__json_member(root, "grid", DUET__JSON_OBJECT, x.where, &grid));
+    duet__ctx_at(&x, "grid");
     DUET_CHECK(duet__grid_fracs(grid, "fused_fracs", 0, &x, c->fracs, &c->n_fracs));
-    DUET_CHECK(duet__get(grid, "tiles", 3, &x, &arr));
+    DUET_CHECK(duet__json_member(grid, "tiles", DUET__JSON_ARRAY, x.where, &arr));
     cJSON_ArrayForEach(e, arr)
     {
         if (!cJSON_IsString(e) || c->n_tiles >= 16 || duet_tile_parse(e->valuestring, &c->tiles[c->n_tiles]) < 0)
@@ -401,8 +329,8 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
     DUET_CHECK(duet__grid_ints(grid, "split_ks", 1, 2, DUET_MAX_SPLIT_K, &x, c->split_ks, &c->n_split_ks));
     DUET_CHECK(duet__grid_fracs(grid, "split_fused_fracs", 1, &x, c->split_fracs, &c->n_split_fracs));
 
-    snprintf(x.where, sizeof(x.where), "corpus");
-    DUET_CHECK(duet__get(root, "rows", 3, &x, &arr));
+    duet__ctx_at(&x, "corpus");
+    DUET_CHECK(duet__json_member(root, "rows", DUET__JSON_ARRAY, x.where, &arr));
     duet__row_set_t set;
     duet_status_t st = duet__row_set_init(&set, (size_t)cJSON_GetArraySize(arr));
     duet__dup_steps = 0;
@@ -412,7 +340,7 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
         if (st < 0)
             break;
         duet_corpus_row_t r;
-        snprintf(x.where, sizeof(x.where), "rows[%zu]", i);
+        snprintf(x.where, sizeof(x.where), "%s: rows[%zu]", origin, i);
         DUET_CHECK_GOTO(duet__row_from_json(e, &x, c, &r), st, out);
         DUET_CHECK_GOTO(duet_corpus_add(c, &r), st, out);
         long dup = duet__row_set_add(&set, c, i);
@@ -512,19 +440,17 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
     for (size_t i = 0; i < c->n; i++) {
         const duet_corpus_row_t *r = &c->rows[i];
         const duet_workload_t *w = &r->wl;
-        const duet_config_t *f = &r->cfg;
-        duet__sbuf_printf(&b,
-                          "%s\n    {\"kind\": \"%s\", \"collective\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
-                          "\"k\": %lld, \"mc\": %lld, \"nc\": %lld, \"world\": %d, \"root\": %d, \"mode\": \"%s\", "
-                          "\"num_wgs\": %d, \"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", "
-                          "\"comm_tile\": \"%dx%d\", \"group_m\": %d, \"ok\": %s, \"repeats\": %d",
-                          i ? "," : "", duet_row_kind_name(r->kind), duet_collective_name(w->coll),
-                          duet_dtype_name(w->dtype), (long long)w->m, (long long)w->n, (long long)w->k,
-                          (long long)w->mc, (long long)w->nc, w->world, w->root, duet_mode_name(f->mode), f->num_wgs,
-                          f->gemm_wgs, f->comm_wgs, f->tile.bm, f->tile.bn, f->tile.bk, f->cm, f->cn, f->group_m,
-                          r->ok ? "true" : "false", r->repeats);
-        if (f->split_k > 1)
-            duet__sbuf_printf(&b, ", \"split_k\": %d", f->split_k);
+        duet__sbuf_printf(
+            &b,
+            "%s\n    {\"kind\": \"%s\", \"collective\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
+            "\"k\": %lld, \"mc\": %lld, \"nc\": %lld, \"world\": %d, \"root\": %d, ",
+            i ? "," : "", duet_row_kind_name(r->kind), duet_collective_name(w->coll), duet_dtype_name(w->dtype),
+            (long long)w->m, (long long)w->n, (long long)w->k, (long long)w->mc, (long long)w->nc, w->world, w->root);
+        /* split_k comes after "repeats", and only for a K split: where the collector that
+         * introduced it put it, so that every corpus saves back byte for byte. */
+        duet__config_json_text(&b, &r->cfg, DUET__CONFIG_SPLIT_NONE);
+        duet__sbuf_printf(&b, ", \"ok\": %s, \"repeats\": %d", r->ok ? "true" : "false", r->repeats);
+        duet__config_json_split_text(&b, &r->cfg, DUET__CONFIG_SPLIT_IF_SPLIT);
         if (r->ok) {
             duet__sbuf_printf(&b, ", \"ms\": %.17g, \"min_ms\": %.17g, \"max_ms\": %.17g}", r->ms, r->min_ms,
                               r->max_ms);

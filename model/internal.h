@@ -12,4 +12,30 @@ struct duet_config;
 struct duet_workload;
 duet_status_t duet__config_check_shape(const struct duet_config *cfg, const struct duet_workload *wl);
 
+/*
+ * The JSON codec of a configuration (model/config_json.c): the members "mode", "num_wgs",
+ * "gemm_wgs", "comm_wgs", "tile", "comm_tile", "group_m" and "split_k", in that order, for every
+ * file and output that holds one (corpus rows, the tuning database, the commands' --json).
+ */
+struct cJSON;
+/** Where a text writer puts "split_k": after the other members always, only for a K split (> 1), or not at all. */
+enum { DUET__CONFIG_SPLIT_ALWAYS, DUET__CONFIG_SPLIT_IF_SPLIT, DUET__CONFIG_SPLIT_NONE };
+/** 1 if `key` is one of a configuration's members. */
+int duet__config_json_key(const char *key);
+/** Add the members to a cJSON object (split_k always, 1 for no split). @return DUET_ERR_NO_MEMORY if cJSON cannot. */
+duet_status_t duet__config_to_cjson(struct cJSON *o, const struct duet_config *cfg);
+/** Append the members as JSON text, `"mode": "fused", ..., "group_m": 8`, then split_k as `split` says. */
+void duet__config_json_text(duet__sbuf_t *b, const struct duet_config *cfg, int split);
+/** Append `, "split_k": N` as `split` says (a writer that puts it after members of its own). */
+void duet__config_json_split_text(duet__sbuf_t *b, const struct duet_config *cfg, int split);
+/**
+ * Read the members strictly: mode fused, concurrent or vendor; num_wgs, gemm_wgs and comm_wgs
+ * integers in [0, 2^20]; group_m in [1, 64]; split_k absent (1) or in [1, DUET_MAX_SPLIT_K]; a
+ * supported tile; comm tile "CMxCN"; then the checks of the configuration against `wl` that need
+ * no profile. Other keys are the caller's. `where` names the object in messages ("c.json:
+ * rows[17]"): DUET_ERR_PARSE with "<where>.<key>: <why>". cfg_p is written only on success.
+ */
+duet_status_t duet__config_from_json(const struct cJSON *o, const struct duet_workload *wl, const char *where,
+                                     struct duet_config *cfg_p);
+
 #endif /* DUET_MODEL_INTERNAL_H */

@@ -296,7 +296,10 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
     cJSON_AddNumberToObject(o, "world", e->wl.world);
     cJSON_AddNumberToObject(o, "root", e->wl.root);
     cJSON_AddStringToObject(o, "tiles", e->tiles);
-    duet__tune_config_to_json(cJSON_AddObjectToObject(o, "config"), &e->cfg);
+    if (duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &e->cfg) < 0) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     duet__tune_json_num(o, "measured_ms", e->measured_ms);
     duet__tune_json_num(o, "pred_ms", e->pred_ms);
     cJSON_AddNumberToObject(o, "n_warmup", e->n_warmup);
@@ -305,7 +308,11 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
     for (int32_t i = 0; i < e->n_cands; i++) {
         const duet_tune_outcome_t *c = &e->cands[i];
         cJSON *co = cJSON_CreateObject();
-        duet__tune_config_to_json(co, &c->cfg);
+        if (duet__config_to_cjson(co, &c->cfg) < 0) {
+            cJSON_Delete(co);
+            cJSON_Delete(o);
+            return NULL;
+        }
         cJSON_AddStringToObject(co, "source", duet_tune_source_name(c->source));
         cJSON_AddNumberToObject(co, "model_rank", c->model_rank);
         duet__tune_json_num(co, "pred_ms", c->pred_ms);
@@ -348,7 +355,7 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
                                                   duet_tune_outcome_t *c)
 {
     memset(c, 0, sizeof(*c));
-    DUET_CHECK(duet__tune_config_from_json(co, wl, where, &c->cfg));
+    DUET_CHECK(duet__config_from_json(co, wl, where, &c->cfg));
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(co, "source");
     c->source = DUET_TUNE_SRC_MODEL;
     for (int32_t s = 0; cJSON_IsString(src) && s < DUET_TUNE_SRC_COUNT; s++)
@@ -430,7 +437,7 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
         return duet__error(DUET_ERR_PARSE, "%s: %s", where, duet_last_error());
     char cw[DUET_TUNE_KEY_LEN + 48];
     snprintf(cw, sizeof(cw), "%s.config", where);
-    DUET_CHECK(duet__tune_config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
+    DUET_CHECK(duet__config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
     e->measured_ms = duet__tune_json_get_num(o, "measured_ms");
     e->pred_ms = duet__tune_json_get_num(o, "pred_ms");
     if (!(e->measured_ms > 0) || !(e->measured_ms <= DUET__TUNE_MAX_MS))

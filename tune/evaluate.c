@@ -42,20 +42,6 @@ static void duet__tune_eval_quiet(void *user, const char *msg)
     (void)msg;
 }
 
-static int duet__tune_dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double duet__tune_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), duet__tune_dbl_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Evaluate one shape (rows[] of corpus ci). @return DUET_OK and *added 1 when it had a measured row. */
 static duet_status_t duet__tune_eval_shape(const duet_corpus_t *c, size_t ci, const size_t *rows, size_t n_rows,
                                            const duet_hw_t *hw, const duet_tune_params_t *base, duet_tune_result_t *res,
@@ -169,7 +155,6 @@ duet_status_t duet_tune_evaluate(const duet_corpus_t *corpora, size_t n_corpora,
         goto out;
     }
     size_t m = 0;
-    double sum = 0;
     ev.max_tuned_over_oracle = ev.max_default_over_oracle = NAN;
     for (size_t i = 0; i < ev.n; i++) {
         const duet_tune_eval_shape_t *s = &ev.shapes[i];
@@ -177,7 +162,6 @@ duet_status_t duet_tune_evaluate(const duet_corpus_t *corpora, size_t n_corpora,
             continue;
         double r = s->tuned_ms / s->oracle_ms;
         ratios[m++] = r;
-        sum += r;
         if (!(r <= ev.max_tuned_over_oracle))
             ev.max_tuned_over_oracle = r;
         ev.n_within_2pct += s->tuned_ms <= 1.02 * s->oracle_ms;
@@ -186,8 +170,8 @@ duet_status_t duet_tune_evaluate(const duet_corpus_t *corpora, size_t n_corpora,
             ev.n_tuned_slower_than_default += s->tuned_ms > s->default_ms;
     }
     ev.n_tuned = m;
-    ev.mean_tuned_over_oracle = m ? sum / (double)m : NAN;
-    ev.median_tuned_over_oracle = duet__tune_median(ratios, m);
+    ev.mean_tuned_over_oracle = duet__mean(ratios, m); /* before the median sorts ratios */
+    ev.median_tuned_over_oracle = duet__median(ratios, m);
     m = 0;
     for (size_t i = 0; i < ev.n; i++) {
         const duet_tune_eval_shape_t *s = &ev.shapes[i];
@@ -199,7 +183,7 @@ duet_status_t duet_tune_evaluate(const duet_corpus_t *corpora, size_t n_corpora,
             ev.max_default_over_oracle = r;
     }
     ev.n_with_default = m;
-    ev.median_default_over_oracle = duet__tune_median(ratios, m);
+    ev.median_default_over_oracle = duet__median(ratios, m);
     *ev_p = ev;
     ev.shapes = NULL;
 out:

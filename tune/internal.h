@@ -11,15 +11,6 @@
 #include "duet/tune.h"
 #include "model/internal.h"
 
-/** Add the fields of a configuration to a JSON object ("mode", "num_wgs", ..., "group_m"). */
-void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg);
-/**
- * Read the fields written by duet__tune_config_to_json() and check their shape against `wl`.
- * `where` names the object in messages. Records the error and returns DUET_ERR_PARSE.
- */
-duet_status_t duet__tune_config_from_json(const cJSON *o, const duet_workload_t *wl, const char *where,
-                                          duet_config_t *cfg_p);
-
 /** "fused", "concurrent" or "fused+concurrent" for a mode set. */
 const char *duet__tune_modes_name(uint32_t modes);
 

@@ -149,63 +149,6 @@ duet_status_t duet_tune_key_make(const duet_hw_t *hw, const duet_workload_t *wl,
 /* Shared helpers                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-void duet__tune_config_to_json(cJSON *o, const duet_config_t *cfg)
-{
-    char buf[48];
-    cJSON_AddStringToObject(o, "mode", duet_mode_name(cfg->mode));
-    cJSON_AddNumberToObject(o, "num_wgs", cfg->num_wgs);
-    cJSON_AddNumberToObject(o, "gemm_wgs", cfg->gemm_wgs);
-    cJSON_AddNumberToObject(o, "comm_wgs", cfg->comm_wgs);
-    snprintf(buf, sizeof(buf), "%dx%dx%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);
-    cJSON_AddStringToObject(o, "tile", buf);
-    snprintf(buf, sizeof(buf), "%dx%d", (int)cfg->cm, (int)cfg->cn);
-    cJSON_AddStringToObject(o, "comm_tile", buf);
-    cJSON_AddNumberToObject(o, "group_m", cfg->group_m);
-    cJSON_AddNumberToObject(o, "split_k", cfg->split_k > 1 ? cfg->split_k : 1);
-}
-
-static duet_status_t duet__tune_json_int(const cJSON *o, const char *key, const char *where, int32_t *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > (1 << 30))
-        return duet__error(DUET_ERR_PARSE, "%s.%s: missing or not an integer", where, key);
-    *out = (int32_t)v->valuedouble;
-    return DUET_OK;
-}
-
-duet_status_t duet__tune_config_from_json(const cJSON *o, const duet_workload_t *wl, const char *where,
-                                          duet_config_t *cfg_p)
-{
-    duet_config_t c;
-    memset(&c, 0, sizeof(c));
-    if (!cJSON_IsObject(o))
-        return duet__error(DUET_ERR_PARSE, "%s: not an object", where);
-    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
-    if (!cJSON_IsString(mode) || duet_mode_parse(mode->valuestring, &c.mode) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.mode: missing or not fused/concurrent", where);
-    DUET_CHECK(duet__tune_json_int(o, "num_wgs", where, &c.num_wgs));
-    DUET_CHECK(duet__tune_json_int(o, "gemm_wgs", where, &c.gemm_wgs));
-    DUET_CHECK(duet__tune_json_int(o, "comm_wgs", where, &c.comm_wgs));
-    DUET_CHECK(duet__tune_json_int(o, "group_m", where, &c.group_m));
-    /* Optional: databases written before the K split have none. */
-    c.split_k = 1;
-    if (cJSON_GetObjectItemCaseSensitive(o, "split_k") != NULL)
-        DUET_CHECK(duet__tune_json_int(o, "split_k", where, &c.split_k));
-    const cJSON *tile = cJSON_GetObjectItemCaseSensitive(o, "tile");
-    if (!cJSON_IsString(tile) || duet_tile_parse(tile->valuestring, &c.tile) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.tile: missing or not a supported tile", where);
-    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(o, "comm_tile");
-    int cm = 0, cn = 0, used = 0;
-    if (!cJSON_IsString(ct) || sscanf(ct->valuestring, "%dx%d%n", &cm, &cn, &used) != 2 || ct->valuestring[used])
-        return duet__error(DUET_ERR_PARSE, "%s.comm_tile: missing or not CMxCN", where);
-    c.cm = cm;
-    c.cn = cn;
-    if (duet__config_check_shape(&c, wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s", where, duet_last_error());
-    *cfg_p = c;
-    return DUET_OK;
-}
-
 void duet__tune_utc_now(char *buf, size_t n)
 {
     time_t t = time(NULL);

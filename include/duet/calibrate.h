@@ -313,12 +313,47 @@ typedef struct duet_cal_report {
 duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *base,
                                   const duet_cal_params_t *p, duet_cal_report_t *rep_p);
 
+/*
+ * The two JSON documents of this layer (calibrate/json.c, docs/calibration.md). Both hold the
+ * same metrics object (duet_cal_metrics_t: "op_rows", "ape_median", "ape_p95", "ape_mean",
+ * "alone_rows", "alone_ape_median", "alone_ape_p95", "shapes", "exact_pick", "pick_within8",
+ * "pick_within8_loose", "regret_median", "regret_mean", "regret_p95", and "topk_cover" with one
+ * member per k, "1", "4" and "8") and the same noise-floor object; a number that is not finite
+ * is null.
+ */
+#define DUET_CAL_REPORT_SCHEMA "duet-calibration/1"
+#define DUET_CAL_VALIDATION_SCHEMA "duet-validation/1"
+
 /**
- * Write a report as JSON ("duet-calibration/1", docs/calibration.md), atomically. `files` names
- * the corpora; `base_name` the base profile argument.
+ * Write a report as JSON (DUET_CAL_REPORT_SCHEMA), atomically. `files` names the corpora;
+ * `base_name` the base profile argument.
  */
 duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
                                          const char *base_name, const char *path);
+
+/**
+ * Write what `duet calibrate fit` outputs, as a pair or not at all (a failed profile write removes
+ * the report): the report as JSON to `report_path` and the fitted profile (rep->model.fit.hw) to
+ * `profile_path`. First the fitted constants' sources become "fit: <files>, <date>, +-<stderr>
+ * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC) and the profile is named `name`
+ * (NULL: the base's); rep keeps those changes even when a write fails. `files` names the corpora
+ * (n of them), `base_name` the base profile.
+ */
+duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files, int n, const char *base_name,
+                                const char *name, const char *date, const char *profile_path, const char *report_path);
+
+/**
+ * The per-row predictions as CSV (`--rows FILE`; the columns are in docs/calibration.md): open
+ * the file (its header written), hand duet_cal_rows_csv_row to duet_cal_report_run (params.rows)
+ * or duet_cal_validate_rows as the row callback with the handle as its argument, then close.
+ */
+typedef struct duet_cal_rows_csv duet_cal_rows_csv_t;
+/** Create `path` with the header line. @return DUET_ERR_IO "cannot write '<path>': <why>". */
+duet_status_t duet_cal_rows_csv_open(const char *path, duet_cal_rows_csv_t **csv_p);
+/** One measured row's line (a duet_cal_row_fn; `arg` is the handle). A failed write is reported by close. */
+void duet_cal_rows_csv_row(void *arg, const duet_cal_row_pred_t *r);
+/** Close and release. @return DUET_ERR_IO "error while writing '<path>'" if any write failed. NULL: no-op. */
+duet_status_t duet_cal_rows_csv_close(duet_cal_rows_csv_t *csv);
 
 /** What `duet validate` reports: a profile's accuracy and the reference rules' on one corpus set. */
 typedef struct duet_cal_validation {
@@ -344,6 +379,16 @@ duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const 
 duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
                                      duet_cal_progress_fn progress, void *progress_arg, duet_cal_row_fn rows,
                                      void *rows_arg, duet_cal_validation_t *v_p);
+
+/**
+ * A validation as JSON text (DUET_CAL_VALIDATION_SCHEMA, what `duet validate --json` prints),
+ * malloc'd, ending in a newline: the profile's name, the corpora (`files`, n of them), row and
+ * shape counts, "model" and "reference_rules" (metrics objects; the latter also carries
+ * "seed_link_gbs" and "seed_link_gbs_stderr", or is null without fused op rows) and
+ * "noise_floor".
+ */
+duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const char *const *files, int n,
+                                          const char *profile, char **text_p);
 
 #ifdef __cplusplus
 }

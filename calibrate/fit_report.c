@@ -1,0 +1,87 @@
+/*
+ * The result of a fit: at the end point, the Jacobian and from it the covariance of the log
+ * parameters; each fitted constant's value, standard error (the delta method from log space),
+ * whether it sits at a bound, and the parameter it correlates with most. And the sources a
+ * fitted profile records.
+ */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calibrate/fit.h"
+
+duet_status_t duet__fit_results(duet__fit_ctx_t *c, const gsl_vector *x, const int32_t *active, int32_t na,
+                                gsl_matrix *J, gsl_matrix *covar, duet_cal_fit_t *fit)
+{
+    /* The result: the Jacobian at the end point and the covariance from it. */
+    if (duet__fit_df(x, c, J) != GSL_SUCCESS)
+        return c->st < 0 ? c->st : duet__error(DUET_ERR_INTERNAL, "fit: the solution could not be evaluated");
+    fit->rms_log_end = duet__fit_rms(c->f0);
+    /* Columns whose pivot falls below 1e-10 of the largest are treated as dependent: their
+     * variance is reported as undetermined instead of a huge number. */
+    GSL_CHECK(gsl_multifit_nlinear_covar(J, 1e-10, covar), "fit: covariance");
+    /* Residual variance per degree of freedom scales the covariance (the rows carry no weights). */
+    double sigma2 = c->n > (size_t)na ? pow(gsl_blas_dnrm2(c->f0), 2) / (double)(c->n - (size_t)na) : NAN;
+    duet__fit_apply(c, x);
+    for (int32_t a = 0; a < na; a++) {
+        duet_cal_param_result_t *r = &fit->params[active[a]];
+        double lv = gsl_vector_get(x, (size_t)a) + c->off[a];
+        r->value = duet_hw_get(&c->hw, r->field);
+        r->at_bound = lv <= c->lo[a] ? -1 : lv >= c->hi[a] ? 1 : 0;
+        double caa = gsl_matrix_get(covar, (size_t)a, (size_t)a);
+        if (caa > 0 && isfinite(sigma2) && !r->at_bound) {
+            r->stderr_rel = sqrt(sigma2 * caa);
+            /* Delta method: d(value) = value * d(log value). */
+            r->stderr_abs = r->value * r->stderr_rel;
+        }
+        double best = 0;
+        for (int32_t b = 0; b < na; b++) {
+            double cbb = gsl_matrix_get(covar, (size_t)b, (size_t)b);
+            if (b == a || !(caa > 0) || !(cbb > 0))
+                continue;
+            double rho = gsl_matrix_get(covar, (size_t)a, (size_t)b) / sqrt(caa * cbb);
+            if (fabs(rho) > best) {
+                best = fabs(rho);
+                r->corr = rho;
+                r->corr_field = c->field[b];
+            }
+        }
+    }
+    /* Constants left out keep their start (the coarse search moves nothing it cannot see). */
+    for (int32_t j = 0; j < fit->n_params; j++)
+        if (!fit->params[j].fitted)
+            fit->params[j].value = duet_hw_get(&c->hw, fit->params[j].field);
+    fit->hw = c->hw;
+    return DUET_OK;
+}
+
+void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
+{
+    char list[96] = "";
+    for (int f = 0; f < n; f++) {
+        const char *name = files && files[f] ? files[f] : "corpus";
+        size_t used = strlen(list);
+        /* Keep the source within its field: name the first files, count the rest. */
+        if (used + strlen(name) + 2 >= sizeof(list) - 24) {
+            snprintf(list + used, sizeof(list) - used, " and %d more", n - f);
+            break;
+        }
+        snprintf(list + used, sizeof(list) - used, "%s%s", f ? " " : "", name);
+    }
+    for (int32_t j = 0; j < fit->n_params; j++) {
+        const duet_cal_param_result_t *r = &fit->params[j];
+        if (!r->fitted)
+            continue;
+        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
+        char err[48];
+        if (isfinite(r->stderr_abs))
+            snprintf(err, sizeof(err), "+-%.3g%s%s", r->stderr_abs, strcmp(fi->unit, "1") ? " " : "",
+                     strcmp(fi->unit, "1") ? fi->unit : "");
+        else
+            snprintf(err, sizeof(err), "+-undetermined");
+        snprintf(fit->hw.source[r->field], DUET_HW_SOURCE_LEN, "fit: %s, %s, %s", list, date, err);
+    }
+}

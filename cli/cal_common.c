@@ -1,0 +1,229 @@
+/*
+ * What `duet calibrate fit` and `duet validate` share (cli/cal_common.h): corpus arguments,
+ * progress, --rows, the --hw profile, and the accuracy tables.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cal_common.h"
+
+int cli_corpora_add(cli_corpora_t *cs, const char *cmd, const char *path)
+{
+    if (cs->n == CLI_CAL_MAX_CORPORA)
+        return cli_usage_error(cmd, "at most %d corpora", CLI_CAL_MAX_CORPORA);
+    cs->path[cs->n++] = path;
+    return CLI_EXIT_OK;
+}
+
+/*
+ * "--corpus a.json b.json": the files after the first arrive as operands (after getopt). At least
+ * one corpus is required.
+ */
+int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **argv)
+{
+    for (int i = optind; i < argc; i++) {
+        if (cs->n == 0)
+            return cli_usage_error(cmd, "unexpected argument '%s' (corpus files follow --corpus)", argv[i]);
+        int rc = cli_corpora_add(cs, cmd, argv[i]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    if (cs->n == 0)
+        return cli_usage_error(cmd, "give at least one --corpus FILE");
+    return CLI_EXIT_OK;
+}
+
+int cli_corpora_load(cli_corpora_t *cs, const char *cmd)
+{
+    for (int i = 0; i < cs->n; i++) {
+        duet_status_t st = duet_corpus_load(cs->path[i], &cs->c[i]);
+        if (st < 0)
+            return cli_fail(cmd, st);
+        cs->loaded = i + 1;
+    }
+    return CLI_EXIT_OK;
+}
+
+void cli_corpora_free(cli_corpora_t *cs)
+{
+    for (int i = 0; i < cs->loaded; i++)
+        duet_corpus_free(&cs->c[i]);
+    cs->loaded = 0;
+}
+
+void cli_progress_fn(void *arg, const duet_cal_progress_t *p)
+{
+    cli_progress_t *pr = arg;
+    if (pr->quiet)
+        return;
+    /* Fits run in parallel and finish in any order: the estimate is the rate of finished fits
+     * so far, applied to the fits left (the reference rules' fits are cheaper than duet's, so
+     * it errs long at first and corrects itself). */
+    int changed = p->stages_done != pr->last_done;
+    char eta[48] = "";
+    if (p->stages_done > 0) {
+        double left = p->elapsed_s / p->stages_done * (p->n_stages - p->stages_done);
+        snprintf(eta, sizeof(eta), ", ~%.0f s left", left);
+    }
+    if (pr->tty) {
+        if (p->elapsed_s - pr->last_print < 0.1 && !changed)
+            return;
+        fprintf(stderr, "\r\033[K[%d/%d done] %s: iteration %d, rms log error %.4f, %.0f s%s", p->stages_done,
+                p->n_stages, p->stage, p->iteration, p->rms_log, p->elapsed_s, eta);
+    } else {
+        /* A log file gets a line when a fit finishes and one every 30 s, not one per iteration. */
+        if (!changed && p->elapsed_s - pr->last_print < 30.0)
+            return;
+        fprintf(stderr, "[%d/%d done] %s: iteration %d, rms log error %.4f, %.0f s%s\n", p->stages_done, p->n_stages,
+                p->stage, p->iteration, p->rms_log, p->elapsed_s, eta);
+    }
+    fflush(stderr);
+    pr->last_print = p->elapsed_s;
+    pr->last_done = p->stages_done;
+}
+
+void cli_progress_end(cli_progress_t *pr)
+{
+    if (!pr->quiet && pr->tty && pr->last_print > -1e9)
+        fprintf(stderr, "\r\033[K");
+}
+
+void cli_progress_init(cli_progress_t *pr, int quiet)
+{
+    memset(pr, 0, sizeof(*pr));
+    pr->quiet = quiet;
+    pr->tty = isatty(STDERR_FILENO);
+    pr->last_done = -1;
+    pr->last_print = -1e9;
+}
+
+/* --rows FILE: the library's CSV writer (duet_cal_rows_csv_t); NULL path: none. */
+int cli_rows_open(const char *cmd, const char *path, duet_cal_rows_csv_t **csv_p)
+{
+    *csv_p = NULL;
+    if (path == NULL)
+        return CLI_EXIT_OK;
+    if (duet_cal_rows_csv_open(path, csv_p) < 0) {
+        cli_error(cmd, "--rows: %s", duet_last_error());
+        return CLI_EXIT_FAILED;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv)
+{
+    if (duet_cal_rows_csv_close(csv) < 0) {
+        cli_error(cmd, "--rows: %s", duet_last_error());
+        return CLI_EXIT_FAILED;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* A fraction as a percentage, or "-" when it is undefined. */
+const char *cli_pct(double v, char *buf, size_t n)
+{
+    if (v != v)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f %%", 100.0 * v);
+    return buf;
+}
+
+/* The accuracy table, one column per model. */
+void cli_metrics_table(const cli_column_t *col, int ncol)
+{
+    char b[32];
+    printf("%-38s", "");
+    for (int c = 0; c < ncol; c++)
+        printf(" %16s", col[c].title);
+    printf("\n");
+#define CLI_ROW(label, expr)                                                                                           \
+    do {                                                                                                               \
+        printf("%-38s", label);                                                                                        \
+        for (int c = 0; c < ncol; c++) {                                                                               \
+            const duet_cal_metrics_t *m = col[c].m;                                                                    \
+            printf(" %16s", m ? cli_pct((expr), b, sizeof(b)) : "-");                                                  \
+        }                                                                                                              \
+        printf("\n");                                                                                                  \
+    } while (0)
+#define CLI_COUNT(label, expr)                                                                                         \
+    do {                                                                                                               \
+        printf("%-38s", label);                                                                                        \
+        for (int c = 0; c < ncol; c++) {                                                                               \
+            const duet_cal_metrics_t *m = col[c].m;                                                                    \
+            if (m)                                                                                                     \
+                printf(" %16lld", (long long)(expr));                                                                  \
+            else                                                                                                       \
+                printf(" %16s", "-");                                                                                  \
+        }                                                                                                              \
+        printf("\n");                                                                                                  \
+    } while (0)
+    CLI_COUNT("op rows predicted", m->op_rows);
+    CLI_ROW("makespan error, median", m->ape_median);
+    CLI_ROW("makespan error, p95", m->ape_p95);
+    CLI_COUNT("shapes ranked", m->shapes);
+    CLI_ROW("exact pick", m->exact_pick);
+    CLI_ROW("pick within 8 CTAs (same mode, tile)", m->pick_within8);
+    CLI_ROW("pick within 8 CTAs (same mode)", m->pick_within8_loose);
+    CLI_ROW("regret of the pick, median", m->regret_median);
+    CLI_ROW("regret of the pick, mean", m->regret_mean);
+    CLI_ROW("regret of the pick, p95", m->regret_p95);
+    CLI_ROW("top-1 within 3 % of the best", m->topk_cover[0]);
+    CLI_ROW("top-4 within 3 % of the best", m->topk_cover[1]);
+    CLI_ROW("top-8 within 3 % of the best", m->topk_cover[2]);
+    CLI_COUNT("alone rows predicted", m->alone_rows);
+    CLI_ROW("alone-row error, median", m->alone_ape_median);
+    CLI_ROW("alone-row error, p95", m->alone_ape_p95);
+#undef CLI_ROW
+#undef CLI_COUNT
+}
+
+/* The noise floor, after the table: what the measurements allow any model. */
+void cli_noise_lines(const duet_cal_noise_t *nz)
+{
+    char a[32], b[32], c[32], d[32];
+    printf("\nnoise floor (the rows' own spread, %d shapes): runner-up within the best's slowest run in %s of shapes, "
+           "within 1 %% in %s; median gap to the runner-up %s; median run spread (max - min) / median %s.\n",
+           (int)nz->shapes, cli_pct(nz->runner_up_in_spread, a, sizeof(a)),
+           cli_pct(nz->runner_up_within_1pct, b, sizeof(b)), cli_pct(nz->gap_median, c, sizeof(c)),
+           cli_pct(nz->row_spread_median, d, sizeof(d)));
+    printf("column \"noise floor\": a perfect model ranking one simulated re-measurement, scored against another "
+           "(%d pairs); drift between points is not included, so no model can be expected to beat it.\n",
+           (int)nz->pairs);
+}
+
+/* Print one fit's parameters. */
+void cli_fit_params(const duet_cal_fit_t *fit)
+{
+    printf("%-24s %12s %12s %12s %-14s %s\n", "constant", "start", "fitted", "+- stderr", "unit", "note");
+    for (int32_t j = 0; j < fit->n_params; j++) {
+        const duet_cal_param_result_t *r = &fit->params[j];
+        const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
+        char se[32], note[96] = "";
+        if (r->stderr_abs == r->stderr_abs)
+            snprintf(se, sizeof(se), "%.3g", r->stderr_abs);
+        else
+            snprintf(se, sizeof(se), "-");
+        if (!r->fitted)
+            snprintf(note, sizeof(note), "not fitted: no row depends on it");
+        else if (r->at_bound)
+            snprintf(note, sizeof(note), "at its %s bound", r->at_bound < 0 ? "lower" : "upper");
+        else if (r->stderr_abs != r->stderr_abs)
+            snprintf(note, sizeof(note), "undetermined: the rows do not constrain it here");
+        else if (r->corr_field >= 0 && (r->corr > 0.95 || r->corr < -0.95))
+            snprintf(note, sizeof(note), "correlated %+.2f with %s", r->corr, duet_hw_field_info(r->corr_field)->key);
+        printf("%-24s %12.5g %12.5g %12s %-14s %s\n", fi->key, r->start, r->value, se, fi->unit, note);
+    }
+}
+
+/* The base profile, or exit 2 with "--hw: why". */
+int cli_load_hw(const char *cmd, const char *arg, duet_hw_t *hw)
+{
+    if (duet_hw_load(arg, hw) < 0) {
+        cli_error(cmd, "--hw: %s", duet_last_error()[0] ? duet_last_error() : "cannot load the profile");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,76 @@
+/*
+ * What `duet calibrate fit` (cli/cmd_calibrate.c) and `duet validate` (cli/cmd_validate.c)
+ * share: the corpus files of the command line, the progress line, --rows, and the accuracy
+ * tables they print (cli/cal_common.c).
+ */
+#ifndef DUET_CLI_CAL_COMMON_H
+#define DUET_CLI_CAL_COMMON_H
+
+#include "cli/cli.h"
+#include "duet/calibrate.h"
+
+enum {
+    OPT_CORPUS = OPT_FIRST_PRIVATE,
+    OPT_REPORT,
+    OPT_PARAMS,
+    OPT_FOLDS,
+    OPT_MAX_ITER,
+    OPT_NAME,
+    OPT_DATE,
+    OPT_QUIET,
+    OPT_ACCEPT,
+    OPT_THREADS,
+    OPT_ROWS
+};
+
+#define CLI_CAL_MAX_CORPORA 64
+
+/* The corpus files of the command line, and those loaded. */
+typedef struct cli_corpora {
+    const char *path[CLI_CAL_MAX_CORPORA];
+    duet_corpus_t c[CLI_CAL_MAX_CORPORA];
+    int n, loaded;
+} cli_corpora_t;
+
+/* Progress with an estimate of the time left, on stderr. */
+typedef struct cli_progress {
+    int tty, quiet, last_done;
+    double last_print;
+} cli_progress_t;
+
+/* A column of the accuracy table: a model's metrics under a title. */
+typedef struct cli_column {
+    const char *title;
+    const duet_cal_metrics_t *m; /* NULL: not available */
+} cli_column_t;
+
+/** Add a corpus file given with --corpus. @return an exit code. */
+int cli_corpora_add(cli_corpora_t *cs, const char *cmd, const char *path);
+/** The corpus files after the first, which arrive as operands; at least one is required. */
+int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **argv);
+/** Load every corpus file (the first bad one is the error). */
+int cli_corpora_load(cli_corpora_t *cs, const char *cmd);
+void cli_corpora_free(cli_corpora_t *cs);
+
+/** The progress line on stderr (a duet_cal_progress_fn; arg is a cli_progress_t). */
+void cli_progress_fn(void *arg, const duet_cal_progress_t *p);
+void cli_progress_init(cli_progress_t *pr, int quiet);
+void cli_progress_end(cli_progress_t *pr);
+
+/** Open --rows (NULL path: none) and close it, with the command's error line. @return an exit code. */
+int cli_rows_open(const char *cmd, const char *path, duet_cal_rows_csv_t **csv_p);
+int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv);
+
+/** The profile of --hw, or exit 2 with "--hw: <why>". */
+int cli_load_hw(const char *cmd, const char *arg, duet_hw_t *hw);
+
+/** A fraction as a percentage, or "-" when it is undefined. */
+const char *cli_pct(double v, char *buf, size_t n);
+/** The accuracy table, one column per model. */
+void cli_metrics_table(const cli_column_t *col, int ncol);
+/** The noise floor, after the table. */
+void cli_noise_lines(const duet_cal_noise_t *nz);
+/** One fit's parameters. */
+void cli_fit_params(const duet_cal_fit_t *fit);
+
+#endif /* DUET_CLI_CAL_COMMON_H */

@@ -1,0 +1,152 @@
+/*
+ * duet validate: a profile's accuracy on corpora beside the reference rules' (the library's
+ * duet_cal_validate_rows and duet_cal_validation_to_json; this file parses, calls and prints).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cal_common.h"
+
+static void cmd_validate_usage(FILE *f)
+{
+    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--json] [--rows FILE] [--quiet]\n"
+               "\n"
+               "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
+               "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
+               "Beside it, the same table for the reference design's rules (policy frozen, fused rows, its one\n"
+               "effective link bandwidth seed_link_gbs fitted on these corpora). docs/calibration.md explains\n"
+               "each line.\n"
+               "\n"
+               "options:\n"
+               "  --corpus FILE...   duet-corpus/1 files (repeat the flag or list several files after it)\n"
+               "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
+               "  --json             machine-readable output\n"
+               "  --rows FILE        per-row predictions as CSV (measured and predicted ms), for residual analysis\n"
+               "  --quiet            no progress on stderr\n"
+               "  -h, --help         this text\n"
+               "\n"
+               "examples:\n"
+               "  duet validate --corpus tuning_data/h200_world2.json --hw h200\n"
+               "  duet validate --corpus w2.json w8.json --hw mi300x-fit.json --json\n");
+}
+
+/* The options of `validate`. */
+typedef struct cli_validate_opts {
+    cli_corpora_t *cs;
+    const char *hw_arg, *rows;
+    int json, quiet, help;
+} cli_validate_opts_t;
+
+/* Parse `validate`'s arguments into o. @return an exit code (CLI_EXIT_OK to go on). */
+static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc, char **argv)
+{
+    static const struct option longopts[] = {{"corpus", required_argument, NULL, OPT_CORPUS},
+                                             {"hw", required_argument, NULL, OPT_HW},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"rows", required_argument, NULL, OPT_ROWS},
+                                             {"quiet", no_argument, NULL, OPT_QUIET},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int rc, opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            o->help = 1;
+            return CLI_EXIT_OK;
+        } else if (opt == OPT_CORPUS) {
+            if ((rc = cli_corpora_add(o->cs, cmd, optarg)) != CLI_EXIT_OK)
+                return rc;
+        } else if (opt == OPT_HW || opt == OPT_ROWS) {
+            *(opt == OPT_HW ? &o->hw_arg : &o->rows) = optarg;
+        } else if (opt == OPT_JSON || opt == OPT_QUIET) {
+            *(opt == OPT_JSON ? &o->json : &o->quiet) = 1;
+        } else {
+            return cli_getopt_error(cmd, argv, opt);
+        }
+    }
+    if ((rc = cli_corpora_operands(o->cs, cmd, argc, argv)) != CLI_EXIT_OK)
+        return rc;
+    if (o->hw_arg == NULL)
+        return cli_usage_error(cmd, "give the profile to validate with --hw NAME|FILE");
+    return CLI_EXIT_OK;
+}
+
+/* Validate (the library's duet_cal_validate_rows), with progress and --rows. */
+static int cli_validate_run(const cli_validate_opts_t *o, const char *cmd, const duet_hw_t *hw,
+                            duet_cal_validation_t *v)
+{
+    cli_progress_t pr;
+    cli_progress_init(&pr, o->quiet);
+    duet_cal_rows_csv_t *csv = NULL;
+    int rc = cli_rows_open(cmd, o->rows, &csv);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    duet_status_t st = duet_cal_validate_rows(o->cs->c, o->cs->path, o->cs->n, hw, cli_progress_fn, &pr,
+                                              csv != NULL ? duet_cal_rows_csv_row : NULL, csv, v);
+    cli_progress_end(&pr);
+    if (st < 0) {
+        rc = cli_fail(cmd, st); /* before the close, which could replace the error's text */
+        duet_cal_rows_csv_close(csv);
+        return rc;
+    }
+    return cli_rows_close(cmd, csv);
+}
+
+/* The validate table. */
+static void cli_validate_print(const cli_validate_opts_t *o, const duet_hw_t *hw, const duet_cal_validation_t *v)
+{
+    int have_seed = v->seed_fit.n_params > 0;
+    printf("duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw->name, o->cs->n,
+           o->cs->n > 1 ? "s" : "", (long long)v->rows_total, (long long)v->rows_failed, (int)v->shapes);
+    cli_column_t cols[3] = {{"duet (fluid)", &v->model},
+                            {"reference rules", have_seed ? &v->seed : NULL},
+                            {"noise floor", &v->noise.remeasure}};
+    cli_metrics_table(cols, 3);
+    cli_noise_lines(&v->noise);
+    if (have_seed)
+        printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s on %lld fused op "
+               "rows (%s%s); concurrent and K-split rows are not predicted by them and count as misses when they are "
+               "the best.\n",
+               v->seed_fit.params[0].value, (long long)v->seed_fit.rows, v->seed_fit.stop_reason,
+               v->seed_fit.params[0].at_bound ? ", at its bound" : "");
+    else
+        printf("\nreference rules: not available (the corpora have no measured unsplit fused op rows)\n");
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    static const char cmd[] = "validate";
+    cli_validate_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.cs = calloc(1, sizeof(*o.cs));
+    if (o.cs == NULL) {
+        cli_error(cmd, "out of memory");
+        return CLI_EXIT_FAILED;
+    }
+    duet_hw_t hw;
+    duet_cal_validation_t v;
+    char *text = NULL;
+    int rc = cli_validate_parse(&o, cmd, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cmd_validate_usage(stdout);
+    } else if ((rc = cli_load_hw(cmd, o.hw_arg, &hw)) == CLI_EXIT_OK &&
+               (rc = cli_corpora_load(o.cs, cmd)) == CLI_EXIT_OK &&
+               (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK) {
+        if (!o.json) {
+            cli_validate_print(&o, &hw, &v);
+        } else {
+            duet_status_t st = duet_cal_validation_to_json(&v, o.cs->path, o.cs->n, hw.name, &text);
+            if (st < 0)
+                rc = cli_fail(cmd, st);
+            else
+                fputs(text, stdout);
+        }
+    }
+    free(text);
+    cli_corpora_free(o.cs);
+    free(o.cs);
+    return rc;
+}

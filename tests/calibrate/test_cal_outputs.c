@@ -1,0 +1,102 @@
+/*
+ * The files of the calibration commands, from the library (calibrate/outputs.c): the fitted
+ * profile and its report come as a pair or not at all, and --rows writes one CSV line per row.
+ */
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "duet/calibrate.h"
+
+/* A report whose fit moved one constant, link_gbs, to 325 +- 4.44 GB/s. */
+static duet_cal_report_t *one_param_report(void)
+{
+    duet_cal_report_t *rep = calloc(1, sizeof(*rep));
+    rep->model.fit.hw = t_hw("h200");
+    rep->model.fit.n_params = 1;
+    duet_cal_param_result_t *r = &rep->model.fit.params[0];
+    r->field = DUET_HW_F_link_gbs;
+    r->fitted = 1;
+    r->start = 380;
+    r->value = 325;
+    r->stderr_abs = 4.44;
+    r->stderr_rel = 4.44 / 325;
+    r->corr_field = -1;
+    duet_hw_set(&rep->model.fit.hw, DUET_HW_F_link_gbs, 325);
+    return rep;
+}
+
+Test(cal_outputs, fit_save_writes_the_pair_with_sources_and_name, T_TIMEOUT)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char prof[96], report[96];
+    t_tmp_path(prof, sizeof(prof), "fitted.json");
+    t_tmp_path(report, sizeof(report), "report.json");
+    const char *files[] = {"tuning_data/a.json"};
+    cr_assert_eq(duet_cal_fit_save(rep, files, 1, "h200", "h200-fit", "2026-12-01", prof, report), DUET_OK, "%s",
+                 duet_last_error());
+    duet_hw_t hw;
+    cr_assert_eq(duet_hw_load(prof, &hw), DUET_OK, "%s", duet_last_error());
+    cr_assert_str_eq(hw.name, "h200-fit");
+    cr_assert_eq(duet_hw_get(&hw, DUET_HW_F_link_gbs), 325);
+    cr_assert_str_eq(hw.source[DUET_HW_F_link_gbs], "fit: tuning_data/a.json, 2026-12-01, +-4.44 GB/s");
+    char *text = t_slurp(report);
+    cr_assert(text != NULL && strstr(text, "\"duet-calibration/1\"") != NULL);
+    free(text);
+    free(rep);
+}
+
+Test(cal_outputs, fit_save_leaves_neither_when_the_profile_cannot_be_written, T_TIMEOUT)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char report[96];
+    t_tmp_path(report, sizeof(report), "report.json");
+    const char *files[] = {"a.json"};
+    cr_assert_lt(duet_cal_fit_save(rep, files, 1, "h200", NULL, NULL, "/nonexistent-dir/fitted.json", report), 0);
+    cr_assert_eq(access(report, F_OK), -1, "the report of a failed pair is removed");
+    /* No date: today's, as YYYY-MM-DD (10 characters) after the file. */
+    const char *src = rep->model.fit.hw.source[DUET_HW_F_link_gbs];
+    cr_assert(strncmp(src, "fit: a.json, 20", 15) == 0 && src[17] == '-' && src[20] == '-' && src[23] == ',', "%s",
+              src);
+    cr_assert_str_eq(rep->model.fit.hw.name, "h200", "the base's name without one given");
+    free(rep);
+}
+
+Test(cal_outputs, rows_csv, T_TIMEOUT)
+{
+    duet_cal_rows_csv_t *csv = NULL;
+    cr_assert_eq(duet_cal_rows_csv_open("/nonexistent-dir/rows.csv", &csv), DUET_ERR_IO);
+    cr_assert(strstr(duet_last_error(), "cannot write '/nonexistent-dir/rows.csv': ") != NULL, "%s", duet_last_error());
+    cr_assert_eq(duet_cal_rows_csv_close(NULL), DUET_OK);
+
+    char path[96];
+    t_tmp_path(path, sizeof(path), "rows.csv");
+    cr_assert_eq(duet_cal_rows_csv_open(path, &csv), DUET_OK, "%s", duet_last_error());
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_row_t row;
+    memset(&row, 0, sizeof(row));
+    row.kind = DUET_ROW_OP;
+    row.wl = t_wl(4096, 4096, 4096, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    row.wl.dtype = DUET_DTYPE_FP16;
+    row.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    row.cfg.split_k = 2;
+    row.ok = 1;
+    row.ms = 0.3125;
+    row.min_ms = 0.3;
+    row.max_ms = 0.33;
+    duet_cal_row_pred_t r = {&row, 1, 17, 4, 2, 0.3, NAN};
+    duet_cal_rows_csv_row(csv, &r);
+    cr_assert_eq(duet_cal_rows_csv_close(csv), DUET_OK);
+    char *text = t_slurp(path);
+    char want[512];
+    snprintf(
+        want, sizeof(want),
+        "corpus,index,shape,fold,kind,collective,dtype,m,n,k,mc,nc,world,mode,num_wgs,gemm_wgs,comm_wgs,tile,"
+        "comm_tile,group_m,ms,min_ms,max_ms,pred_ms,held_out_ms\n"
+        "1,17,4,2,op,all_gather,fp16,4096,4096,4096,512,2048,2,fused,%d,%d,%d,%dx%dx%d/k2,%dx%d,%d,0.3125,0.3,0.33,"
+        "0.3,nan\n",
+        (int)row.cfg.num_wgs, (int)row.cfg.gemm_wgs, (int)row.cfg.comm_wgs, (int)row.cfg.tile.bm, (int)row.cfg.tile.bn,
+        (int)row.cfg.tile.bk, (int)row.cfg.cm, (int)row.cfg.cn, (int)row.cfg.group_m);
+    cr_assert_str_eq(text, want);
+    free(text);
+}
