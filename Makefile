@@ -161,11 +161,17 @@ bench-sim: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(DUET)
 	$(Q)$(DUET) bench-sim
 
+# Every C, C++ and HIP source of the repository, in every layer, the tests and the examples.
+FORMAT_SRCS := $(sort $(wildcard include/duet/*.h base/*.[ch] model/*.[ch] sim/*.[ch] calibrate/*.[ch] tune/*.[ch] \
+	cli/*.[ch] cli/gpu/*.[ch] backend/*.[ch] backend/*.hip baseline/*.[ch] baseline/*.hip \
+	tests/*.h tests/*/*.[ch] tests/*/*.hip examples/*.[ch] examples/*.hip))
+
 format:
-	clang-format -i $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(wildcard include/duet/*.h base/*.h model/*.h sim/*.h cli/*.h calibrate/*.h)
+	clang-format -i $(FORMAT_SRCS)
 
 check-format:
-	clang-format --dry-run --Werror $(LIB_SRCS) $(CAL_SRCS) $(CLI_SRCS) $(wildcard include/duet/*.h base/*.h model/*.h sim/*.h cli/*.h)
+	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
+	@echo "check-format: $(words $(FORMAT_SRCS)) files clean"
 
 clean:
 	rm -rf build build-san build-gpu build-check-* build-fuzz demo

@@ -64,19 +64,19 @@ struct duet_ctx {
     duet__alloc_t *allocs;
     int nallocs, cap_allocs;
 
-    duet__ctl_t *ctl;           /* device memory: two blocks, by epoch parity (internal.h) */
+    duet__ctl_t *ctl;             /* device memory: two blocks, by epoch parity (internal.h) */
     duet__trace_rec_t *trace_dev; /* measured timeline buffer, or NULL (duet_ctx_trace_enable) */
     size_t trace_cap;             /* its records */
     float *sk_ws;                 /* K-split partials (kparams.sk_ws), grown on demand */
     size_t sk_ws_bytes;
-    uint32_t *sk_cnt;             /* K-split arrival counters, zeroed at allocation */
+    uint32_t *sk_cnt; /* K-split arrival counters, zeroed at allocation */
     size_t sk_cnt_n;
-    duet__dev_err_t *err_host;  /* pinned, mapped */
-    duet__dev_err_t *err_dev;   /* its device address */
-    hipStream_t s_comm;         /* concurrent mode's comm kernel; its GEMM runs on the caller's stream */
+    duet__dev_err_t *err_host; /* pinned, mapped */
+    duet__dev_err_t *err_dev;  /* its device address */
+    hipStream_t s_comm;        /* concurrent mode's comm kernel; its GEMM runs on the caller's stream */
     hipEvent_t ev_fork, ev_comm, ev_last;
-    void *last_stream;          /* the stream of the last operation (ev_last is recorded there) */
-    int any_op;                 /* an operation has been enqueued since creation or resync */
+    void *last_stream; /* the stream of the last operation (ev_last is recorded there) */
+    int any_op;        /* an operation has been enqueued since creation or resync */
 
     uint32_t epoch;     /* operations issued (the next one gets epoch + 1) */
     int64_t timeout_ms; /* default bound of device waits */

@@ -391,7 +391,7 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
     const int wm = warp / CFG::WN, wn = warp % CFG::WN;
     const bool active = warp < CFG::ACTIVE;
     const int64_t n0 = pid_n * BN;
-    const int64_t kb = k0; /* first K element of this part */
+    const int64_t kb = k0;                                             /* first K element of this part */
     const int kt_total = (int)(duet_cdiv(k1, CFG::KS) - k0 / CFG::KS); /* K <= 2^24: fits */
     duet__acc<CFG::WTN> acc;
 

@@ -74,8 +74,8 @@ typedef struct duet__kparams {
     const uint16_t *a;
     const uint16_t *b;
     uint16_t *c;
-    int32_t ab_vec; /* 1: K % 8 == 0 and A, B 16-byte aligned: 16-byte asynchronous copies */
-    int32_t c_vec;  /* 1: N even and C 4-byte aligned: C stored as element pairs */
+    int32_t ab_vec;  /* 1: K % 8 == 0 and A, B 16-byte aligned: 16-byte asynchronous copies */
+    int32_t c_vec;   /* 1: N even and C 4-byte aligned: C stored as element pairs */
     int32_t c_vec16; /* 1: N % 8 == 0 and C 16-byte aligned: the wgmma tile stores 16 bytes at a time */
     int32_t tma;     /* 1: tma_a and tma_b describe A and B (NVIDIA sm_90: the wgmma tile runs) */
     int32_t c_tma;   /* 1: tma_c describes C too (tma and c_vec16): the wgmma epilogue stores C by TMA */
@@ -99,10 +99,10 @@ typedef struct duet__kparams {
     uint64_t timeout_ns; /* bound of every wait */
     /* Where each rank's heap is mapped in this process (bases[rank] is the local heap). */
     char *bases[DUET_OP_MAX_WORLD];
-    uint32_t *flags;      /* this rank's flag words (local address, start of the heap) */
+    uint32_t *flags;       /* this rank's flag words (local address, start of the heap) */
     duet__ctl_t *ctl;      /* device-local: this operation's control block (zeroed) */
     duet__ctl_t *ctl_next; /* the next operation's, which CTA 0 zeroes */
-    duet__dev_err_t *err; /* device address of the host-mapped error record */
+    duet__dev_err_t *err;  /* device address of the host-mapped error record */
     /* Measured timeline: NULL, or a buffer of trace_cap records (duet_ctx_trace_enable). */
     duet__trace_rec_t *trace;
     uint32_t trace_cap;

@@ -272,7 +272,7 @@ template <bool BF16> static hipError_t duet__kernels_init(void)
 #define DUET__INIT_CASE(_bm, _bn)                                                                                      \
     if (e == hipSuccess)                                                                                               \
         e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, false>,                          \
-                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__tile_smem<_bm, _bn>::BYTES);    \
+                                hipFuncAttributeMaxDynamicSharedMemorySize, duet__tile_smem<_bm, _bn>::BYTES);         \
     if (e == hipSuccess)                                                                                               \
         e = hipFuncSetAttribute((const void *)duet__persistent_kernel<BF16, _bm, _bn, true>,                           \
                                 hipFuncAttributeMaxDynamicSharedMemorySize, duet__tile_smem<_bm, _bn>::BYTES);

@@ -72,7 +72,8 @@ static duet_status_t duet__splitk_reserve(duet_ctx_h ctx, const duet_plan_t *pla
         if (hipMalloc((void **)&ctx->sk_ws, ws) != hipSuccess) {
             (void)hipGetLastError();
             ctx->sk_ws = NULL;
-            st = duet__error(DUET_ERR_NO_MEMORY, "split_k %d: cannot allocate %.1f MiB of device memory for the partial sums",
+            st = duet__error(DUET_ERR_NO_MEMORY,
+                             "split_k %d: cannot allocate %.1f MiB of device memory for the partial sums",
                              (int)g->split_k, (double)ws / (1024.0 * 1024.0));
             goto out;
         }

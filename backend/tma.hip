@@ -1,8 +1,8 @@
 /*
  * TMA tensor maps for the Hopper GEMM tile (backend/gemm_hopper.h). The descriptors are encoded
  * on the host for every launch (about a microsecond each) because they hold A's and B's
- * addresses and shapes (and C's, for the epilogue's stores). cuTensorMapEncodeTiled is a driver API function: it is looked up through
- * the runtime, so the backend links libcudart only, like every other CUDA program we ship.
+ * addresses and shapes (and C's, for the epilogue's stores). cuTensorMapEncodeTiled is a driver API function: it is
+ * looked up through the runtime, so the backend links libcudart only, like every other CUDA program we ship.
  */
 #include <stddef.h>
 #include <string.h>

@@ -15,8 +15,8 @@ duet_status_t duet_ctx_trace_enable(duet_ctx_h ctx, size_t max_tiles)
     if (ctx == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_trace_enable: ctx is NULL");
     if (max_tiles > (1u << 26))
-        return duet__ctx_fail(ctx, duet__error(DUET_ERR_INVALID_ARG, "trace of %zu tiles: at most %u", max_tiles,
-                                               1u << 26));
+        return duet__ctx_fail(ctx,
+                              duet__error(DUET_ERR_INVALID_ARG, "trace of %zu tiles: at most %u", max_tiles, 1u << 26));
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
     /* Wait for operations that may still write the old buffer. */
     HIP_CHECK(hipDeviceSynchronize(), st, out);

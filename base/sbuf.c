@@ -8,7 +8,10 @@
 
 #include "base/base.h"
 
-void duet__sbuf_init(duet__sbuf_t *b) { memset(b, 0, sizeof(*b)); }
+void duet__sbuf_init(duet__sbuf_t *b)
+{
+    memset(b, 0, sizeof(*b));
+}
 
 void duet__sbuf_free(duet__sbuf_t *b)
 {

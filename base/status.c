@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "duet/status.h"
 #include "base/base.h"
+#include "duet/status.h"
 
 const char *duet_status_string(duet_status_t status)
 {
@@ -36,9 +36,15 @@ const char *duet_status_name(duet_status_t status)
 /* One buffer per thread: library calls on different threads never see each other's errors. */
 static _Thread_local char duet__errbuf[DUET__ERRBUF_LEN];
 
-const char *duet_last_error(void) { return duet__errbuf; }
+const char *duet_last_error(void)
+{
+    return duet__errbuf;
+}
 
-void duet_clear_error(void) { duet__errbuf[0] = '\0'; }
+void duet_clear_error(void)
+{
+    duet__errbuf[0] = '\0';
+}
 
 duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
 {

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "duet/calibrate.h"
 #include "base/base.h"
+#include "duet/calibrate.h"
 
 /** Translate a GSL status into a duet status and record "<what>: GSL: <gsl_strerror>". */
 duet_status_t duet__cal_gsl_error(int gsl_status, const char *what);

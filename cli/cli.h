@@ -41,12 +41,17 @@ enum {
     {"hw", required_argument, NULL, OPT_HW}, {"collective", required_argument, NULL, OPT_COLLECTIVE},                  \
         {"gemm", required_argument, NULL, OPT_GEMM}, {"comm", required_argument, NULL, OPT_COMM},                      \
         {"world", required_argument, NULL, OPT_WORLD}, {"dtype", required_argument, NULL, OPT_DTYPE},                  \
-        {"root", required_argument, NULL, OPT_ROOT}
+    {                                                                                                                  \
+        "root", required_argument, NULL, OPT_ROOT                                                                      \
+    }
 #define CLI_CONFIG_LONGOPTS                                                                                            \
     {"mode", required_argument, NULL, OPT_MODE}, {"num-wgs", required_argument, NULL, OPT_NUM_WGS},                    \
         {"gemm-wgs", required_argument, NULL, OPT_GEMM_WGS}, {"comm-wgs", required_argument, NULL, OPT_COMM_WGS},      \
         {"tile", required_argument, NULL, OPT_TILE}, {"comm-tile", required_argument, NULL, OPT_COMM_TILE},            \
-        {"group-m", required_argument, NULL, OPT_GROUP_M}, {"split-k", required_argument, NULL, OPT_SPLIT_K}
+        {"group-m", required_argument, NULL, OPT_GROUP_M},                                                             \
+    {                                                                                                                  \
+        "split-k", required_argument, NULL, OPT_SPLIT_K                                                                \
+    }
 
 /* Help text for those flags, shared so every subcommand documents them the same way. */
 extern const char cli_workload_help[];

@@ -65,44 +65,44 @@ static void cli_print_default_params(FILE *f)
 
 static void cmd_fit_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: duet calibrate fit --corpus FILE... --hw BASE -o PROFILE.json --report REPORT.json\n"
-            "                          [--params LIST] [--folds K] [--max-iter N] [--threads N] [--name NAME]\n"
-            "                          [--date DATE] [--accept-unconverged] [--rows FILE] [--quiet]\n"
-            "\n"
-            "Fits the chosen constants of the profile BASE to every measured row of the corpora: minimises the\n"
-            "sum of squared log errors log(predicted / measured) with GSL's trust-region least squares, each\n"
-            "constant as its logarithm (so it stays positive) within the profile's bounds. Then k-fold\n"
-            "cross-validation grouped by shape (all rows of a workload in one fold) says how well the fitted\n"
-            "model predicts shapes it has not seen. The same is done for the reference design's rules\n"
-            "(policy frozen, seed_link_gbs fitted), so the two compare on the same rows.\n"
-            "\n"
-            "inputs:\n"
-            "  --corpus FILE...      duet-corpus/1 files (repeat the flag or list several files after it)\n"
-            "  --hw NAME|FILE        the base profile: start values, bounds, and every constant not fitted\n"
-            "fit:\n"
-            "  --params LIST         constants to fit, comma-separated (default:\n");
+    fprintf(f, "usage: duet calibrate fit --corpus FILE... --hw BASE -o PROFILE.json --report REPORT.json\n"
+               "                          [--params LIST] [--folds K] [--max-iter N] [--threads N] [--name NAME]\n"
+               "                          [--date DATE] [--accept-unconverged] [--rows FILE] [--quiet]\n"
+               "\n"
+               "Fits the chosen constants of the profile BASE to every measured row of the corpora: minimises the\n"
+               "sum of squared log errors log(predicted / measured) with GSL's trust-region least squares, each\n"
+               "constant as its logarithm (so it stays positive) within the profile's bounds. Then k-fold\n"
+               "cross-validation grouped by shape (all rows of a workload in one fold) says how well the fitted\n"
+               "model predicts shapes it has not seen. The same is done for the reference design's rules\n"
+               "(policy frozen, seed_link_gbs fitted), so the two compare on the same rows.\n"
+               "\n"
+               "inputs:\n"
+               "  --corpus FILE...      duet-corpus/1 files (repeat the flag or list several files after it)\n"
+               "  --hw NAME|FILE        the base profile: start values, bounds, and every constant not fitted\n"
+               "fit:\n"
+               "  --params LIST         constants to fit, comma-separated (default:\n");
     cli_print_default_params(f);
-    fprintf(f,
-            "  --folds K             cross-validation folds (default 5; 0 = none)\n"
-            "  --max-iter N          trust-region iterations per fit (default 100)\n"
-            "  --threads N           fits run in parallel (the full fit and each fold; default 0: one per CPU)\n"
-            "outputs (written atomically, only when the fit succeeds):\n"
-            "  -o, --output FILE     the fitted profile (duet-hw/1); each fitted constant's source becomes\n"
-            "                        \"fit: <corpora>, <date>, +-<standard error>\"\n"
-            "  --report FILE         the fit report (duet-calibration/1): parameters, standard errors,\n"
-            "                        iterations, stop reason, accuracy in sample and held out\n"
-            "  --name NAME           name of the fitted profile (default: the base's)\n"
-            "  --date DATE           date written into the sources (default: today, UTC)\n"
-            "  --accept-unconverged  write the outputs even when the fit stopped without converging\n"
-            "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out ms), for residual analysis\n"
-            "  --quiet               no progress on stderr\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "examples:\n"
-            "  duet calibrate fit --corpus tuning_data/h200_world2.json --hw h200 -o h200.json --report h200-fit.json\n"
-            "  duet calibrate fit --corpus w2.json w4.json w8.json --hw mi300x -o mi300x-fit.json --report r.json \\\n"
-            "                     --params gemm_eff_fp16,link_gbs,cta_push_gbs --folds 10\n");
+    fprintf(
+        f,
+        "  --folds K             cross-validation folds (default 5; 0 = none)\n"
+        "  --max-iter N          trust-region iterations per fit (default 100)\n"
+        "  --threads N           fits run in parallel (the full fit and each fold; default 0: one per CPU)\n"
+        "outputs (written atomically, only when the fit succeeds):\n"
+        "  -o, --output FILE     the fitted profile (duet-hw/1); each fitted constant's source becomes\n"
+        "                        \"fit: <corpora>, <date>, +-<standard error>\"\n"
+        "  --report FILE         the fit report (duet-calibration/1): parameters, standard errors,\n"
+        "                        iterations, stop reason, accuracy in sample and held out\n"
+        "  --name NAME           name of the fitted profile (default: the base's)\n"
+        "  --date DATE           date written into the sources (default: today, UTC)\n"
+        "  --accept-unconverged  write the outputs even when the fit stopped without converging\n"
+        "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out ms), for residual analysis\n"
+        "  --quiet               no progress on stderr\n"
+        "  -h, --help            this text\n"
+        "\n"
+        "examples:\n"
+        "  duet calibrate fit --corpus tuning_data/h200_world2.json --hw h200 -o h200.json --report h200-fit.json\n"
+        "  duet calibrate fit --corpus w2.json w4.json w8.json --hw mi300x -o mi300x-fit.json --report r.json \\\n"
+        "                     --params gemm_eff_fp16,link_gbs,cta_push_gbs --folds 10\n");
 }
 
 #ifndef DUET_GPU_BUILD
@@ -364,4 +364,3 @@ int cmd_calibrate(int argc, char **argv)
     cmd_calibrate_usage(stderr);
     return CLI_EXIT_USAGE;
 }
-

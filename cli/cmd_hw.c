@@ -67,7 +67,8 @@ static void cmd_hw_table(const duet_hw_t *hw)
     printf("%-24s %12s %-14s %s\n", "constant", "value", "unit", "source");
     for (int f = 0; f < DUET_HW_NFIELDS; f++) {
         const duet_hw_field_info_t *fi = duet_hw_field_info(f);
-        printf("%-24s %12.6g %-14s %s\n", fi->key, duet_hw_get(hw, f), fi->unit, hw->source[f][0] ? hw->source[f] : "-");
+        printf("%-24s %12.6g %-14s %s\n", fi->key, duet_hw_get(hw, f), fi->unit,
+               hw->source[f][0] ? hw->source[f] : "-");
     }
 }
 
@@ -118,8 +119,9 @@ int cmd_hw(int argc, char **argv)
         return cmd_hw_list(json);
     }
     if (nargs != 1)
-        return cli_usage_error(what, nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
-                                                : "takes one profile, got %d arguments",
+        return cli_usage_error(what,
+                               nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
+                                          : "takes one profile, got %d arguments",
                                nargs);
     duet_hw_t hw;
     duet_status_t st = duet_hw_load(args[0], &hw);

@@ -99,14 +99,14 @@ static void cmd_plan_text(const cli_common_t *c, const duet_plan_t *p, const due
         printf("       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
                gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
                cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));
-        printf("       alone on %d SMs (static origami estimate): %.3f ms, %.0f TFLOP/s\n", c->hw.n_sms,
-               t_static * 1e3, p->gemm_flops / t_static / 1e12);
+        printf("       alone on %d SMs (static origami estimate): %.3f ms, %.0f TFLOP/s\n", c->hw.n_sms, t_static * 1e3,
+               p->gemm_flops / t_static / 1e12);
     } else {
         printf("GEMM   none\n");
     }
     if (p->wl.coll != DUET_COLL_NONE) {
-        printf("comm   %s of %lld x %lld per rank, tile %dx%d\n", duet_collective_name(p->wl.coll),
-               (long long)p->wl.mc, (long long)p->wl.nc, p->cfg.cm, p->cfg.cn);
+        printf("comm   %s of %lld x %lld per rank, tile %dx%d\n", duet_collective_name(p->wl.coll), (long long)p->wl.mc,
+               (long long)p->wl.nc, p->cfg.cm, p->cfg.cn);
         printf("       queue of this rank: %lld tiles (%lld move data; %lld tiles cover the tensor)\n",
                (long long)p->comm.queue_len, (long long)p->comm_valid_tiles, (long long)p->comm.total);
         printf("       push %s, pull %s, local read %s, local write %s\n",

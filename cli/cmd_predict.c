@@ -6,47 +6,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "base/base.h"
+#include "cli/cli.h"
 
 enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE };
 
 static void cmd_predict_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
-            "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
-            "\n"
-            "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
-            "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
-            "is needed; a full sweep takes milliseconds.\n"
-            "\n"
-            "%s\n"
-            "sweep:\n"
-            "  --mode M              fused, concurrent, vendor (the vendor GEMM on gemm_wgs SMs beside duet's comm\n"
-            "                        kernel), both (fused and concurrent, the default) or all\n"
-            "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
-            "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
-            "  --split-k LIST        GEMM K splits, comma-separated, e.g. 1,2,4 (default: 1, plus 2, 3, 4, 6 and 8\n"
-            "                        for a tile with fewer C tiles than that many waves need; frozen: 1)\n"
-            "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
-            "  --comm-tile CMxCN     comm tile (default 256x64)\n"
-            "  --group-m G           GEMM swizzle (default 8)\n"
-            "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
-            "                        design's scheduler and rules; fused mode only)\n"
-            "output:\n"
-            "  --top K               rows to print (default 10; 0 prints all)\n"
-            "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
-            "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
-            "  --trace FILE          write the timeline of the best configuration (JSON)\n"
-            "  --json                machine-readable output\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "examples:\n"
-            "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
-            "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
-            "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
-            cli_workload_help);
+    fprintf(
+        f,
+        "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
+        "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
+        "\n"
+        "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
+        "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
+        "is needed; a full sweep takes milliseconds.\n"
+        "\n"
+        "%s\n"
+        "sweep:\n"
+        "  --mode M              fused, concurrent, vendor (the vendor GEMM on gemm_wgs SMs beside duet's comm\n"
+        "                        kernel), both (fused and concurrent, the default) or all\n"
+        "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
+        "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
+        "  --split-k LIST        GEMM K splits, comma-separated, e.g. 1,2,4 (default: 1, plus 2, 3, 4, 6 and 8\n"
+        "                        for a tile with fewer C tiles than that many waves need; frozen: 1)\n"
+        "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
+        "  --comm-tile CMxCN     comm tile (default 256x64)\n"
+        "  --group-m G           GEMM swizzle (default 8)\n"
+        "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
+        "                        design's scheduler and rules; fused mode only)\n"
+        "output:\n"
+        "  --top K               rows to print (default 10; 0 prints all)\n"
+        "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
+        "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
+        "  --trace FILE          write the timeline of the best configuration (JSON)\n"
+        "  --json                machine-readable output\n"
+        "  -h, --help            this text\n"
+        "\n"
+        "examples:\n"
+        "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
+        "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
+        "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
+        cli_workload_help);
 }
 
 /* --split-k 1,2,4: the K splits of the sweep. */
@@ -123,8 +124,8 @@ static void cmd_predict_default_rank(const duet_sweep_result_t *res)
 }
 
 /* Simulate the best configuration again, with its trace, and draw or write it. */
-static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp, const duet_sweep_point_t *best,
-                                     const char *svg, const char *json)
+static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp,
+                                     const duet_sweep_point_t *best, const char *svg, const char *json)
 {
     duet_plan_t plan;
     duet_trace_t trace;
@@ -334,9 +335,8 @@ int cmd_predict(int argc, char **argv)
             const duet_sweep_point_t *p = &res.points[i];
             char tile[32];
             duet_config_tile_str(&p->cfg, tile, sizeof(tile));
-            printf("%5zu  %-10s %8d %8d %-15s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode),
-                   p->cfg.gemm_wgs, p->cfg.comm_wgs, tile, p->makespan_s * 1e3, p->gemm_finish_s * 1e3,
-                   p->comm_finish_s * 1e3);
+            printf("%5zu  %-10s %8d %8d %-15s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode), p->cfg.gemm_wgs,
+                   p->cfg.comm_wgs, tile, p->makespan_s * 1e3, p->gemm_finish_s * 1e3, p->comm_finish_s * 1e3);
         }
         const duet_sweep_point_t *d = &res.dflt;
         printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, ", d->cfg.gemm_wgs, d->cfg.num_wgs,

@@ -130,8 +130,8 @@ int cmd_simulate(int argc, char **argv)
         double util = r.makespan_s > 0 ? (r.gemm_busy_s + r.comm_busy_s) / (r.makespan_s * r.n_ctas) : 0;
         char tile[32];
         printf("%s mode, gemm_wgs %d, comm_wgs %d, tile %s, comm tile %dx%d on %s (policy %s)\n",
-               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, duet_config_tile_str(&c.cfg, tile, sizeof(tile)),
-               c.cfg.cm, c.cfg.cn, c.hw.name, policy->name);
+               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs,
+               duet_config_tile_str(&c.cfg, tile, sizeof(tile)), c.cfg.cm, c.cfg.cn, c.hw.name, policy->name);
         printf("makespan      %.4f ms\n", r.makespan_s * 1e3);
         printf("GEMM finish   %.4f ms (%lld tiles, %lld stolen by comm-home CTAs)\n", r.gemm_finish_s * 1e3,
                (long long)plan.gemm.tiles, (long long)r.stolen_gemm);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cli/cli.h"
 #include "duet/tune.h"
-#include "base/base.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif
@@ -142,7 +142,6 @@ static cJSON *cmd_tune_cfg_json(const duet_config_t *c, double ms)
     cli_json_add_num(o, "ms", ms);
     return o;
 }
-
 
 static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
                                size_t n_corpora, int json)

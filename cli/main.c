@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "base/base.h"
+#include "cli/cli.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif

@@ -274,8 +274,8 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
 {
     duet__ctx_t x = {origin, ""};
     duet__ctx_at(&x, "corpus");
-    static const char *const keys[] = {"schema", "device", "arch",   "sms",    "world", "driver", "runtime",
-                                       "date",   "duet",   "repeats", "warmup", "rounds", "grid", "rows"};
+    static const char *const keys[] = {"schema", "device", "arch",    "sms",    "world",  "driver", "runtime",
+                                       "date",   "duet",   "repeats", "warmup", "rounds", "grid",   "rows"};
     if (!cJSON_IsObject(root))
         return duet__error(DUET_ERR_PARSE, "%s: a corpus must be a JSON object", origin);
     const cJSON *it;
@@ -321,7 +321,8 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
     cJSON_ArrayForEach(e, arr)
     {
         if (!cJSON_IsString(e) || c->n_tiles >= 16 || duet_tile_parse(e->valuestring, &c->tiles[c->n_tiles]) < 0)
-            return duet__error(DUET_ERR_PARSE, "%s: grid.tiles: up to 16 supported tiles such as \"256x128x64\"", origin);
+            return duet__error(DUET_ERR_PARSE, "%s: grid.tiles: up to 16 supported tiles such as \"256x128x64\"",
+                               origin);
         c->n_tiles++;
     }
     DUET_CHECK(duet__grid_ints(grid, "concurrent_comm_wgs", 0, 1, 1 << 20, &x, c->comm_wgs, &c->n_comm_wgs));

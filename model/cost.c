@@ -8,8 +8,8 @@
 #include "duet/model.h"
 #include "model/internal.h"
 
-#define US 1e-6  /* seconds per microsecond */
-#define GB 1e9   /* bytes per GB (decimal, as bandwidths are quoted) */
+#define US 1e-6 /* seconds per microsecond */
+#define GB 1e9  /* bytes per GB (decimal, as bandwidths are quoted) */
 #define KIB 1024.0
 #define MIB (1024.0 * 1024.0)
 #define DUET__GEMM_PASS_ACC 32768 /* fp32 accumulators of one pass of duet's GEMM tile (both vendors) */
@@ -139,7 +139,8 @@ double duet_cost_box_capacity(const duet_hw_t *hw, double busy)
     return hw->box_rows_per_us * 1e6 * share; /* rows/s */
 }
 
-duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, duet_gemm_cost_t *cost_p)
+duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
+                                  duet_gemm_cost_t *cost_p)
 {
     const duet_gemm_geom_t *g = &plan->gemm;
     duet_gemm_cost_t c;
@@ -152,10 +153,11 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     int32_t dt = plan->wl.dtype;
     /* Vendor mode prices the vendor library's GEMM with its own efficiency. */
     int vendor = plan->cfg.mode == DUET_MODE_VENDOR;
-    double eff = vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
-                        : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) *
-                              duet_hw_tile_eff(hw, plan->cfg.tile);
-    double sm_rate = (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
+    double eff =
+        vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
+               : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) * duet_hw_tile_eff(hw, plan->cfg.tile);
+    double sm_rate =
+        (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
      * fused mode are all of them: every CTA ends on the GEMM queue). */
     int64_t gemm_sms = plan->gemm_ctas;
@@ -265,8 +267,8 @@ double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int p
     int links = hw->fabric == DUET_FABRIC_MESH ? (peers < hw->n_links ? peers : hw->n_links) : 1;
     if (links < 1)
         links = 1;
-    double peak = hw->link_gbs * GB * links;                   /* bytes/s */
-    double half = hw->link_half_inflight_kib * KIB * links;    /* bytes in flight for half of peak */
+    double peak = hw->link_gbs * GB * links;                /* bytes/s */
+    double half = hw->link_half_inflight_kib * KIB * links; /* bytes in flight for half of peak */
     return peak * inflight_bytes / (inflight_bytes + half);
 }
 

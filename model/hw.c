@@ -64,7 +64,7 @@ double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t t)
         {256, 256, offsetof(duet_hw_t, tile_eff_256x256)}, {128, 256, offsetof(duet_hw_t, tile_eff_128x256)},
         {256, 128, offsetof(duet_hw_t, tile_eff_256x128)}, {128, 128, offsetof(duet_hw_t, tile_eff_128x128)},
         {256, 64, offsetof(duet_hw_t, tile_eff_256x64)},   {64, 128, offsetof(duet_hw_t, tile_eff_64x128)},
-        {64, 256, offsetof(duet_hw_t, tile_eff_64x256)}, {64, 64, offsetof(duet_hw_t, tile_eff_64x64)},
+        {64, 256, offsetof(duet_hw_t, tile_eff_64x256)},   {64, 64, offsetof(duet_hw_t, tile_eff_64x64)},
     };
     if (t.bk != 64)
         return 1.0;
@@ -112,7 +112,7 @@ typedef struct duet__hw_init {
 
 /* Sources for the reference design's rules, common to every built-in profile. */
 #define SEED_RULES                                                                                                     \
-    {F(seed_link_gbs), 120.0, "iris.concurrent predictor XGMI_BW_GBPS (iris-concurrent.md 3.1), tuned on MI300X"},    \
+    {F(seed_link_gbs), 120.0, "iris.concurrent predictor XGMI_BW_GBPS (iris-concurrent.md 3.1), tuned on MI300X"},     \
         {F(seed_launch_us), 5.0, "iris.concurrent predictor COMM_LAUNCH_US (iris-concurrent.md 3.1)"},                 \
         {F(seed_alpha), 0.40, "iris.concurrent predictor GEMM_INTERFERENCE_ALPHA (iris-concurrent.md 3.1)"},           \
         {F(seed_sat_channels), 64, "iris.concurrent predictor COMM_SAT_CHANNELS (iris-concurrent.md 3.1)"},            \
@@ -124,10 +124,10 @@ typedef struct duet__hw_init {
 /* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
 #define NEUTRAL_TILE_NOTE "neutral estimate: no per-tile measurement on this device; duet calibrate fit sets it"
 #define NEUTRAL_TILE_EFF                                                                                               \
-    {F(tile_eff_256x256), 1.0, "the reference tile: gemm_eff_* is its efficiency"},                                   \
-        {F(tile_eff_128x256), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x128), 1.0, NEUTRAL_TILE_NOTE},                 \
-        {F(tile_eff_128x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x64), 1.0, NEUTRAL_TILE_NOTE},                  \
-        {F(tile_eff_64x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_64x256), 1.0, NEUTRAL_TILE_NOTE},                   \
+    {F(tile_eff_256x256), 1.0, "the reference tile: gemm_eff_* is its efficiency"},                                    \
+        {F(tile_eff_128x256), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x128), 1.0, NEUTRAL_TILE_NOTE},                  \
+        {F(tile_eff_128x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_256x64), 1.0, NEUTRAL_TILE_NOTE},                   \
+        {F(tile_eff_64x128), 1.0, NEUTRAL_TILE_NOTE}, {F(tile_eff_64x256), 1.0, NEUTRAL_TILE_NOTE},                    \
     {                                                                                                                  \
         F(tile_eff_64x64), 1.0, NEUTRAL_TILE_NOTE                                                                      \
     }
@@ -149,8 +149,12 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(clock_ghz), 2.1, "origami.md 2.2/3.3: gfx942 engine clock 2100 MHz (rocjitsu descriptor)"},
     {F(mma_flops_fp16), 2048, "origami.md 2.2: 16x16x16 f16 MFMA, 16 cycles per SIMD, 4 SIMDs -> 2048 FLOP/cycle/CU"},
     {F(mma_flops_bf16), 2048, "origami.md 2.2: 16x16x16 bf16 MFMA, 2048 FLOP/cycle/CU (1307 TFLOP/s peak)"},
-    {F(gemm_eff_fp16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
-    {F(gemm_eff_bf16), 0.88, "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; calibrate"},
+    {F(gemm_eff_fp16), 0.88,
+     "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; "
+     "calibrate"},
+    {F(gemm_eff_bf16), 0.88,
+     "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; "
+     "calibrate"},
     NEUTRAL_TILE_EFF,
     {F(vendor_gemm_eff_fp16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
@@ -252,9 +256,15 @@ static const duet__hw_builtin_t duet__builtins[] = {
 
 #define DUET__NBUILTINS ((int)(sizeof(duet__builtins) / sizeof(duet__builtins[0])))
 
-int duet_hw_builtin_count(void) { return DUET__NBUILTINS; }
+int duet_hw_builtin_count(void)
+{
+    return DUET__NBUILTINS;
+}
 
-const char *duet_hw_builtin_name(int i) { return i >= 0 && i < DUET__NBUILTINS ? duet__builtins[i].name : NULL; }
+const char *duet_hw_builtin_name(int i)
+{
+    return i >= 0 && i < DUET__NBUILTINS ? duet__builtins[i].name : NULL;
+}
 
 duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p)
 {

@@ -34,9 +34,10 @@ static duet_status_t duet__hw_constant(const cJSON *entry, int f, const char *or
 {
     const duet_hw_field_info_t *fi = duet_hw_field_info(f);
     if (!cJSON_IsObject(entry))
-        return duet__error(DUET_ERR_PARSE,
-                           "%s: constants.%s: must be an object {\"value\": number, \"unit\": \"%s\", \"source\": text}",
-                           origin, fi->key, fi->unit);
+        return duet__error(
+            DUET_ERR_PARSE,
+            "%s: constants.%s: must be an object {\"value\": number, \"unit\": \"%s\", \"source\": text}", origin,
+            fi->key, fi->unit);
     const cJSON *it;
     cJSON_ArrayForEach(it, entry)
     {
@@ -90,9 +91,8 @@ static duet_status_t duet__hw_from_cjson(const cJSON *root, const char *origin, 
         for (size_t i = 0; i < sizeof(top_keys) / sizeof(top_keys[0]); i++)
             known |= strcmp(it->string, top_keys[i]) == 0;
         if (!known)
-            return duet__error(DUET_ERR_PARSE,
-                               "%s: unknown key \"%s\" (schema, name, device, arch, fabric, constants)", origin,
-                               it->string);
+            return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\" (schema, name, device, arch, fabric, constants)",
+                               origin, it->string);
     }
     char schema[32], fabric[16];
     DUET_CHECK(duet__json_string(root, "schema", origin, schema, sizeof(schema)));

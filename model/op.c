@@ -84,8 +84,9 @@ duet_status_t duet_op_validate(const duet_op_t *op, const duet_hw_t *hw, uintptr
      * configuration against this device's profile (SM count, shared memory). */
     DUET_CHECK(duet_config_validate(&op->cfg, wl, hw));
     if (op->cfg.mode == DUET_MODE_VENDOR)
-        return duet__error(DUET_ERR_UNSUPPORTED, "vendor mode runs the GEMM in the vendor library: use duet_vendor_run() "
-                                                 "(include/duet/baseline.h), not duet_run()");
+        return duet__error(DUET_ERR_UNSUPPORTED,
+                           "vendor mode runs the GEMM in the vendor library: use duet_vendor_run() "
+                           "(include/duet/baseline.h), not duet_run()");
     if (op->timeout_ms < 0)
         return duet__error(DUET_ERR_INVALID_ARG, "op.timeout_ms %lld is negative", (long long)op->timeout_ms);
 

@@ -10,18 +10,21 @@
 
 /* iris-concurrent.md 5.2 (collect_corpus.py SHAPES): M, N, K, comm_m multiplier, comm_n. */
 static const duet_seed_shape_t duet__seed_shapes[] = {
-    {1, 8192, 8192, 1, 4096, "decode/tiny-M"},     {16, 8192, 8192, 1, 4096, "decode/tiny-M"},
-    {128, 8192, 8192, 1, 4096, "decode/tiny-M"},   {512, 8192, 8192, 1, 4096, "small/mid"},
-    {2048, 2048, 2048, 1, 2048, "small/mid"},      {4096, 4096, 4096, 1, 2048, "small/mid"},
-    {8192, 8192, 8192, 1, 4096, "large square"},   {16384, 16384, 16384, 1, 4096, "large square"},
-    {4096, 512, 8192, 1, 2048, "skew (small N)"},  {4096, 8192, 512, 1, 2048, "skew (small K)"},
-    {2048, 2048, 16384, 1, 2048, "skew (big K)"},  {16384, 2048, 2048, 1, 4096, "tall"},
-    {4096, 16384, 2048, 1, 4096, "wide"},          {4096, 4096, 4096, 4, 8192, "comm-heavy"},
+    {1, 8192, 8192, 1, 4096, "decode/tiny-M"},    {16, 8192, 8192, 1, 4096, "decode/tiny-M"},
+    {128, 8192, 8192, 1, 4096, "decode/tiny-M"},  {512, 8192, 8192, 1, 4096, "small/mid"},
+    {2048, 2048, 2048, 1, 2048, "small/mid"},     {4096, 4096, 4096, 1, 2048, "small/mid"},
+    {8192, 8192, 8192, 1, 4096, "large square"},  {16384, 16384, 16384, 1, 4096, "large square"},
+    {4096, 512, 8192, 1, 2048, "skew (small N)"}, {4096, 8192, 512, 1, 2048, "skew (small K)"},
+    {2048, 2048, 16384, 1, 2048, "skew (big K)"}, {16384, 2048, 2048, 1, 4096, "tall"},
+    {4096, 16384, 2048, 1, 4096, "wide"},         {4096, 4096, 4096, 4, 8192, "comm-heavy"},
     {8192, 8192, 8192, 4, 16384, "comm-heavy"},
 };
 #define DUET__NSEED ((int)(sizeof(duet__seed_shapes) / sizeof(duet__seed_shapes[0])))
 
-int duet_seed_shape_count(void) { return DUET__NSEED; }
+int duet_seed_shape_count(void)
+{
+    return DUET__NSEED;
+}
 
 duet_seed_shape_t duet_seed_shape(int i)
 {

@@ -10,8 +10,8 @@
 #include "duet/model.h"
 #include "model/internal.h"
 
-static const char *const duet__coll_names[DUET_COLL_COUNT] = {"none", "all_gather", "all_reduce", "reduce_scatter",
-                                                              "all_to_all", "broadcast"};
+static const char *const duet__coll_names[DUET_COLL_COUNT] = {"none",           "all_gather", "all_reduce",
+                                                              "reduce_scatter", "all_to_all", "broadcast"};
 static const char *const duet__dtype_names[DUET_DTYPE_COUNT] = {"fp16", "bf16"};
 static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent", "vendor"};
 
@@ -19,8 +19,14 @@ const char *duet_collective_name(int32_t coll)
 {
     return coll >= 0 && coll < DUET_COLL_COUNT ? duet__coll_names[coll] : "unknown";
 }
-const char *duet_dtype_name(int32_t dtype) { return dtype >= 0 && dtype < DUET_DTYPE_COUNT ? duet__dtype_names[dtype] : "unknown"; }
-const char *duet_mode_name(int32_t mode) { return mode >= 0 && mode < DUET_MODE_COUNT ? duet__mode_names[mode] : "unknown"; }
+const char *duet_dtype_name(int32_t dtype)
+{
+    return dtype >= 0 && dtype < DUET_DTYPE_COUNT ? duet__dtype_names[dtype] : "unknown";
+}
+const char *duet_mode_name(int32_t mode)
+{
+    return mode >= 0 && mode < DUET_MODE_COUNT ? duet__mode_names[mode] : "unknown";
+}
 
 static duet_status_t duet__parse_name(const char *s, const char *const *names, int n, const char *what, int32_t *out)
 {
@@ -63,7 +69,10 @@ static const duet_gemm_tile_t duet__tiles[] = {
     {256, 64, 64},  {64, 128, 64},  {64, 256, 64},  {64, 64, 64},
 };
 
-int duet_tile_count(void) { return (int)(sizeof(duet__tiles) / sizeof(duet__tiles[0])); }
+int duet_tile_count(void)
+{
+    return (int)(sizeof(duet__tiles) / sizeof(duet__tiles[0]));
+}
 
 duet_gemm_tile_t duet_tile_get(int i)
 {
@@ -84,7 +93,8 @@ static duet_status_t duet__tile_list_error(const char *s)
     char list[200] = "";
     for (int i = 0; i < duet_tile_count(); i++) {
         char one[24];
-        snprintf(one, sizeof(one), "%s%dx%dx%d", i ? ", " : "", duet__tiles[i].bm, duet__tiles[i].bn, duet__tiles[i].bk);
+        snprintf(one, sizeof(one), "%s%dx%dx%d", i ? ", " : "", duet__tiles[i].bm, duet__tiles[i].bn,
+                 duet__tiles[i].bk);
         strncat(list, one, sizeof(list) - strlen(list) - 1);
     }
     return duet__error(DUET_ERR_INVALID_ARG, "GEMM tile '%s' is not supported (tiles: %s)", s, list);
@@ -224,12 +234,11 @@ duet_status_t duet_workload_validate(const duet_workload_t *wl)
     if (wl->mc > DUET__MAX_DIM || wl->nc > DUET__MAX_DIM)
         return duet__error(DUET_ERR_INVALID_ARG, "comm extents above %lld are not supported", (long long)DUET__MAX_DIM);
     if (wl->coll == DUET_COLL_BROADCAST && (wl->root < 0 || wl->root >= wl->world))
-        return duet__error(DUET_ERR_INVALID_ARG, "broadcast root %d is outside [0, %d)", (int)wl->root,
-                           (int)wl->world);
+        return duet__error(DUET_ERR_INVALID_ARG, "broadcast root %d is outside [0, %d)", (int)wl->root, (int)wl->world);
     if ((wl->coll == DUET_COLL_REDUCE_SCATTER || wl->coll == DUET_COLL_ALL_TO_ALL) && wl->mc % wl->world != 0)
-        return duet__error(DUET_ERR_INVALID_ARG, "%s splits the %lld rows of the comm tensor over %d ranks: %lld %% %d != 0",
-                           duet_collective_name(wl->coll), (long long)wl->mc, (int)wl->world, (long long)wl->mc,
-                           (int)wl->world);
+        return duet__error(
+            DUET_ERR_INVALID_ARG, "%s splits the %lld rows of the comm tensor over %d ranks: %lld %% %d != 0",
+            duet_collective_name(wl->coll), (long long)wl->mc, (int)wl->world, (long long)wl->mc, (int)wl->world);
     return DUET_OK;
 }
 
@@ -348,8 +357,8 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
     if (cfg->split_k < 0 || cfg->split_k > DUET_MAX_SPLIT_K)
         return duet__error(DUET_ERR_INVALID_ARG, "split_k %d is outside [1, %d]", (int)cfg->split_k, DUET_MAX_SPLIT_K);
     if (cfg->split_k > 1 && cfg->mode == DUET_MODE_VENDOR)
-        return duet__error(DUET_ERR_INVALID_ARG, "vendor mode runs the vendor library's GEMM: split_k must be 1 (got %d)",
-                           (int)cfg->split_k);
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "vendor mode runs the vendor library's GEMM: split_k must be 1 (got %d)", (int)cfg->split_k);
     if (cfg->split_k > 1 && has_gemm) {
         /* Every part must own at least one K step, or its partial sum would be an empty tile. */
         duet_gemm_geom_t g;
@@ -395,11 +404,13 @@ static duet_status_t duet__config_check_hw(const duet_config_t *cfg, const duet_
     if (cfg->mode == DUET_MODE_FUSED) {
         /* One persistent CTA per SM: the fused CTA carries the GEMM tile's shared memory. */
         if (cfg->num_wgs > hw->n_sms)
-            return duet__error(DUET_ERR_INFEASIBLE, "fused mode runs one persistent CTA per SM: num_wgs %d > %d SMs of %s",
+            return duet__error(DUET_ERR_INFEASIBLE,
+                               "fused mode runs one persistent CTA per SM: num_wgs %d > %d SMs of %s",
                                (int)cfg->num_wgs, hw->n_sms, hw->name);
     } else {
         if (cfg->gemm_wgs > hw->n_sms)
-            return duet__error(DUET_ERR_INFEASIBLE, "%s mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
+            return duet__error(DUET_ERR_INFEASIBLE,
+                               "%s mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
                                duet_mode_name(cfg->mode), (int)cfg->gemm_wgs, hw->n_sms, hw->name);
         if (cfg->comm_wgs > hw->n_sms * hw->comm_ctas_per_sm)
             return duet__error(DUET_ERR_INFEASIBLE, "%s mode: comm_wgs %d > %d SMs x %d comm CTAs per SM",

@@ -41,24 +41,24 @@ typedef struct duet__fluid {
     const duet_plan_t *plan;
     duet_sim_ws_t *ws;
     duet_trace_t *trace;
-    double t_tile[DUET_QUEUE_COUNT];        /* seconds at full speed */
-    double t_pull_comm;                     /* seconds of a comm tile's t_tile spent on remote-load round trips */
-    double use[DUET_QUEUE_COUNT][R_COUNT];  /* bytes/s per tile at full speed */
-    double inflight_out, inflight_in;       /* bytes in flight per running comm tile */
+    double t_tile[DUET_QUEUE_COUNT];       /* seconds at full speed */
+    double t_pull_comm;                    /* seconds of a comm tile's t_tile spent on remote-load round trips */
+    double use[DUET_QUEUE_COUNT][R_COUNT]; /* bytes/s per tile at full speed */
+    double inflight_out, inflight_in;      /* bytes in flight per running comm tile */
     int peers_out, peers_in;
-    double dequeue[DUET_QUEUE_COUNT];       /* seconds per dequeue */
-    int64_t comm_grid;                      /* CTAs of the kernel that drains the comm queue */
+    double dequeue[DUET_QUEUE_COUNT]; /* seconds per dequeue */
+    int64_t comm_grid;                /* CTAs of the kernel that drains the comm queue */
     int64_t next[DUET_QUEUE_COUNT], len[DUET_QUEUE_COUNT];
     int32_t ncoh;
     uint64_t seq;
     double now;
     int64_t events;
     /* concurrent-mode residency */
-    int32_t shared_sms;        /* SMs holding a GEMM CTA and comm CTAs */
-    int32_t shared_sms0;       /* ... at launch: the co-resident comm CTAs are spread over these */
-    int32_t freed_slots;       /* comm CTA slots opened by exited GEMM CTAs, not yet used */
-    int32_t next_free_sm;      /* for the trace: the next freed SM a pending CTA lands on */
-    int32_t gemm_ctas;         /* GEMM-kernel CTAs, for the SM numbering of pending comm CTAs */
+    int32_t shared_sms;   /* SMs holding a GEMM CTA and comm CTAs */
+    int32_t shared_sms0;  /* ... at launch: the co-resident comm CTAs are spread over these */
+    int32_t freed_slots;  /* comm CTA slots opened by exited GEMM CTAs, not yet used */
+    int32_t next_free_sm; /* for the trace: the next freed SM a pending CTA lands on */
+    int32_t gemm_ctas;    /* GEMM-kernel CTAs, for the SM numbering of pending comm CTAs */
     /* results */
     double g_fin, c_fin, g_busy, c_busy;
     int64_t stolen[DUET_QUEUE_COUNT];

@@ -68,8 +68,7 @@ duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_para
                                        duet_sim_result_t *res_p)
 {
     if (p->num_wgs < 1 || p->gemm_wgs < 0 || p->gemm_wgs > p->num_wgs || p->n_gemm < 0 || p->n_comm < 0 ||
-        !(p->lg >= 0) || !(p->lc_unit >= 0) || !(p->c_atomic_gemm >= 0) || !(p->c_atomic_comm >= 0) ||
-        p->comm_sat < 1)
+        !(p->lg >= 0) || !(p->lc_unit >= 0) || !(p->c_atomic_gemm >= 0) || !(p->c_atomic_comm >= 0) || p->comm_sat < 1)
         return duet__error(DUET_ERR_INVALID_ARG,
                            "frozen schedule: need num_wgs >= 1, 0 <= gemm_wgs <= num_wgs, non-negative counts and "
                            "durations, comm_sat >= 1");
@@ -147,8 +146,9 @@ duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_para
         if (nt > makespan)
             makespan = nt;
         if (trace != NULL) {
-            duet_trace_rec_t r = {cur.w, cur.w, take_gemm ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM,
-                                  take_gemm ? !home_gemm : home_gemm, tile, cur.t, nt};
+            duet_trace_rec_t r = {
+                cur.w, cur.w, take_gemm ? DUET_QUEUE_GEMM : DUET_QUEUE_COMM, take_gemm ? !home_gemm : home_gemm, tile,
+                cur.t, nt};
             if ((st = duet_trace_add(trace, &r)) < 0)
                 return st;
         }

@@ -23,36 +23,36 @@ typedef struct duet__frozen_ent {
  * whole cohorts; a cohort splits when a queue cannot serve all of its members.
  */
 typedef struct duet__cohort {
-    int32_t off, k;       /* members: ws->members[off .. off + k) */
-    int32_t state;        /* duet__cohort_state_t */
-    int32_t queue;        /* queue being dequeued from or whose tile is running */
-    int32_t home;         /* home queue of the members */
-    int32_t kernel;       /* concurrent: 0 GEMM kernel, 1 comm kernel; fused: 0 */
-    int32_t shared;       /* concurrent: members share their SMs with the other kernel */
-    int32_t steal;        /* the members move on to the other queue when their home queue is drained */
-    int32_t claimed;      /* DEQ: 1 if the dequeue returned tiles */
-    int32_t switched;     /* the members moved on to their non-home queue */
-    int64_t tile0;        /* first tile (or queue position) of the current claim */
-    double t_event;       /* DEQ: when the dequeue returns; RUN: when the tile ends at current speed */
-    double rem;           /* RUN: work left, seconds at full speed */
-    double speed;         /* RUN: fraction of full speed granted by the resource solver */
-    double t_start;       /* RUN: when the current tile started */
-    uint64_t seq;         /* orders simultaneous events deterministically */
+    int32_t off, k;   /* members: ws->members[off .. off + k) */
+    int32_t state;    /* duet__cohort_state_t */
+    int32_t queue;    /* queue being dequeued from or whose tile is running */
+    int32_t home;     /* home queue of the members */
+    int32_t kernel;   /* concurrent: 0 GEMM kernel, 1 comm kernel; fused: 0 */
+    int32_t shared;   /* concurrent: members share their SMs with the other kernel */
+    int32_t steal;    /* the members move on to the other queue when their home queue is drained */
+    int32_t claimed;  /* DEQ: 1 if the dequeue returned tiles */
+    int32_t switched; /* the members moved on to their non-home queue */
+    int64_t tile0;    /* first tile (or queue position) of the current claim */
+    double t_event;   /* DEQ: when the dequeue returns; RUN: when the tile ends at current speed */
+    double rem;       /* RUN: work left, seconds at full speed */
+    double speed;     /* RUN: fraction of full speed granted by the resource solver */
+    double t_start;   /* RUN: when the current tile started */
+    uint64_t seq;     /* orders simultaneous events deterministically */
 } duet__cohort_t;
 
 struct duet_sim_ws {
     size_t cap_ctas;
-    double *cta_busy;             /* per CTA busy seconds */
-    int32_t *sm_of;               /* per CTA: SM it runs on */
+    double *cta_busy; /* per CTA busy seconds */
+    int32_t *sm_of;   /* per CTA: SM it runs on */
     /* reference scheduler */
-    duet__frozen_ent_t *ring;     /* workers whose last task had the constant GEMM duration */
-    duet__frozen_ent_t *heap;     /* workers running comm tasks (variable duration) */
+    duet__frozen_ent_t *ring; /* workers whose last task had the constant GEMM duration */
+    duet__frozen_ent_t *heap; /* workers running comm tasks (variable duration) */
     /* fluid engine */
-    int32_t *members;             /* CTA ids, partitioned into cohort slices */
+    int32_t *members; /* CTA ids, partitioned into cohort slices */
     duet__cohort_t *cohorts;
-    int32_t *due;                 /* cohorts whose event is at the current instant */
-    duet__maxmin_var_t *mm_var;   /* the solver's variables: one per running cohort */
-    duet_sim_worker_t *workers;   /* duet_sim_workers()'s answer */
+    int32_t *due;               /* cohorts whose event is at the current instant */
+    duet__maxmin_var_t *mm_var; /* the solver's variables: one per running cohort */
+    duet_sim_worker_t *workers; /* duet_sim_workers()'s answer */
 };
 
 /** Make room for `n_ctas` CTAs (grows the buffers; called before a run, never inside one). */

@@ -38,12 +38,13 @@ static int duet__ticks(double from, double to, double step)
 
 static void duet__svg_head(duet__sbuf_t *b, double w, double h, const char *title)
 {
-    duet__sbuf_printf(b,
-                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
-                      "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n"
-                      "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\" %s>",
-                      w, h, w, h, w, h, 20.0, FONT);
+    duet__sbuf_printf(
+        b,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
+        "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n"
+        "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\" %s>",
+        w, h, w, h, w, h, 20.0, FONT);
     duet__sbuf_xml(b, title ? title : "");
     duet__sbuf_printf(b, "</text>\n");
 }
@@ -103,19 +104,21 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
                           FONT);
         duet__sbuf_xml(&b, t->label[0] ? t->label : "timeline");
         duet__sbuf_printf(&b, ": makespan %.1f us, %d CTAs, %zu tiles</text>\n", t->makespan_s * 1e6, t->n_ctas, t->n);
-        duet__sbuf_printf(&b,
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n",
-                          left, py, plot_w, ph);
+        duet__sbuf_printf(
+            &b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n", left,
+            py, plot_w, ph);
         /* Vertical grid and the time axis. */
         int nx = duet__ticks(0, tmax_us * 1.0001, step);
         for (int ti = 0; ti <= nx; ti++) {
             double x = ti * step, px = left + x * xs;
-            duet__sbuf_printf(&b,
-                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
-                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
-                              px, py, px, py + ph + 4, px, py + ph + 16, FONT, x);
+            duet__sbuf_printf(
+                &b,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\" stroke-width=\"0.5\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" %s>%g</text>\n",
+                px, py, px, py + ph + 4, px, py + ph + 16, FONT, x);
         }
-        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>time (us)</text>\n",
+        duet__sbuf_printf(&b,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>time (us)</text>\n",
                           left + plot_w / 2, py + ph + 32, FONT);
         /* CTA labels on the left, about 12 of them. */
         int every = rows <= 12 ? 1 : (rows + 11) / 12;
@@ -138,11 +141,11 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
         }
         duet__sbuf_printf(&b, "</g>\n");
         double mx = left + t->makespan_s * 1e6 * xs;
-        duet__sbuf_printf(&b,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>%.1f us</text>\n",
-                          mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx - 3, py + 11, COL_MAKESPAN, FONT,
-                          t->makespan_s * 1e6);
+        duet__sbuf_printf(
+            &b,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>%.1f us</text>\n",
+            mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx - 3, py + 11, COL_MAKESPAN, FONT, t->makespan_s * 1e6);
     }
     duet__sbuf_printf(&b, "</svg>\n");
     return duet__sbuf_write(&b, path);
@@ -199,12 +202,13 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         y1 = y0 + ystep;
     double xstep = duet__nice_step(xmax, 10);
 #define PX(x) (left + (x) / xmax * pw)
-#define PY(y) (top + ph - ((y) - y0) / (y1 - y0) * ph)
+#define PY(y) (top + ph - ((y)-y0) / (y1 - y0) * ph)
 
     duet__sbuf_t b;
     duet__sbuf_init(&b);
     duet__svg_head(&b, W, H, title);
-    duet__sbuf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n",
+    duet__sbuf_printf(&b,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n",
                       left, top, pw, ph);
     int nx = duet__ticks(0, xmax * 1.0001, xstep), ny = duet__ticks(y0, y1 + ystep * 1e-6, ystep);
     for (int i = 0; i <= nx; i++) {
@@ -221,14 +225,16 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" %s>%.4g</text>\n",
                           left, PY(y), left + pw, PY(y), left - 6, PY(y) + 4, FONT, y);
     }
-    duet__sbuf_printf(&b,
-                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>gemm_wgs (CTAs on the GEMM "
-                      "queue; concurrent: GEMM grid, the rest run comm)</text>\n",
-                      left + pw / 2, H - 18, FONT);
-    duet__sbuf_printf(&b,
-                      "<text x=\"18\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\" "
-                      "%s>predicted makespan (ms)</text>\n",
-                      top + ph / 2, top + ph / 2, FONT);
+    duet__sbuf_printf(
+        &b,
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>gemm_wgs (CTAs on the GEMM "
+        "queue; concurrent: GEMM grid, the rest run comm)</text>\n",
+        left + pw / 2, H - 18, FONT);
+    duet__sbuf_printf(
+        &b,
+        "<text x=\"18\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\" "
+        "%s>predicted makespan (ms)</text>\n",
+        top + ph / 2, top + ph / 2, FONT);
 
     /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
     const duet_sweep_point_t *best = &res->points[0];
@@ -244,7 +250,8 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                       COL_MAKESPAN, FONT, res->dflt.cfg.gemm_wgs, res->dflt.cfg.tile.bm, res->dflt.cfg.tile.bn,
                       res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, res->default_rank, res->n,
                       clipped ? "; curves clipped at 3x the best" : "");
-    duet__sbuf_printf(&b, "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
+    duet__sbuf_printf(&b,
+                      "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
                       left, top, pw, ph);
     /* One series per (mode, tile, K split); the legend lists as many as fit beside the plot. */
     int series = 0, unlisted = 0;
@@ -258,17 +265,19 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
                            : pts[i].cfg.mode == DUET_MODE_VENDOR   ? " stroke-dasharray=\"2 2\""
                                                                    : "";
-        duet__sbuf_printf(&b, "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"", col,
-                          dash);
+        duet__sbuf_printf(
+            &b, "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"", col,
+            dash);
         for (size_t k = i; k < j; k++)
             duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
         duet__sbuf_printf(&b, "\"/>\n");
         if (ly + 18 <= top + ph) {
-            duet__sbuf_printf(&b,
-                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
-                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
-                              left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
-                              duet_mode_name(pts[i].cfg.mode), duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
+            duet__sbuf_printf(
+                &b,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
+                left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
+                duet_mode_name(pts[i].cfg.mode), duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
             ly += 18;
         } else {
             unlisted++;
@@ -280,11 +289,12 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>(%d more curves)</text>\n",
                           left + pw + 14, ly + 4, FONT, unlisted);
     /* Mark the best configuration (circle) and the static default (square). */
-    duet__sbuf_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
-                      PX(best->cfg.gemm_wgs), PY(best->makespan_s * 1e3));
     duet__sbuf_printf(&b,
-                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                      PX(res->dflt.cfg.gemm_wgs) - 5, PY(res->dflt.makespan_s * 1e3) - 5, COL_MAKESPAN);
+                      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                      PX(best->cfg.gemm_wgs), PY(best->makespan_s * 1e3));
+    duet__sbuf_printf(
+        &b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+        PX(res->dflt.cfg.gemm_wgs) - 5, PY(res->dflt.makespan_s * 1e3) - 5, COL_MAKESPAN);
     duet__sbuf_printf(&b, "</svg>\n");
 #undef PX
 #undef PY

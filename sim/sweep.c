@@ -171,7 +171,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             }
     }
     if (cap == 0)
-        return duet__error(DUET_ERR_INVALID_ARG, "sweep: nothing to simulate (the split range or the K split list is empty)");
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "sweep: nothing to simulate (the split range or the K split list is empty)");
     duet_sweep_result_t res;
     memset(&res, 0, sizeof(res));
     res.points = malloc(cap * sizeof(*res.points));

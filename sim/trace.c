@@ -63,15 +63,15 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
     if (plan != NULL) {
         const duet_workload_t *w = &plan->wl;
         const duet_config_t *c = &plan->cfg;
-        duet__sbuf_printf(&b,
-                          "  \"plan\": {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\", \"collective\": \"%s\", "
-                          "\"mc\": %lld, \"nc\": %lld, \"world\": %d, \"rank\": %d, \"mode\": \"%s\", \"num_wgs\": %d, "
-                          "\"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", \"comm_tile\": \"%dx%d\", "
-                          "\"group_m\": %d, \"split_k\": %d},\n",
-                          (long long)w->m, (long long)w->n, (long long)w->k, duet_dtype_name(w->dtype),
-                          duet_collective_name(w->coll), (long long)w->mc, (long long)w->nc, w->world, plan->rank,
-                          duet_mode_name(c->mode), c->num_wgs, c->gemm_wgs, c->comm_wgs, c->tile.bm, c->tile.bn,
-                          c->tile.bk, c->cm, c->cn, c->group_m, c->split_k > 1 ? c->split_k : 1);
+        duet__sbuf_printf(
+            &b,
+            "  \"plan\": {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\", \"collective\": \"%s\", "
+            "\"mc\": %lld, \"nc\": %lld, \"world\": %d, \"rank\": %d, \"mode\": \"%s\", \"num_wgs\": %d, "
+            "\"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": \"%dx%dx%d\", \"comm_tile\": \"%dx%d\", "
+            "\"group_m\": %d, \"split_k\": %d},\n",
+            (long long)w->m, (long long)w->n, (long long)w->k, duet_dtype_name(w->dtype), duet_collective_name(w->coll),
+            (long long)w->mc, (long long)w->nc, w->world, plan->rank, duet_mode_name(c->mode), c->num_wgs, c->gemm_wgs,
+            c->comm_wgs, c->tile.bm, c->tile.bn, c->tile.bk, c->cm, c->cn, c->group_m, c->split_k > 1 ? c->split_k : 1);
     }
     duet__sbuf_printf(&b, "  \"tiles\": [");
     for (size_t i = 0; i < t->n; i++) {
@@ -79,8 +79,8 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
         duet__sbuf_printf(&b,
                           "%s\n    {\"cta\": %d, \"sm\": %d, \"queue\": \"%s\", \"tile\": %lld, \"start_us\": %.6f, "
                           "\"end_us\": %.6f, \"stolen\": %s}",
-                          i ? "," : "", r->cta, r->sm, r->queue == DUET_QUEUE_GEMM ? "gemm" : "comm", (long long)r->tile,
-                          r->start_s * 1e6, r->end_s * 1e6, r->stolen ? "true" : "false");
+                          i ? "," : "", r->cta, r->sm, r->queue == DUET_QUEUE_GEMM ? "gemm" : "comm",
+                          (long long)r->tile, r->start_s * 1e6, r->end_s * 1e6, r->stolen ? "true" : "false");
     }
     duet__sbuf_printf(&b, "\n  ]\n}\n");
     return duet__sbuf_write(&b, path);
@@ -171,8 +171,8 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
             st = duet__error(DUET_ERR_PARSE, "%s: tiles[%zu]: end_us %g is before start_us %g", path, i, en, s);
             goto fail;
         }
-        duet_trace_rec_t r = {(int32_t)cta,         (int32_t)sm,   strcmp(q->valuestring, "gemm") == 0 ? 0 : 1,
-                              cJSON_IsTrue(stl),    (int64_t)tile, s * 1e-6,
+        duet_trace_rec_t r = {(int32_t)cta,      (int32_t)sm,   strcmp(q->valuestring, "gemm") == 0 ? 0 : 1,
+                              cJSON_IsTrue(stl), (int64_t)tile, s * 1e-6,
                               en * 1e-6};
         DUET_CHECK_GOTO(duet_trace_add(&t, &r), st, fail);
         if (r.end_s > max_end)

@@ -16,8 +16,8 @@
 /* A bound on the derivation's work: its table holds one time per (shape, configuration), and the
  * greedy cover reads the whole table once per configuration it picks (at most min(shapes,
  * configurations) picks). The committed corpora have 75 x 56 = 4200 cells; 2^20 cells are 8 MB of
- * times (32 MB with the table's room to grow) and at most 2^30 reads of them, seconds; a corpus of 40,000 rows each with its own shape and
- * configuration would otherwise ask for a 12.8 GB table. */
+ * times (32 MB with the table's room to grow) and at most 2^30 reads of them, seconds; a corpus of 40,000 rows each
+ * with its own shape and configuration would otherwise ask for a 12.8 GB table. */
 #define DUET__TUNE_MAX_CELLS ((size_t)1 << 20)
 /* Relative slack of the coverage test, so that a time equal to (1 + tol) x best on paper is
  * covered whatever the rounding of the product. */

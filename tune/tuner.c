@@ -318,8 +318,8 @@ static int32_t duet__tune_bench_all(duet_tune_result_t *r, duet_tune_bench_fn be
 /* The cached configuration of rank 0, field by field (an int32 broadcast is all agree offers). */
 static duet_status_t duet__tune_agree_config(duet_tune_agree_fn agree, void *user, duet_config_t *c)
 {
-    int32_t *fields[] = {&c->mode,    &c->num_wgs, &c->gemm_wgs, &c->comm_wgs, &c->tile.bm,
-                         &c->tile.bn, &c->tile.bk, &c->cm,       &c->cn,       &c->group_m, &c->split_k};
+    int32_t *fields[] = {&c->mode,    &c->num_wgs, &c->gemm_wgs, &c->comm_wgs, &c->tile.bm, &c->tile.bn,
+                         &c->tile.bk, &c->cm,      &c->cn,       &c->group_m,  &c->split_k};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         DUET_CHECK(agree(user, fields[i]));
     return DUET_OK;

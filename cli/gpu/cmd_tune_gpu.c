@@ -85,13 +85,15 @@ int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *
         } else {
             char tile[32];
             printf("%s: %s, %s gemm_wgs %d comm_wgs %d tile %s: %.4f ms measured, %.4f ms predicted\n",
-                   res->cached ? "cache hit" : res->fell_back ? "every candidate failed; static default" : "tuned",
+                   res->cached      ? "cache hit"
+                   : res->fell_back ? "every candidate failed; static default"
+                                    : "tuned",
                    res->key, duet_mode_name(res->cfg.mode), res->cfg.gemm_wgs, res->cfg.comm_wgs,
                    duet_config_tile_str(&res->cfg, tile, sizeof(tile)), res->measured_ms, res->pred_ms);
             for (int32_t i = 0; i < res->n_cands && !res->cached; i++) {
                 const duet_tune_outcome_t *x = &res->cands[i];
-                printf("  %-10s %4d %4d %-15s %s %.4f ms (pred %.4f)\n", duet_mode_name(x->cfg.mode),
-                       x->cfg.gemm_wgs, x->cfg.comm_wgs, duet_config_tile_str(&x->cfg, tile, sizeof(tile)),
+                printf("  %-10s %4d %4d %-15s %s %.4f ms (pred %.4f)\n", duet_mode_name(x->cfg.mode), x->cfg.gemm_wgs,
+                       x->cfg.comm_wgs, duet_config_tile_str(&x->cfg, tile, sizeof(tile)),
                        x->ok ? "measured" : "FAILED  ", x->ms, x->pred_ms);
             }
         }

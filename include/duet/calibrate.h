@@ -183,7 +183,7 @@ typedef struct duet_cal_params {
     int32_t threads;               /* reports: fits run in parallel on this many threads; 0 = one per CPU (default) */
     duet_cal_progress_fn progress; /* may be NULL */
     void *progress_arg;
-    duet_cal_row_fn rows;          /* reports: once per measured row (duet's model), in row order; may be NULL */
+    duet_cal_row_fn rows; /* reports: once per measured row (duet's model), in row order; may be NULL */
     void *rows_arg;
 } duet_cal_params_t;
 

@@ -36,25 +36,25 @@ const char *duet_row_kind_name(int32_t kind); /* "op", "gemm_alone", "comm_alone
  * rows of one shape group by workload whatever their kind; `kind` says which part ran.
  */
 typedef struct duet_corpus_row {
-    int32_t kind;            /* duet_row_kind_t */
+    int32_t kind; /* duet_row_kind_t */
     duet_workload_t wl;
     duet_config_t cfg;
-    int32_t ok;              /* 1: measured; 0: failed (error says why; ms fields are 0) */
+    int32_t ok; /* 1: measured; 0: failed (error says why; ms fields are 0) */
     char error[160];
-    double ms;               /* median of `repeats` timed runs, milliseconds */
-    double min_ms, max_ms;   /* spread of the timed runs */
+    double ms;             /* median of `repeats` timed runs, milliseconds */
+    double min_ms, max_ms; /* spread of the timed runs */
     int32_t repeats;
 } duet_corpus_row_t;
 
 /** A corpus: where it was measured, the grid, and the rows. Owns its row array. */
 typedef struct duet_corpus {
-    char device[96];         /* "NVIDIA H200" */
-    char arch[32];           /* "sm_90", "gfx942" */
-    int32_t sms;             /* SMs (CUs) of the device */
-    int32_t world;           /* ranks of the measurement */
-    char driver[64];         /* driver version */
-    char runtime[64];        /* runtime version, e.g. "CUDA 13.0" */
-    char date[32];           /* ISO 8601 UTC of the measurement */
+    char device[96];  /* "NVIDIA H200" */
+    char arch[32];    /* "sm_90", "gfx942" */
+    int32_t sms;      /* SMs (CUs) of the device */
+    int32_t world;    /* ranks of the measurement */
+    char driver[64];  /* driver version */
+    char runtime[64]; /* runtime version, e.g. "CUDA 13.0" */
+    char date[32];    /* ISO 8601 UTC of the measurement */
     char duet_version[16];
     int32_t repeats, warmup; /* timed runs per point and untimed ones before them */
     /* Interleaved rounds the timed runs were taken in (1, also for files without the key: each
@@ -62,15 +62,15 @@ typedef struct duet_corpus {
     int32_t rounds;
     /* The grid the collector swept (informational; rows carry their own configurations). */
     int32_t n_fracs;
-    double fracs[32];        /* fused gemm_wgs as fractions of the SMs */
+    double fracs[32]; /* fused gemm_wgs as fractions of the SMs */
     int32_t n_tiles;
     duet_gemm_tile_t tiles[16];
     int32_t n_comm_wgs;
-    int32_t comm_wgs[16];    /* concurrent-mode comm grids */
-    int32_t n_split_ks;      /* 0: no K-split rows in the grid (files without the key) */
-    int32_t split_ks[16];    /* K splits of the split rows */
+    int32_t comm_wgs[16]; /* concurrent-mode comm grids */
+    int32_t n_split_ks;   /* 0: no K-split rows in the grid (files without the key) */
+    int32_t split_ks[16]; /* K splits of the split rows */
     int32_t n_split_fracs;
-    double split_fracs[32];  /* fused gemm_wgs fractions of the split op rows */
+    double split_fracs[32]; /* fused gemm_wgs fractions of the split op rows */
     duet_corpus_row_t *rows;
     size_t n, cap;
 } duet_corpus_t;

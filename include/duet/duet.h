@@ -12,8 +12,8 @@
 
 #include "duet/model.h"
 #include "duet/plan_map.h"
+#include "duet/sim.h"
 #include "duet/status.h"
 #include "duet/types.h"
-#include "duet/sim.h"
 
 #endif /* DUET_DUET_H */

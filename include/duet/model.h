@@ -23,9 +23,9 @@ extern "C" {
 /* Names                                                                                       */
 /* ========================================================================================== */
 
-const char *duet_collective_name(int32_t coll);   /* "all_gather", ..., "none" */
-const char *duet_dtype_name(int32_t dtype);       /* "fp16", "bf16" */
-const char *duet_mode_name(int32_t mode);         /* "fused", "concurrent" */
+const char *duet_collective_name(int32_t coll); /* "all_gather", ..., "none" */
+const char *duet_dtype_name(int32_t dtype);     /* "fp16", "bf16" */
+const char *duet_mode_name(int32_t mode);       /* "fused", "concurrent" */
 /** Parse a name into an enum value. @return DUET_ERR_INVALID_ARG (with the accepted names). */
 duet_status_t duet_collective_parse(const char *s, int32_t *coll_p);
 duet_status_t duet_dtype_parse(const char *s, int32_t *dtype_p);
@@ -52,21 +52,23 @@ typedef enum {
     X(clock_ghz, DBL, "GHz", 0.1, 10, "SM clock under sustained matrix load")                                          \
     X(mma_flops_fp16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense fp16 matrix-unit rate of one SM")                           \
     X(mma_flops_bf16, DBL, "FLOP/cycle/SM", 1, 1e6, "dense bf16 matrix-unit rate of one SM")                           \
-    X(gemm_eff_fp16, DBL, "1", 0.01, 1.5, "fraction of the fp16 matrix rate duet's GEMM tile sustains in its K loop")   \
-    X(gemm_eff_bf16, DBL, "1", 0.01, 1.5, "fraction of the bf16 matrix rate duet's GEMM tile sustains in its K loop")   \
-    /* Per-tile factors on gemm_eff: each tile's code differs (register pressure, spills, the       \
-     * shape of its matrix instructions), so one efficiency for all tiles misranks them. Relative    \
-     * to the 256x256x64 tile, which gemm_eff_* describes (its factor stays 1).                      \
-     */                                                                                              \
-    X(tile_eff_256x256, DBL, "1", 0.05, 4, "K-loop rate of the 256x256x64 tile relative to gemm_eff (the reference: 1)") \
-    X(tile_eff_128x256, DBL, "1", 0.05, 4, "K-loop rate of the 128x256x64 tile relative to gemm_eff")               \
-    X(tile_eff_256x128, DBL, "1", 0.05, 4, "K-loop rate of the 256x128x64 tile relative to gemm_eff")               \
-    X(tile_eff_128x128, DBL, "1", 0.05, 4, "K-loop rate of the 128x128x64 tile relative to gemm_eff")               \
-    X(tile_eff_256x64, DBL, "1", 0.05, 4, "K-loop rate of the 256x64x64 tile relative to gemm_eff")                 \
-    X(tile_eff_64x128, DBL, "1", 0.05, 4, "K-loop rate of the 64x128x64 tile relative to gemm_eff")                 \
-    X(tile_eff_64x256, DBL, "1", 0.05, 4, "K-loop rate of the 64x256x64 tile relative to gemm_eff")                 \
-    X(tile_eff_64x64, DBL, "1", 0.05, 4, "K-loop rate of the 64x64x64 tile relative to gemm_eff")                   \
-    X(vendor_gemm_eff_fp16, DBL, "1", 0.01, 1.5, "the vendor GEMM's (cuBLASLt/hipBLASLt) fp16 efficiency, as gemm_eff") \
+    X(gemm_eff_fp16, DBL, "1", 0.01, 1.5, "fraction of the fp16 matrix rate duet's GEMM tile sustains in its K loop")  \
+    X(gemm_eff_bf16, DBL, "1", 0.01, 1.5, "fraction of the bf16 matrix rate duet's GEMM tile sustains in its K loop")  \
+    /* Per-tile factors on gemm_eff: each tile's code differs (register pressure, spills, the                          \
+     * shape of its matrix instructions), so one efficiency for all tiles misranks them. Relative                      \
+     * to the 256x256x64 tile, which gemm_eff_* describes (its factor stays 1).                                        \
+     */                                                                                                                \
+    X(tile_eff_256x256, DBL, "1", 0.05, 4,                                                                             \
+      "K-loop rate of the 256x256x64 tile relative to gemm_eff (the reference: 1)")                                    \
+    X(tile_eff_128x256, DBL, "1", 0.05, 4, "K-loop rate of the 128x256x64 tile relative to gemm_eff")                  \
+    X(tile_eff_256x128, DBL, "1", 0.05, 4, "K-loop rate of the 256x128x64 tile relative to gemm_eff")                  \
+    X(tile_eff_128x128, DBL, "1", 0.05, 4, "K-loop rate of the 128x128x64 tile relative to gemm_eff")                  \
+    X(tile_eff_256x64, DBL, "1", 0.05, 4, "K-loop rate of the 256x64x64 tile relative to gemm_eff")                    \
+    X(tile_eff_64x128, DBL, "1", 0.05, 4, "K-loop rate of the 64x128x64 tile relative to gemm_eff")                    \
+    X(tile_eff_64x256, DBL, "1", 0.05, 4, "K-loop rate of the 64x256x64 tile relative to gemm_eff")                    \
+    X(tile_eff_64x64, DBL, "1", 0.05, 4, "K-loop rate of the 64x64x64 tile relative to gemm_eff")                      \
+    X(vendor_gemm_eff_fp16, DBL, "1", 0.01, 1.5,                                                                       \
+      "the vendor GEMM's (cuBLASLt/hipBLASLt) fp16 efficiency, as gemm_eff")                                           \
     X(vendor_gemm_eff_bf16, DBL, "1", 0.01, 1.5, "the vendor GEMM's bf16 efficiency, as gemm_eff")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
     X(gemm_stages, INT, "stages", 1, 16, "shared-memory pipeline depth of the GEMM tile")                              \
@@ -77,33 +79,35 @@ typedef enum {
     X(gemm_sm_contention, DBL, "1", 0, 100, "relative growth of a GEMM tile's K step with every SM running the GEMM")  \
     X(clock_heat, DBL, "1", 0, 100, "growth of K steps and comm tiles with the operation's sustained matrix work")     \
     X(heat_half_us, DBL, "us", 0.01, 1e6, "the matrix work, in us at the peak rate, for half of clock_heat")           \
-    X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")     \
+    X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")   \
     X(box_rows_per_us, DBL, "rows/us", 1, 1e8, "128-byte operand box rows the chip fetches past L2 or zero-fills")     \
     X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
-    X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")    \
+    X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")   \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
     X(launch_us, DBL, "us", 0, 10000, "kernel launch and completion, per operation")                                   \
-    X(comm_sync_us, DBL, "us", 0, 10000, "entry and exit barriers across the ranks, per operation with a collective")   \
+    X(comm_sync_us, DBL, "us", 0, 10000, "entry and exit barriers across the ranks, per operation with a collective")  \
     /* the fabric */                                                                                                   \
     X(n_links, INT, "links", 1, 64, "peer links per GPU (mesh); 1 for a switch port")                                  \
-    X(link_gbs, DBL, "GB/s", 0.1, 1e5, "peak payload bandwidth per direction of one link (mesh) or of the switch port") \
-    X(link_half_inflight_kib, DBL, "KiB", 0.01, 1e6, "bytes in flight on a link at which it delivers half its peak")    \
-    X(cta_push_gbs, DBL, "GB/s", 0.01, 1e4, "remote-store rate of one CTA on an idle link")                             \
+    X(link_gbs, DBL, "GB/s", 0.1, 1e5,                                                                                 \
+      "peak payload bandwidth per direction of one link (mesh) or of the switch port")                                 \
+    X(link_half_inflight_kib, DBL, "KiB", 0.01, 1e6, "bytes in flight on a link at which it delivers half its peak")   \
+    X(cta_push_gbs, DBL, "GB/s", 0.01, 1e4, "remote-store rate of one CTA on an idle link")                            \
     X(remote_rtt_us, DBL, "us", 0.01, 1000, "round trip of a remote load")                                             \
-    X(rtt_gemm_stretch, DBL, "1", 0, 100, "relative growth of the remote-load round trip with every SM running a GEMM tile") \
+    X(rtt_gemm_stretch, DBL, "1", 0, 100,                                                                              \
+      "relative growth of the remote-load round trip with every SM running a GEMM tile")                               \
     X(cta_pull_inflight_kib, DBL, "KiB", 0.1, 1e5, "bytes of remote loads one CTA keeps in flight")                    \
-    X(cta_local_gbs, DBL, "GB/s", 0.01, 1e5, "local copy rate (read + write) of one comm CTA")                          \
+    X(cta_local_gbs, DBL, "GB/s", 0.01, 1e5, "local copy rate (read + write) of one comm CTA")                         \
     X(comm_tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per comm tile (address translation, masks)")              \
     /* residency of the two kernels in concurrent mode */                                                              \
     X(comm_ctas_per_sm, INT, "CTAs", 1, 64, "comm-kernel CTAs one SM holds when no GEMM CTA is there")                 \
-    X(comm_coresident, INT, "CTAs", 0, 64, "comm-kernel CTAs that fit on an SM beside one GEMM CTA")                    \
-    X(comm_sm_share, DBL, "1", 0, 1, "share of an SM's issue slots a running comm CTA takes from a co-resident GEMM")   \
+    X(comm_coresident, INT, "CTAs", 0, 64, "comm-kernel CTAs that fit on an SM beside one GEMM CTA")                   \
+    X(comm_sm_share, DBL, "1", 0, 1, "share of an SM's issue slots a running comm CTA takes from a co-resident GEMM")  \
     /* the reference design's rules (policy frozen) */                                                                 \
     X(seed_link_gbs, DBL, "GB/s", 0.1, 1e5, "seed: one effective link bandwidth for every collective")                 \
     X(seed_launch_us, DBL, "us", 0, 10000, "seed: per-collective launch floor")                                        \
-    X(seed_alpha, DBL, "1", 0, 100, "seed: GEMM slow-down per unit of comm-home fraction x comm intensity")             \
+    X(seed_alpha, DBL, "1", 0, 100, "seed: GEMM slow-down per unit of comm-home fraction x comm intensity")            \
     X(seed_sat_channels, INT, "CTAs", 1, 4096, "seed: CTAs at which comm saturates; all_reduce floor is twice this")   \
     X(seed_dequeue_gemm_us, DBL, "us", 0, 1000, "seed: charge per GEMM dequeue")                                       \
     X(seed_dequeue_comm_us, DBL, "us", 0, 1000, "seed: charge per comm dequeue")
@@ -112,17 +116,17 @@ typedef enum {
 #define DUET__HW_ENUM(member, type, unit, lo, hi, help) DUET_HW_F_##member,
     DUET_HW_FIELDS(DUET__HW_ENUM)
 #undef DUET__HW_ENUM
-    DUET_HW_NFIELDS
+        DUET_HW_NFIELDS
 } duet_hw_field_t;
 
 #define DUET_HW_SOURCE_LEN 160
 
 /** A hardware profile: every constant the cost model uses, each with its source. */
 typedef struct duet_hw {
-    char name[48];            /* "h200", or the name in the file */
-    char device[96];          /* marketing name, e.g. "NVIDIA H200" */
-    char arch[32];            /* "sm_90", "gfx942", "gfx950" */
-    int32_t fabric;           /* duet_fabric_t */
+    char name[48];   /* "h200", or the name in the file */
+    char device[96]; /* marketing name, e.g. "NVIDIA H200" */
+    char arch[32];   /* "sm_90", "gfx942", "gfx950" */
+    int32_t fabric;  /* duet_fabric_t */
 #define DUET__HW_MEMBER_INT int
 #define DUET__HW_MEMBER_DBL double
 #define DUET__HW_MEMBER(member, type, unit, lo, hi, help) DUET__HW_MEMBER_##type member;
@@ -264,7 +268,10 @@ duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload
 int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k);
 
 /** The K splits the sweep and the benchmark try when none are given: 1, 2, 3, 4, 6, 8. */
-#define DUET_AUTO_SPLIT_KS {1, 2, 3, 4, 6, 8}
+#define DUET_AUTO_SPLIT_KS                                                                                             \
+    {                                                                                                                  \
+        1, 2, 3, 4, 6, 8                                                                                               \
+    }
 
 /** @return 1 if two configurations run the same way (split_k 0 and 1 are the same), else 0. */
 int duet_config_same(const duet_config_t *a, const duet_config_t *b);
@@ -363,16 +370,16 @@ double duet_rng_unit(duet_rng_t *r);
  */
 typedef struct duet_random_params {
     uint64_t seed;
-    int64_t min_dim, max_dim;  /* elements; defaults 256 and 16384 */
-    double ragged;             /* share of extents not a multiple of 64; default 1/3 */
-    double skinny;             /* share of shapes with a small M; default 0.15 */
-    double small_k;            /* share of shapes with a small K; default 0.15 */
-    int64_t skinny_max;        /* the largest "small" M or K, elements; default 1024 */
-    uint32_t dtypes;           /* bitmask of 1 << duet_dtype_t; default both */
-    uint32_t colls;            /* bitmask of 1 << duet_collective_t; default the five collectives */
-    double min_comm_bytes;     /* per-rank source, bytes; default 256 KiB */
-    double max_comm_bytes;     /* default 256 MiB */
-    int32_t world;             /* default 1 */
+    int64_t min_dim, max_dim; /* elements; defaults 256 and 16384 */
+    double ragged;            /* share of extents not a multiple of 64; default 1/3 */
+    double skinny;            /* share of shapes with a small M; default 0.15 */
+    double small_k;           /* share of shapes with a small K; default 0.15 */
+    int64_t skinny_max;       /* the largest "small" M or K, elements; default 1024 */
+    uint32_t dtypes;          /* bitmask of 1 << duet_dtype_t; default both */
+    uint32_t colls;           /* bitmask of 1 << duet_collective_t; default the five collectives */
+    double min_comm_bytes;    /* per-rank source, bytes; default 256 KiB */
+    double max_comm_bytes;    /* default 256 MiB */
+    int32_t world;            /* default 1 */
 } duet_random_params_t;
 
 duet_random_params_t duet_random_default_params(void);
@@ -393,12 +400,12 @@ duet_status_t duet_workloads_save(const char *path, const duet_workloads_t *w, c
 
 /** Traffic of one comm tile, bytes, as seen by the rank that runs it. */
 typedef struct duet_comm_traffic {
-    double push_bytes;       /* remote stores, all peers together */
-    double pull_bytes;       /* remote loads, all peers together */
-    double local_read_bytes; /* local HBM reads */
-    double local_write_bytes;/* local HBM writes */
-    int32_t push_peers;      /* peers written to */
-    int32_t pull_peers;      /* peers read from */
+    double push_bytes;        /* remote stores, all peers together */
+    double pull_bytes;        /* remote loads, all peers together */
+    double local_read_bytes;  /* local HBM reads */
+    double local_write_bytes; /* local HBM writes */
+    int32_t push_peers;       /* peers written to */
+    int32_t pull_peers;       /* peers read from */
 } duet_comm_traffic_t;
 
 /**
@@ -408,19 +415,19 @@ typedef struct duet_comm_traffic {
 typedef struct duet_plan {
     duet_workload_t wl;
     duet_config_t cfg;
-    int32_t rank;                 /* the rank this plan is for */
-    duet_gemm_geom_t gemm;        /* GEMM queue: tile ids 0..gemm.tiles-1 in dequeue order */
-    duet_comm_geom_t comm;        /* comm queue: positions 0..comm.queue_len-1 */
-    double gemm_flops;            /* 2 m n k */
+    int32_t rank;          /* the rank this plan is for */
+    duet_gemm_geom_t gemm; /* GEMM queue: tile ids 0..gemm.tiles-1 in dequeue order */
+    duet_comm_geom_t comm; /* comm queue: positions 0..comm.queue_len-1 */
+    double gemm_flops;     /* 2 m n k */
     /* Whole-queue traffic of this rank. */
     duet_comm_traffic_t comm_total;
     /* Tile-granular remote bytes: every tile counted at its full cm x cn size, as the reference
      * design prices it; equals remote payload when the tensor is a multiple of the tile. */
     double remote_bytes_tiles;
-    double remote_bytes;          /* exact remote payload (push + pull), bytes */
-    double bytes_per_peer_out;    /* payload this rank sends to each peer (max over peers), bytes */
-    double bytes_per_peer_in;     /* payload this rank receives from each peer, bytes */
-    int64_t comm_valid_tiles;     /* queue slots that move data */
+    double remote_bytes;       /* exact remote payload (push + pull), bytes */
+    double bytes_per_peer_out; /* payload this rank sends to each peer (max over peers), bytes */
+    double bytes_per_peer_in;  /* payload this rank receives from each peer, bytes */
+    int64_t comm_valid_tiles;  /* queue slots that move data */
     /*
      * Launch geometry and queue policy, decided here once (model/plan.c, duet__plan_policy); the
      * simulator, the cost model and the backend read these fields and nothing else to know which
@@ -434,9 +441,9 @@ typedef struct duet_plan {
     int32_t gemm_ctas; /* CTAs that may run GEMM tiles: GEMM-home ones, and every CTA of a stealing kernel */
     int32_t comm_grid; /* grid of the kernel whose CTAs drain the comm queue (0: none) */
     /* Totals of the kernels' policy. */
-    int32_t gemm_home_ctas;       /* CTAs whose home queue is GEMM */
-    int32_t comm_home_ctas;       /* CTAs whose home queue is comm */
-    int32_t steal;                /* 1: some CTA steals from the other queue when its own is empty */
+    int32_t gemm_home_ctas; /* CTAs whose home queue is GEMM */
+    int32_t comm_home_ctas; /* CTAs whose home queue is comm */
+    int32_t steal;          /* 1: some CTA steals from the other queue when its own is empty */
     /* The K split's workspace (split_k > 1; else 0): the fp32 partial sums, gemm.tiles_mn x
      * split_k blocks of bm x bn, and two arrival counters per C tile (a 256x256 tile sums its two
      * 128-row passes separately: backend/splitk.h). */
@@ -508,17 +515,17 @@ void duet_plan_comm_tile_traffic(const duet_plan_t *plan, int64_t q, duet_comm_t
  * All times in seconds, bytes in bytes.
  */
 typedef struct duet_gemm_cost {
-    double t_step_mma;    /* matrix-unit time of one K step */
-    double t_step_l2;     /* L2-to-SM time of one K step at this SM's share of L2 bandwidth */
-    double t_step;        /* max of the two: the SM-bound step */
-    double t_prologue;    /* pipeline fill */
-    double t_epilogue;    /* C tile store issue */
-    double t_overhead;    /* fixed per tile */
-    double t_sm;          /* SM-bound tile time: k_iters * t_step + prologue + epilogue + overhead */
-    double hbm_bytes;     /* bytes the tile moves to and from HBM after L2 reuse */
-    double box_rows;      /* operand box rows of 128 B the tile's copies fetch past L2 or zero-fill (0: vendor) */
-    double l2_hit;        /* fraction of A/B loads served by L2 */
-    double flops;         /* 2 bm bn k */
+    double t_step_mma; /* matrix-unit time of one K step */
+    double t_step_l2;  /* L2-to-SM time of one K step at this SM's share of L2 bandwidth */
+    double t_step;     /* max of the two: the SM-bound step */
+    double t_prologue; /* pipeline fill */
+    double t_epilogue; /* C tile store issue */
+    double t_overhead; /* fixed per tile */
+    double t_sm;       /* SM-bound tile time: k_iters * t_step + prologue + epilogue + overhead */
+    double hbm_bytes;  /* bytes the tile moves to and from HBM after L2 reuse */
+    double box_rows;   /* operand box rows of 128 B the tile's copies fetch past L2 or zero-fill (0: vendor) */
+    double l2_hit;     /* fraction of A/B loads served by L2 */
+    double flops;      /* 2 bm bn k */
     int64_t k_iters;
 } duet_gemm_cost_t;
 
@@ -526,18 +533,19 @@ typedef struct duet_gemm_cost {
  * Price one GEMM tile of the plan when `active` GEMM tiles run at once (they decide the L2 reuse
  * of the group_m swizzle).
  */
-duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, duet_gemm_cost_t *cost_p);
+duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
+                                  duet_gemm_cost_t *cost_p);
 
 /** Cost of one comm tile when it runs alone on an idle fabric. Seconds and bytes. */
 typedef struct duet_comm_cost {
     duet_comm_traffic_t traffic;
-    int64_t round_trips;  /* remote-load round trips (pull bytes / in-flight bytes per CTA) */
-    double t_push;        /* push bytes at one CTA's store rate */
-    double t_pull;        /* round trips x RTT */
-    double t_local;       /* local bytes at one CTA's copy rate */
+    int64_t round_trips; /* remote-load round trips (pull bytes / in-flight bytes per CTA) */
+    double t_push;       /* push bytes at one CTA's store rate */
+    double t_pull;       /* round trips x RTT */
+    double t_local;      /* local bytes at one CTA's copy rate */
     double t_overhead;
-    double t_alone;       /* max(t_push, t_pull, t_local) + t_overhead */
-    double hbm_bytes;     /* this rank's HBM traffic the tile causes (incl. the symmetric writes peers make) */
+    double t_alone;   /* max(t_push, t_pull, t_local) + t_overhead */
+    double hbm_bytes; /* this rank's HBM traffic the tile causes (incl. the symmetric writes peers make) */
 } duet_comm_cost_t;
 
 /** Price the average comm tile of the plan (total traffic / valid tiles). */

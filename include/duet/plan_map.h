@@ -25,12 +25,21 @@ extern "C" {
 #endif
 
 /** ceil(a / b) for a >= 0, b > 0. */
-DUET_HD int64_t duet_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+DUET_HD int64_t duet_cdiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
 
-DUET_HD int64_t duet_min64(int64_t a, int64_t b) { return a < b ? a : b; }
+DUET_HD int64_t duet_min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
 
 /** Element size in bytes of a duet_dtype_t (both supported types are 2 bytes). */
-DUET_HD int32_t duet_dtype_bytes(int32_t dtype) { return dtype == DUET_DTYPE_FP16 || dtype == DUET_DTYPE_BF16 ? 2 : 0; }
+DUET_HD int32_t duet_dtype_bytes(int32_t dtype)
+{
+    return dtype == DUET_DTYPE_FP16 || dtype == DUET_DTYPE_BF16 ? 2 : 0;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* GEMM tiles                                                                                  */
@@ -57,8 +66,8 @@ typedef struct duet_gemm_geom {
  * Fill a GEMM geometry. split_k < 1 is read as 1. A split that leaves a part without K steps
  * (duet_gemm_parts_nonempty() false) is the caller's to reject (duet_config_validate()).
  */
-DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t, int32_t group_m,
-                                 int32_t split_k)
+DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int64_t k, duet_gemm_tile_t t,
+                                 int32_t group_m, int32_t split_k)
 {
     g->m = m;
     g->n = n;
@@ -132,32 +141,32 @@ DUET_HD void duet_gemm_tile_coords(const duet_gemm_geom_t *g, int64_t tile, int6
  * output block (reduce_scatter), in row-major tile order.
  */
 typedef struct duet_comm_geom {
-    int32_t coll;            /* duet_collective_t */
+    int32_t coll; /* duet_collective_t */
     int32_t world, rank, root;
-    int32_t cm, cn;          /* comm tile, elements */
-    int64_t mc, nc;          /* per-rank source tensor, elements */
-    int64_t rows;            /* rows the tiles cover: mc, or mc / world for reduce_scatter */
-    int64_t chunk;           /* all_to_all and reduce_scatter: mc / world rows per rank; else 0 */
-    int64_t grid_m, grid_n;  /* tiles over rows x nc */
-    int64_t total;           /* grid_m * grid_n */
-    int64_t per_rank;        /* all_reduce: tiles each rank owns, ceil(total / world); else total */
-    int64_t queue_len;       /* length of this rank's comm queue */
+    int32_t cm, cn;         /* comm tile, elements */
+    int64_t mc, nc;         /* per-rank source tensor, elements */
+    int64_t rows;           /* rows the tiles cover: mc, or mc / world for reduce_scatter */
+    int64_t chunk;          /* all_to_all and reduce_scatter: mc / world rows per rank; else 0 */
+    int64_t grid_m, grid_n; /* tiles over rows x nc */
+    int64_t total;          /* grid_m * grid_n */
+    int64_t per_rank;       /* all_reduce: tiles each rank owns, ceil(total / world); else total */
+    int64_t queue_len;      /* length of this rank's comm queue */
 } duet_comm_geom_t;
 
 /** One comm tile, in the coordinates of the matrix the tiles cover. */
 typedef struct duet_comm_rect {
-    int64_t tile;            /* tile index in row-major order over grid_m x grid_n */
-    int64_t row0, col0;      /* first element */
-    int32_t rows, cols;      /* valid extent, <= cm x cn at the bottom and right edges */
-    int32_t valid;           /* 0: a queue slot with nothing to move (all_reduce padding) */
+    int64_t tile;       /* tile index in row-major order over grid_m x grid_n */
+    int64_t row0, col0; /* first element */
+    int32_t rows, cols; /* valid extent, <= cm x cn at the bottom and right edges */
+    int32_t valid;      /* 0: a queue slot with nothing to move (all_reduce padding) */
 } duet_comm_rect_t;
 
 /**
  * Fill a comm geometry. The caller has validated the workload (duet_workload_validate()), so
  * mc is divisible by world where the collective needs it.
  */
-DUET_HD void duet_comm_geom_init(duet_comm_geom_t *g, int32_t coll, int32_t world, int32_t rank, int32_t root, int64_t mc,
-                                 int64_t nc, int32_t cm, int32_t cn)
+DUET_HD void duet_comm_geom_init(duet_comm_geom_t *g, int32_t coll, int32_t world, int32_t rank, int32_t root,
+                                 int64_t mc, int64_t nc, int32_t cm, int32_t cn)
 {
     g->coll = coll;
     g->world = world;

@@ -27,11 +27,11 @@ extern "C" {
 
 /** One tile as it ran: who ran it, where, and when (seconds from the start of the operation). */
 typedef struct duet_trace_rec {
-    int32_t cta;     /* fused: 0..num_wgs-1; concurrent: GEMM kernel 0..gemm_wgs-1, then the comm kernel */
-    int32_t sm;      /* SM (CU) the CTA ran on */
-    int32_t queue;   /* duet_queue_t the tile came from */
-    int32_t stolen;  /* 1 if that is not the CTA's home queue */
-    int64_t tile;    /* GEMM tile id, or comm queue position */
+    int32_t cta;    /* fused: 0..num_wgs-1; concurrent: GEMM kernel 0..gemm_wgs-1, then the comm kernel */
+    int32_t sm;     /* SM (CU) the CTA ran on */
+    int32_t queue;  /* duet_queue_t the tile came from */
+    int32_t stolen; /* 1 if that is not the CTA's home queue */
+    int64_t tile;   /* GEMM tile id, or comm queue position */
     double start_s, end_s;
 } duet_trace_rec_t;
 
@@ -41,7 +41,7 @@ typedef struct duet_trace {
     size_t n, cap;
     int32_t n_ctas;
     double makespan_s;
-    char label[64];  /* "predicted", "measured", ... */
+    char label[64]; /* "predicted", "measured", ... */
 } duet_trace_t;
 
 /*
@@ -83,14 +83,14 @@ void duet_sim_ws_destroy(duet_sim_ws_t *ws);
 
 /** What one simulation reports. Times in seconds from the start of the operation. */
 typedef struct duet_sim_result {
-    double makespan_s;      /* the operation ends: every tile done, plus launch */
-    double gemm_finish_s;   /* the last GEMM tile ends (0 without GEMM) */
-    double comm_finish_s;   /* the last comm tile ends (0 without a collective) */
-    double gemm_busy_s;     /* CTA-seconds spent running GEMM tiles */
-    double comm_busy_s;     /* CTA-seconds spent running comm tiles */
-    int64_t stolen_gemm;    /* GEMM tiles run by comm-home CTAs */
-    int64_t stolen_comm;    /* comm tiles run by GEMM-home CTAs */
-    int64_t events;         /* simulation events processed */
+    double makespan_s;    /* the operation ends: every tile done, plus launch */
+    double gemm_finish_s; /* the last GEMM tile ends (0 without GEMM) */
+    double comm_finish_s; /* the last comm tile ends (0 without a collective) */
+    double gemm_busy_s;   /* CTA-seconds spent running GEMM tiles */
+    double comm_busy_s;   /* CTA-seconds spent running comm tiles */
+    int64_t stolen_gemm;  /* GEMM tiles run by comm-home CTAs */
+    int64_t stolen_comm;  /* comm tiles run by GEMM-home CTAs */
+    int64_t events;       /* simulation events processed */
     int32_t n_ctas;
     const double *cta_busy_s; /* per CTA busy time; owned by the workspace, valid until its next run */
 } duet_sim_result_t;
@@ -145,15 +145,15 @@ duet_status_t duet_sim_workers(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *p
 
 /** Inputs of the reference design's schedule_makespan() (iris-concurrent.md 3.5). */
 typedef struct duet_frozen_params {
-    int64_t n_gemm;        /* GEMM tiles */
-    double lg;             /* GEMM tile duration */
-    int64_t n_comm;        /* comm tiles */
-    double lc_unit;        /* comm duration per unit of concurrency */
-    int32_t num_wgs;       /* workers */
-    int32_t gemm_wgs;      /* workers whose home is GEMM (ids below gemm_wgs) */
-    double c_atomic_gemm;  /* charge per successful GEMM dequeue */
-    double c_atomic_comm;  /* charge per successful comm dequeue */
-    int32_t comm_sat;      /* concurrency floor of the comm duration */
+    int64_t n_gemm;       /* GEMM tiles */
+    double lg;            /* GEMM tile duration */
+    int64_t n_comm;       /* comm tiles */
+    double lc_unit;       /* comm duration per unit of concurrency */
+    int32_t num_wgs;      /* workers */
+    int32_t gemm_wgs;     /* workers whose home is GEMM (ids below gemm_wgs) */
+    double c_atomic_gemm; /* charge per successful GEMM dequeue */
+    double c_atomic_comm; /* charge per successful comm dequeue */
+    int32_t comm_sat;     /* concurrency floor of the comm duration */
 } duet_frozen_params_t;
 
 /**
@@ -189,13 +189,13 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
 
 /** What to sweep. Start from duet_sweep_default_params(). */
 typedef struct duet_sweep_params {
-    const duet_sim_policy_ops_t *policy;  /* default fluid */
-    uint32_t modes;                       /* bit (1 << duet_mode_t); default both */
-    int32_t n_tiles;                      /* GEMM tiles to try; default every supported tile that fits */
+    const duet_sim_policy_ops_t *policy; /* default fluid */
+    uint32_t modes;                      /* bit (1 << duet_mode_t); default both */
+    int32_t n_tiles;                     /* GEMM tiles to try; default every supported tile that fits */
     duet_gemm_tile_t tiles[DUET_SWEEP_MAX_TILES];
     int32_t split_min, split_max, split_step; /* gemm_wgs values; 0 = defaults (1..SMs, step 1) */
-    int32_t num_wgs;                      /* fused grid; 0 = one per SM */
-    int32_t cm, cn, group_m;              /* 0 = defaults */
+    int32_t num_wgs;                          /* fused grid; 0 = one per SM */
+    int32_t cm, cn, group_m;                  /* 0 = defaults */
     /* GEMM K splits to try. 0 = automatic: for each tile those of DUET_AUTO_SPLIT_KS that
      * duet_split_k_worth_trying() accepts; policy frozen (the reference rules) tries 1 only. */
     int32_t n_split_ks;
@@ -212,14 +212,14 @@ typedef struct duet_sweep_point {
 } duet_sweep_point_t;
 
 typedef struct duet_sweep_result {
-    duet_sweep_point_t *points;   /* ranked: makespan ascending, ties by duet_rank_sort() */
+    duet_sweep_point_t *points; /* ranked: makespan ascending, ties by duet_rank_sort() */
     size_t n;
-    duet_sweep_point_t dflt;      /* the static default (fused, 3/4 of the SMs on GEMM) */
-    size_t default_rank;          /* 1-based rank the default would take among the points (1 + those faster
-                                     by more than DUET_RANK_TIE_REL) */
-    size_t default_ties;          /* other configurations within DUET_RANK_TIE_REL of the default */
-    int64_t events;               /* simulation events over the whole sweep */
-    double wall_s;                /* CPU wall time of the sweep */
+    duet_sweep_point_t dflt; /* the static default (fused, 3/4 of the SMs on GEMM) */
+    size_t default_rank;     /* 1-based rank the default would take among the points (1 + those faster
+                                by more than DUET_RANK_TIE_REL) */
+    size_t default_ties;     /* other configurations within DUET_RANK_TIE_REL of the default */
+    int64_t events;          /* simulation events over the whole sweep */
+    double wall_s;           /* CPU wall time of the sweep */
 } duet_sweep_result_t;
 
 /** Simulate every configuration of the sweep and rank them. Free with duet_sweep_result_free(). */

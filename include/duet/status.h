@@ -17,21 +17,21 @@ extern "C" {
 #endif
 
 /* X(name, value, message) */
-#define DUET_STATUS_MAP(X)                                                                         \
-    X(OK, 0, "success")                                                                            \
-    X(ERR_INVALID_ARG, -1, "invalid argument")                                                     \
-    X(ERR_NO_MEMORY, -2, "out of memory")                                                          \
-    X(ERR_IO, -3, "input/output error")                                                            \
-    X(ERR_PARSE, -4, "malformed input")                                                            \
-    X(ERR_UNSUPPORTED, -5, "not supported")                                                        \
-    X(ERR_NOT_FOUND, -6, "not found")                                                              \
-    X(ERR_TIMEOUT, -7, "timed out")                                                                \
-    X(ERR_BACKEND, -8, "GPU runtime error")                                                        \
-    X(ERR_MPI, -9, "MPI error")                                                                    \
-    X(ERR_NOT_CONVERGED, -10, "fit did not converge")                                              \
-    X(ERR_OUT_OF_HEAP, -11, "symmetric heap exhausted")                                            \
-    X(ERR_INFEASIBLE, -12, "configuration cannot run on this hardware")                            \
-    X(ERR_BUSY, -13, "resource busy")                                                              \
+#define DUET_STATUS_MAP(X)                                                                                             \
+    X(OK, 0, "success")                                                                                                \
+    X(ERR_INVALID_ARG, -1, "invalid argument")                                                                         \
+    X(ERR_NO_MEMORY, -2, "out of memory")                                                                              \
+    X(ERR_IO, -3, "input/output error")                                                                                \
+    X(ERR_PARSE, -4, "malformed input")                                                                                \
+    X(ERR_UNSUPPORTED, -5, "not supported")                                                                            \
+    X(ERR_NOT_FOUND, -6, "not found")                                                                                  \
+    X(ERR_TIMEOUT, -7, "timed out")                                                                                    \
+    X(ERR_BACKEND, -8, "GPU runtime error")                                                                            \
+    X(ERR_MPI, -9, "MPI error")                                                                                        \
+    X(ERR_NOT_CONVERGED, -10, "fit did not converge")                                                                  \
+    X(ERR_OUT_OF_HEAP, -11, "symmetric heap exhausted")                                                                \
+    X(ERR_INFEASIBLE, -12, "configuration cannot run on this hardware")                                                \
+    X(ERR_BUSY, -13, "resource busy")                                                                                  \
     X(ERR_INTERNAL, -14, "internal error")
 
 typedef enum {

@@ -76,12 +76,12 @@ typedef struct duet_kernel_geom {
  * collective" (then mc = nc = 0).
  */
 typedef struct duet_workload {
-    int64_t m, n, k;        /* GEMM extents, elements */
-    int64_t mc, nc;         /* collective's per-rank source tensor, elements */
-    int32_t dtype;          /* duet_dtype_t */
-    int32_t coll;           /* duet_collective_t */
-    int32_t world;          /* ranks taking part, >= 1 */
-    int32_t root;           /* broadcast root rank, 0 <= root < world */
+    int64_t m, n, k; /* GEMM extents, elements */
+    int64_t mc, nc;  /* collective's per-rank source tensor, elements */
+    int32_t dtype;   /* duet_dtype_t */
+    int32_t coll;    /* duet_collective_t */
+    int32_t world;   /* ranks taking part, >= 1 */
+    int32_t root;    /* broadcast root rank, 0 <= root < world */
 } duet_workload_t;
 
 /** A GEMM tile: BM x BN outputs per CTA, BK elements of K per pipeline step. */
@@ -94,15 +94,15 @@ typedef struct duet_gemm_tile {
  * duet_config_validate() for the rules.
  */
 typedef struct duet_config {
-    int32_t mode;           /* duet_mode_t */
-    int32_t num_wgs;        /* fused: grid size (CTAs); concurrent: ignored */
-    int32_t gemm_wgs;       /* fused: CTAs whose home is the GEMM queue; concurrent: GEMM grid */
-    int32_t comm_wgs;       /* concurrent: comm kernel grid; fused: num_wgs - gemm_wgs */
-    duet_gemm_tile_t tile;  /* GEMM tile */
-    int32_t cm, cn;         /* comm tile, elements (rows x columns) */
-    int32_t group_m;        /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */
-    int32_t split_k;        /* GEMM K split: each C tile's K range in split_k parts, summed in fp32
-                             * by the part that finishes last (1 = none; 0 is read as 1) */
+    int32_t mode;          /* duet_mode_t */
+    int32_t num_wgs;       /* fused: grid size (CTAs); concurrent: ignored */
+    int32_t gemm_wgs;      /* fused: CTAs whose home is the GEMM queue; concurrent: GEMM grid */
+    int32_t comm_wgs;      /* concurrent: comm kernel grid; fused: num_wgs - gemm_wgs */
+    duet_gemm_tile_t tile; /* GEMM tile */
+    int32_t cm, cn;        /* comm tile, elements (rows x columns) */
+    int32_t group_m;       /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */
+    int32_t split_k;       /* GEMM K split: each C tile's K range in split_k parts, summed in fp32
+                            * by the part that finishes last (1 = none; 0 is read as 1) */
 } duet_config_t;
 
 #ifdef __cplusplus

@@ -75,8 +75,8 @@ Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TI
     t_tmp(rep, sizeof(rep), "report.json");
     save_synthetic(corpus, 0.01);
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
-        "gemm_eff_fp16,gemm_eff_bf16,link_gbs,cta_push_gbs", "--folds", "5", "--date", "2026-12-01", "--name",
-        "h200-test", NULL);
+              "gemm_eff_fp16,gemm_eff_bf16,link_gbs,cta_push_gbs", "--folds", "5", "--date", "2026-12-01", "--name",
+              "h200-test", NULL);
     cr_assert_eq(r->code, 0, "stderr: %s", r->err);
     cr_assert(strstr(r->out, "exact pick") != NULL && strstr(r->out, "held out (5-f)") != NULL, "%s", r->out);
     cr_assert(strstr(r->out, "seed_link_gbs fitted to") != NULL, "%s", r->out);
@@ -136,7 +136,8 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
         text[got] = '\0';
         fclose(f);
     }
-#define FIT(...) t_cli_run(r, NULL, "calibrate", "fit", "--corpus", __VA_ARGS__, "-o", prof, "--report", rep, "--quiet", NULL)
+#define FIT(...)                                                                                                       \
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", __VA_ARGS__, "-o", prof, "--report", rep, "--quiet", NULL)
 
     /* Truncated mid-file (a copy cut short). */
     char *cut = strdup(text);
@@ -165,7 +166,8 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     }
     duet_corpus_save(&s, bad);
     FIT(bad, "--hw", "h200");
-    t_cli_expect_error(r, 2, "calibrate fit", "all 90 rows are failed measurements (the first says: hipErrorPeerAccess");
+    t_cli_expect_error(r, 2, "calibrate fit",
+                       "all 90 rows are failed measurements (the first says: hipErrorPeerAccess");
 
     /* A corpus of another world: rows of world 2 in a file that says world 4. */
     char *w4 = strdup(text);
@@ -200,7 +202,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     }
     duet_corpus_save(&part, bad);
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", bad, "--hw", "h200", "-o", prof, "--report", rep, "--params",
-        "link_gbs,cta_push_gbs", "--folds", "0", "--quiet", NULL);
+              "link_gbs,cta_push_gbs", "--folds", "0", "--quiet", NULL);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "90 rows (13 failed)") != NULL, "%s", r->out);
     cr_assert(exists(prof) && exists(rep));
@@ -234,14 +236,16 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "--report REPORT.json");
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
-        "gemm_eff_fp16,warp_speed", NULL);
+              "gemm_eff_fp16,warp_speed", NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "'warp_speed' is not a profile constant");
-    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "-1", NULL);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds",
+              "-1", NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "--folds");
-    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds", "9",
-        "--quiet", NULL);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--folds",
+              "9", "--quiet", NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "9 folds need at least 9 shapes, but the corpora have 5");
-    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--bogus", NULL);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--bogus",
+              NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "--bogus");
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "nosuch-gpu", "-o", prof, "--report", rep, NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "nosuch-gpu");
@@ -258,13 +262,13 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     t_tmp(basef, sizeof(basef), "base.json");
     cr_assert_eq(duet_hw_save(&base, basef), DUET_OK);
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
-        "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet", NULL);
+              "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet", NULL);
     t_cli_expect_error(r, 1, "calibrate fit", "without converging (iteration limit (1) after 1 iterations)");
     cr_assert(!exists(prof) && !exists(rep));
     /* ... unless asked to write it anyway (a warning then). */
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", basef, "-o", prof, "--report", rep, "--params",
-        "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet",
-        "--accept-unconverged", NULL);
+              "link_gbs,cta_push_gbs,link_half_inflight_kib", "--folds", "0", "--max-iter", "1", "--quiet",
+              "--accept-unconverged", NULL);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->err, "warning: the fit did not converge") != NULL, "%s", r->err);
     cr_assert(exists(prof) && exists(rep));
@@ -272,8 +276,8 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     unlink(rep);
 
     /* An output that cannot be written: exit 1, and neither file is left behind. */
-    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json", "--report", rep,
-        "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json",
+              "--report", rep, "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
     cr_assert_eq(r->code, 1, "%s", r->err);
     cr_assert(strncmp(r->err, "duet: calibrate fit: ", 21) == 0, "%s", r->err);
     cr_assert(!exists(rep), "the report went with the failed profile");
@@ -365,7 +369,7 @@ Test(cli_calibrate, rows_dump_per_row_predictions, T_TIMEOUT)
         measured += c.rows[i].ok != 0;
     duet_corpus_free(&c);
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", prof, "--report", rep, "--params",
-        "gemm_eff_fp16,link_gbs", "--folds", "3", "--rows", rows, "--quiet", NULL);
+              "gemm_eff_fp16,link_gbs", "--folds", "3", "--rows", rows, "--quiet", NULL);
     cr_assert_eq(r->code, 0, "stderr: %s", r->err);
     enum { MAX = 4096 };
     double *ms = calloc(4 * MAX, sizeof(double));

@@ -11,8 +11,8 @@
 #include "model/corpus_internal.h"
 
 #define HEAD                                                                                                           \
-    "{\"schema\": \"duet-corpus/1\", \"device\": \"d\", \"arch\": \"sm_90\", \"sms\": 132, \"world\": 2, "           \
-    "\"driver\": \"\", \"runtime\": \"\", \"date\": \"\", \"duet\": \"0.1.0\", \"repeats\": 1, \"warmup\": 0, "     \
+    "{\"schema\": \"duet-corpus/1\", \"device\": \"d\", \"arch\": \"sm_90\", \"sms\": 132, \"world\": 2, "             \
+    "\"driver\": \"\", \"runtime\": \"\", \"date\": \"\", \"duet\": \"0.1.0\", \"repeats\": 1, \"warmup\": 0, "        \
     "\"grid\": {\"fused_fracs\": [], \"tiles\": [], \"concurrent_comm_wgs\": []}, \"rows\": ["
 
 /* Row text of GEMM m x 1024 x 1024 (the point's identity) and gemm_wgs g; malloc'd corpus text. */
@@ -23,13 +23,14 @@ static char *corpus_text(size_t n, const int64_t *m, const int *g)
     cr_assert_not_null(s);
     len += (size_t)snprintf(s, cap, "%s", HEAD);
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(s + len, cap - len,
-                                "%s{\"kind\": \"op\", \"collective\": \"all_gather\", \"dtype\": \"bf16\", \"m\": %lld, "
-                                "\"n\": 1024, \"k\": 1024, \"mc\": 512, \"nc\": 1024, \"world\": 2, \"root\": 0, "
-                                "\"mode\": \"fused\", \"num_wgs\": 132, \"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": "
-                                "\"256x128x64\", \"comm_tile\": \"256x64\", \"group_m\": 8, \"ok\": true, \"repeats\": 1, "
-                                "\"ms\": 1, \"min_ms\": 1, \"max_ms\": 1}",
-                                i ? ", " : "", (long long)m[i], g[i], 132 - g[i]);
+        len +=
+            (size_t)snprintf(s + len, cap - len,
+                             "%s{\"kind\": \"op\", \"collective\": \"all_gather\", \"dtype\": \"bf16\", \"m\": %lld, "
+                             "\"n\": 1024, \"k\": 1024, \"mc\": 512, \"nc\": 1024, \"world\": 2, \"root\": 0, "
+                             "\"mode\": \"fused\", \"num_wgs\": 132, \"gemm_wgs\": %d, \"comm_wgs\": %d, \"tile\": "
+                             "\"256x128x64\", \"comm_tile\": \"256x64\", \"group_m\": 8, \"ok\": true, \"repeats\": 1, "
+                             "\"ms\": 1, \"min_ms\": 1, \"max_ms\": 1}",
+                             i ? ", " : "", (long long)m[i], g[i], 132 - g[i]);
     snprintf(s + len, cap - len, "]}");
     return s;
 }

@@ -100,7 +100,7 @@ Test(cost, full_chip_8192_cubed_near_the_vendor_rate, T_TIMEOUT)
         const char *hw;
         double vendor_tflops;
     } ref[] = {
-        {"h200", 753},   /* h200.md: cuBLAS 8192^3 bf16 */
+        {"h200", 753},    /* h200.md: cuBLAS 8192^3 bf16 */
         {"mi300x", 1307}, /* anchors.md C.2: the only MI300X figure given (datasheet) */
         {"mi350x", 1454}, /* origami.md 6: best measured bf16 on gfx950 */
     };
@@ -117,8 +117,7 @@ Test(cost, full_chip_8192_cubed_near_the_vendor_rate, T_TIMEOUT)
         cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK);
         double t = duet_cost_gemm_static_s(&hw, &p, hw.n_sms);
         double t_vendor = p.gemm_flops / (ref[i].vendor_tflops * 1e12);
-        cr_assert(fabs(t / t_vendor - 1) <= 0.25, "%s: %.3f ms vs vendor %.3f ms", ref[i].hw, t * 1e3,
-                  t_vendor * 1e3);
+        cr_assert(fabs(t / t_vendor - 1) <= 0.25, "%s: %.3f ms vs vendor %.3f ms", ref[i].hw, t * 1e3, t_vendor * 1e3);
     }
 }
 
@@ -142,7 +141,7 @@ Test(cost, comm_tiles_by_hand, T_TIMEOUT)
     duet_plan_t ag = plan_of(&hw, t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 2048, 4096, 2), tile);
     duet_comm_cost_t c;
     cr_assert_eq(duet_cost_comm_tile(&hw, &ag, &c), DUET_OK);
-    double b = 256.0 * 64 * 2; /* one bf16 tile, bytes */
+    double b = 256.0 * 64 * 2;                      /* one bf16 tile, bytes */
     cr_assert(t_rel_eq(c.t_push, b / 21e9, 1e-12)); /* cta_push_gbs: measured for duet's tile pattern */
     cr_assert(t_rel_eq(c.t_local, 2 * b / 60e9, 1e-12));
     cr_assert_eq(c.round_trips, 0);
@@ -308,19 +307,19 @@ Test(cost, operand_rows_beyond_the_matrix_cost_per_k_step, T_TIMEOUT)
         double rows;    /* per K step, averaged over the tiles */
         double step_us; /* max(matrix step, L2 step + rows x 5 ns) */
     } cases[] = {
-        {1, 8192, {256, 128, 64}, 255, 1.2815},        /* one pass of 256 rows, 1 inside M: the fill binds */
-        {128, 8192, {256, 256, 64}, 128, 1.1192},      /* two passes of 128: the second entirely beyond M */
-        {16, 8192, {256, 256, 64}, 240, 1.213},        /* 112 rows of the first pass and all 128 of the second */
-        {4096, 8192, {128, 128, 64}, 0, 0.2798},       /* a multiple of the tile */
+        {1, 8192, {256, 128, 64}, 255, 1.2815},           /* one pass of 256 rows, 1 inside M: the fill binds */
+        {128, 8192, {256, 256, 64}, 128, 1.1192},         /* two passes of 128: the second entirely beyond M */
+        {16, 8192, {256, 256, 64}, 240, 1.213},           /* 112 rows of the first pass and all 128 of the second */
+        {4096, 8192, {128, 128, 64}, 0, 0.2798},          /* a multiple of the tile */
         {4097, 8192, {128, 128, 64}, 127.0 / 33, 0.2798}, /* only the last of 33 tile-rows */
-        {4096, 100, {128, 128, 64}, 28, 0.2798},       /* B rows beyond N, one tile-column */
+        {4096, 100, {128, 128, 64}, 28, 0.2798},          /* B rows beyond N, one tile-column */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         duet_plan_t p = plan_of(&hw, t_wl(cases[i].m, cases[i].n, 4096, DUET_COLL_NONE, 0, 0, 1), cases[i].t);
         duet_gemm_cost_t c;
         cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
-        cr_assert(t_rel_eq(c.t_step, fmax(c.t_step_mma, c.t_step_l2 + cases[i].rows * 5e-9), 1e-12), "case %zu: %g vs %g, %g rows", i,
-                  c.t_step, c.t_step_mma, cases[i].rows);
+        cr_assert(t_rel_eq(c.t_step, fmax(c.t_step_mma, c.t_step_l2 + cases[i].rows * 5e-9), 1e-12),
+                  "case %zu: %g vs %g, %g rows", i, c.t_step, c.t_step_mma, cases[i].rows);
         cr_assert(t_rel_eq(c.t_step, cases[i].step_us * 1e-6, 2e-4), "case %zu: %g us", i, c.t_step * 1e6);
     }
 }

@@ -93,26 +93,68 @@ static cJSON *constant(cJSON *root, const char *key)
     return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "constants"), key);
 }
 
-static void edit_unknown_top(cJSON *r) { cJSON_AddStringToObject(r, "colour", "blue"); }
+static void edit_unknown_top(cJSON *r)
+{
+    cJSON_AddStringToObject(r, "colour", "blue");
+}
 static void edit_unknown_const(cJSON *r)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "value", 1);
     cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(r, "constants"), "warp_drive", e);
 }
-static void edit_missing_const(cJSON *r) { cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(r, "constants"), "hbm_gbs"); }
-static void edit_string_value(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "clock_ghz"), "value", cJSON_CreateString("fast")); }
-static void edit_negative(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "link_gbs"), "value", cJSON_CreateNumber(-380)); }
-static void edit_absurd(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "n_sms"), "value", cJSON_CreateNumber(100000)); }
-static void edit_fraction(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "n_sms"), "value", cJSON_CreateNumber(131.5)); }
-static void edit_unit(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "hbm_gbs"), "unit", cJSON_CreateString("TB/s")); }
-static void edit_schema(cJSON *r) { cJSON_ReplaceItemInObject(r, "schema", cJSON_CreateString("duet-hw/99")); }
-static void edit_fabric(cJSON *r) { cJSON_ReplaceItemInObject(r, "fabric", cJSON_CreateString("carrier-pigeon")); }
-static void edit_not_object(cJSON *r) { cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(r, "constants"), "n_sms", cJSON_CreateNumber(132)); }
-static void edit_missing_name(cJSON *r) { cJSON_DeleteItemFromObject(r, "name"); }
-static void edit_entry_key(cJSON *r) { cJSON_AddStringToObject(constant(r, "n_sms"), "note", "x"); }
-static void edit_source_type(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "n_sms"), "source", cJSON_CreateNumber(3)); }
-static void edit_switch_links(cJSON *r) { cJSON_ReplaceItemInObject(constant(r, "n_links"), "value", cJSON_CreateNumber(4)); }
+static void edit_missing_const(cJSON *r)
+{
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(r, "constants"), "hbm_gbs");
+}
+static void edit_string_value(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "clock_ghz"), "value", cJSON_CreateString("fast"));
+}
+static void edit_negative(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "link_gbs"), "value", cJSON_CreateNumber(-380));
+}
+static void edit_absurd(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "n_sms"), "value", cJSON_CreateNumber(100000));
+}
+static void edit_fraction(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "n_sms"), "value", cJSON_CreateNumber(131.5));
+}
+static void edit_unit(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "hbm_gbs"), "unit", cJSON_CreateString("TB/s"));
+}
+static void edit_schema(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(r, "schema", cJSON_CreateString("duet-hw/99"));
+}
+static void edit_fabric(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(r, "fabric", cJSON_CreateString("carrier-pigeon"));
+}
+static void edit_not_object(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(r, "constants"), "n_sms", cJSON_CreateNumber(132));
+}
+static void edit_missing_name(cJSON *r)
+{
+    cJSON_DeleteItemFromObject(r, "name");
+}
+static void edit_entry_key(cJSON *r)
+{
+    cJSON_AddStringToObject(constant(r, "n_sms"), "note", "x");
+}
+static void edit_source_type(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "n_sms"), "source", cJSON_CreateNumber(3));
+}
+static void edit_switch_links(cJSON *r)
+{
+    cJSON_ReplaceItemInObject(constant(r, "n_links"), "value", cJSON_CreateNumber(4));
+}
 
 typedef struct reject_case {
     void (*edit)(cJSON *);
@@ -122,11 +164,14 @@ typedef struct reject_case {
 Test(hw, loader_rejects_bad_profiles_naming_the_key_and_file, T_TIMEOUT)
 {
     const reject_case_t cases[] = {
-        {edit_unknown_top, "colour"},        {edit_unknown_const, "warp_drive"}, {edit_missing_const, "hbm_gbs"},
-        {edit_string_value, "clock_ghz"},    {edit_negative, "link_gbs"},        {edit_absurd, "n_sms"},
-        {edit_fraction, "integer"},          {edit_unit, "GB/s"},                {edit_schema, "duet-hw/99"},
-        {edit_fabric, "carrier-pigeon"},     {edit_not_object, "n_sms"},         {edit_missing_name, "name"},
-        {edit_entry_key, "note"},            {edit_source_type, "source"},       {edit_switch_links, "n_links"},
+        {edit_unknown_top, "colour"},    {edit_unknown_const, "warp_drive"},
+        {edit_missing_const, "hbm_gbs"}, {edit_string_value, "clock_ghz"},
+        {edit_negative, "link_gbs"},     {edit_absurd, "n_sms"},
+        {edit_fraction, "integer"},      {edit_unit, "GB/s"},
+        {edit_schema, "duet-hw/99"},     {edit_fabric, "carrier-pigeon"},
+        {edit_not_object, "n_sms"},      {edit_missing_name, "name"},
+        {edit_entry_key, "note"},        {edit_source_type, "source"},
+        {edit_switch_links, "n_links"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         duet_status_t st = load_edited(cases[i].edit, NULL);

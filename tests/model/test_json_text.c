@@ -7,9 +7,9 @@
 #include <criterion/criterion.h>
 
 #include "../test_util.h"
+#include "base/base.h"
 #include "duet/corpus.h"
 #include "duet/tune.h"
-#include "base/base.h"
 
 static void expect_escape(const char *in, const char *want)
 {

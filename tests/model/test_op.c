@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../test_util.h"
 #include "duet/model.h"
 #include "duet/op.h"
-#include "../test_util.h"
 
 /* A fake heap of 64 MiB at a fixed address; the checks never dereference it. */
 #define HEAP_BASE ((uintptr_t)0x7f0000000000ull)

@@ -12,8 +12,8 @@ static duet_status_t golden_plan(const cJSON *c, duet_plan_t *plan)
     int32_t coll;
     cr_assert_eq(duet_collective_parse(cJSON_GetObjectItem(c, "collective")->valuestring, &coll), DUET_OK);
     const cJSON *cb = cJSON_GetObjectItem(c, "cb");
-    duet_workload_t wl = t_wl(256, 256, 256, coll, (int64_t)t_num(c, "comm_m"), (int64_t)t_num(c, "comm_n"),
-                              (int32_t)t_num(c, "world"));
+    duet_workload_t wl =
+        t_wl(256, 256, 256, coll, (int64_t)t_num(c, "comm_m"), (int64_t)t_num(c, "comm_n"), (int32_t)t_num(c, "world"));
     wl.dtype = DUET_DTYPE_FP16;
     duet_hw_t hw = t_hw("mi300x");
     duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);

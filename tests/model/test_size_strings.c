@@ -23,8 +23,9 @@ Test(size_strings, dims_parse_takes_digits_and_x_only, T_TIMEOUT)
     d[0] = 7;
     cr_assert_eq(duet_dims_parse("9223372036854775808", 1, INT64_MAX, d), DUET_ERR_INVALID_ARG);
     cr_assert_eq(d[0], 7, "outputs written only on success");
-    static const char *const bad[] = {"",     "x",    "1x",  "x1",  "1x2x", "1xx2", "1X2",        "+1x2",
-                                      " 1x2", "1x2 ", "1x-2", "1,2", "1x2x3", "1.5x2", "99999999999999999999x1"};
+    static const char *const bad[] = {"",     "x",   "1x",    "x1",    "1x2x",
+                                      "1xx2", "1X2", "+1x2",  " 1x2",  "1x2 ",
+                                      "1x-2", "1,2", "1x2x3", "1.5x2", "99999999999999999999x1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(duet_dims_parse(bad[i], 2, INT64_MAX, d), DUET_ERR_INVALID_ARG, "'%s'", bad[i]);
     cr_assert_eq(duet_dims_parse(NULL, 2, 10, d), DUET_ERR_INVALID_ARG);
@@ -39,7 +40,8 @@ Test(size_strings, tiles_parse_strictly, T_TIMEOUT)
     cr_assert_eq(duet_tile_parse("64x256x64", &t), DUET_OK);
     cr_assert(t.bm == 64 && t.bn == 256 && t.bk == 64);
     /* 2^32 + 256 wrapped to 256 through %d on some C libraries; now it is too large. */
-    static const char *const bad[] = {"4294967552x128", "256x128x", "256x128x64x1", "256 x128", "+256x128", "256x128x32"};
+    static const char *const bad[] = {"4294967552x128", "256x128x", "256x128x64x1",
+                                      "256 x128",       "+256x128", "256x128x32"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(duet_tile_parse(bad[i], &t), DUET_ERR_INVALID_ARG, "'%s'", bad[i]);
 }

@@ -39,8 +39,8 @@ Test(work_limits, the_issue_case_is_refused_naming_the_limit, T_TIMEOUT)
     duet_plan_t p;
     cr_assert_eq(duet_plan_build(&wl, &c, 0, &p), DUET_ERR_INVALID_ARG);
     cr_assert(strstr(duet_last_error(), "35184372088832 tiles") != NULL, "%s", duet_last_error());
-    cr_assert(strstr(duet_last_error(), "4194304") != NULL && strstr(duet_last_error(), "DUET_MAX_COMM_TILES"),
-              "%s", duet_last_error());
+    cr_assert(strstr(duet_last_error(), "4194304") != NULL && strstr(duet_last_error(), "DUET_MAX_COMM_TILES"), "%s",
+              duet_last_error());
     cr_assert_eq(duet_config_validate(&c, &wl, &hw), DUET_ERR_INVALID_ARG);
     cr_assert_eq(duet_plan_build_queues(&wl, &c, 0, &p), DUET_ERR_INVALID_ARG);
 }

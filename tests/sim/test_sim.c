@@ -17,9 +17,11 @@ Test(sim, frozen_reproduces_all_41_reference_cases)
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(g, "schedule_makespan"))
     {
         duet_frozen_params_t p = {
-            (int64_t)t_num(c, "n_gemm"),   t_num(c, "Lg"),           (int64_t)t_num(c, "n_comm"),
-            t_num(c, "Lc_unit"),           (int32_t)t_num(c, "num_wgs"), (int32_t)t_num(c, "gemm_wgs"),
-            t_num(c, "c_atomic_gemm"),     t_num(c, "c_atomic_comm"), (int32_t)t_num(c, "comm_sat"),
+            (int64_t)t_num(c, "n_gemm"),   t_num(c, "Lg"),
+            (int64_t)t_num(c, "n_comm"),   t_num(c, "Lc_unit"),
+            (int32_t)t_num(c, "num_wgs"),  (int32_t)t_num(c, "gemm_wgs"),
+            t_num(c, "c_atomic_gemm"),     t_num(c, "c_atomic_comm"),
+            (int32_t)t_num(c, "comm_sat"),
         };
         duet_sim_result_t r;
         cr_assert_eq(duet_sim_frozen_schedule(ws, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
@@ -70,12 +72,12 @@ Test(sim, frozen_trace_runs_every_tile_once)
 static duet_hw_t h200_raw_fabric(void)
 {
     duet_hw_t hw = t_hw("h200");
-    hw.link_gbs = 380;              /* GB/s: asymptote of the h200.md remote-store curve, per direction */
+    hw.link_gbs = 380;               /* GB/s: asymptote of the h200.md remote-store curve, per direction */
     hw.link_half_inflight_kib = 129; /* KiB in flight for half of it (same fit to h200.md) */
-    hw.cta_push_gbs = 19.9;         /* GB/s one pushing CTA reaches (h200.md) */
-    hw.remote_rtt_us = 1.08;        /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (h200.md) */
-    hw.comm_tile_overhead_us = 0.2; /* us per tile of the streaming kernel: small against 256x1024 tiles */
-    hw.dequeue_comm_us = 0.5;       /* us: one contended atomicAdd */
+    hw.cta_push_gbs = 19.9;          /* GB/s one pushing CTA reaches (h200.md) */
+    hw.remote_rtt_us = 1.08;         /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (h200.md) */
+    hw.comm_tile_overhead_us = 0.2;  /* us per tile of the streaming kernel: small against 256x1024 tiles */
+    hw.dequeue_comm_us = 0.5;        /* us: one contended atomicAdd */
     return hw;
 }
 
@@ -136,8 +138,8 @@ Test(sim, fluid_runs_every_tile_exactly_once)
 {
     duet_hw_t hw = t_hw("h200");
     const int32_t modes[] = {DUET_MODE_FUSED, DUET_MODE_CONCURRENT};
-    const int32_t colls[] = {DUET_COLL_ALL_GATHER, DUET_COLL_ALL_REDUCE, DUET_COLL_REDUCE_SCATTER,
-                             DUET_COLL_ALL_TO_ALL, DUET_COLL_BROADCAST};
+    const int32_t colls[] = {DUET_COLL_ALL_GATHER, DUET_COLL_ALL_REDUCE, DUET_COLL_REDUCE_SCATTER, DUET_COLL_ALL_TO_ALL,
+                             DUET_COLL_BROADCAST};
     for (int mi = 0; mi < 2; mi++)
         for (int ci = 0; ci < 5; ci++) {
             duet_workload_t wl = t_wl(3000, 2000, 1000, colls[ci], 2048, 4096, 4);
@@ -417,7 +419,8 @@ Test(sim, vendor_mode_prices_the_vendor_gemm)
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(res.n, 9, "gemm_wgs 1, 17, ..., 129");
     for (size_t i = 0; i < res.n; i++)
-        cr_assert(res.points[i].cfg.mode == DUET_MODE_VENDOR && res.points[i].cfg.comm_wgs == 132 - res.points[i].cfg.gemm_wgs);
+        cr_assert(res.points[i].cfg.mode == DUET_MODE_VENDOR &&
+                  res.points[i].cfg.comm_wgs == 132 - res.points[i].cfg.gemm_wgs);
     duet_sweep_result_free(&res);
 }
 

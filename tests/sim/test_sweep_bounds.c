@@ -8,8 +8,14 @@
 #include "../test_util.h"
 
 static duet_sim_ws_t *ws;
-static void setup(void) { cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK); }
-static void teardown(void) { duet_sim_ws_destroy(ws); }
+static void setup(void)
+{
+    cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK);
+}
+static void teardown(void)
+{
+    duet_sim_ws_destroy(ws);
+}
 
 TestSuite(sweep_bounds, .init = setup, .fini = teardown, .timeout = 20);
 

@@ -48,7 +48,8 @@ static duet_status_t read_trace(const char *head, const char *tile, duet_trace_t
     return duet_trace_read_json(path, t);
 }
 
-#define GOOD_TILE "{\"cta\": 3, \"sm\": 7, \"queue\": \"gemm\", \"tile\": 12, \"start_us\": 1.5, \"end_us\": 4, \"stolen\": true}"
+#define GOOD_TILE                                                                                                      \
+    "{\"cta\": 3, \"sm\": 7, \"queue\": \"gemm\", \"tile\": 12, \"start_us\": 1.5, \"end_us\": 4, \"stolen\": true}"
 
 Test(trace_bounds, a_valid_timeline_reads_back)
 {
@@ -71,7 +72,7 @@ Test(trace_bounds, a_valid_timeline_reads_back)
 Test(trace_bounds, makespan_must_be_a_finite_time)
 {
     const char *bad[] = {"\"makespan_us\": 1e999,", "\"makespan_us\": -1e999,", "\"makespan_us\": -1,",
-                         "\"makespan_us\": 1e16,", "\"makespan_us\": \"5\",", "\"makespan_us\": null,"};
+                         "\"makespan_us\": 1e16,",  "\"makespan_us\": \"5\",",  "\"makespan_us\": null,"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         duet_trace_t t;
         cr_assert_eq(read_trace(bad[i], GOOD_TILE, &t), DUET_ERR_PARSE, "%s", bad[i]);
@@ -95,8 +96,7 @@ Test(trace_bounds, every_record_field_is_checked_before_it_is_cast)
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": -1, \"start_us\": 0, \"end_us\": 1}", "tile"},
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0.5, \"start_us\": 0, \"end_us\": 1}", "tile"},
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": -1, \"end_us\": 1}", "start_us"},
-        {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": -1e999, \"end_us\": 1}",
-         "start_us"},
+        {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": -1e999, \"end_us\": 1}", "start_us"},
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": 0, \"end_us\": 1e999}", "end_us"},
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": 0, \"end_us\": 2e15}", "end_us"},
         {"{\"cta\": 0, \"sm\": 0, \"queue\": \"gemm\", \"tile\": 0, \"start_us\": 5, \"end_us\": 4}", "end_us"},

@@ -26,12 +26,16 @@ static duet_status_t load_gain(const char *gain, const char *arch, duet_tune_can
     cr_assert_not_null(f);
     fprintf(f,
             "{\"schema\": \"%s\", \"tolerance\": 0.03, \"tiles\": \"%s\", \"archs\": {\"sm_90\": {\"order\": "
-            "[{\"mode\": \"fused\", \"gemm_frac\": 0.75, \"comm_frac\": 0.25, \"tile\": \"256x128x64\", \"gain\": %s}]%s}}}",
+            "[{\"mode\": \"fused\", \"gemm_frac\": 0.75, \"comm_frac\": 0.25, \"tile\": \"256x128x64\", \"gain\": "
+            "%s}]%s}}}",
             DUET_TUNE_CANDSET_SCHEMA, DUET_TILE_LIST_VERSION, gain, arch);
     fclose(f);
     return duet_tune_candset_load(path, set);
 }
-static duet_status_t load(const char *arch, duet_tune_candset_t *set) { return load_gain("3", arch, set); }
+static duet_status_t load(const char *arch, duet_tune_candset_t *set)
+{
+    return load_gain("3", arch, set);
+}
 
 Test(candset_load_bounds, a_valid_set_loads_with_its_integers)
 {

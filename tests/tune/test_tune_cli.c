@@ -150,8 +150,8 @@ Test(tune_cli, derive_candidates_and_evaluate_on_a_corpus_file, T_TIMEOUT)
     cr_assert(strstr(t->out, "median 1.0000, max 1.0000") != NULL, "%s", t->out);
     cr_assert(strstr(t->out, "tuned slower than the static default: 0") != NULL, "%s", t->out);
 
-    t_cli_run(t, NULL, "tune", "--evaluate", corpus, "--json", "--top", "1", "--candidates", out, "--lead", "candidates",
-             NULL);
+    t_cli_run(t, NULL, "tune", "--evaluate", corpus, "--json", "--top", "1", "--candidates", out, "--lead",
+              "candidates", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);
     j = cJSON_Parse(t->out);
     cr_assert_not_null(j, "%s", t->out);
