@@ -71,6 +71,8 @@ struct duet_ctx {
     size_t sk_ws_bytes;
     uint32_t *sk_cnt; /* K-split arrival counters, zeroed at allocation */
     size_t sk_cnt_n;
+    void *stage_ws; /* operand staging workspace (duet_plan_t.stage_k), grown on demand */
+    size_t stage_ws_bytes;
     duet__dev_err_t *err_host; /* pinned, mapped */
     duet__dev_err_t *err_dev;  /* its device address */
     hipStream_t s_comm;        /* concurrent mode's comm kernel; its GEMM runs on the caller's stream */
@@ -93,5 +95,10 @@ duet_status_t duet__ctx_collect(duet_ctx_h ctx);
 
 /** Collective agreement on success: every rank returns the worst status of any rank. */
 duet_status_t duet__ctx_agree(MPI_Comm comm, duet_status_t st);
+
+/* The operand staging pass of a plan with stage_k > 0 (backend/stage.hip): A and B into `ws`
+ * ((M + N) x stage_k elements, 16-byte aligned), on `s`. */
+hipError_t duet__stage_launch(const duet_plan_t *plan, const void *a, const void *b, void *ws, int n_sms,
+                              hipStream_t s);
 
 #endif /* DUET_BACKEND_CTX_H */

@@ -194,6 +194,8 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipFree(ctx->sk_ws);
     if (ctx->sk_cnt != NULL)
         (void)hipFree(ctx->sk_cnt);
+    if (ctx->stage_ws != NULL)
+        (void)hipFree(ctx->stage_ws);
     if (ctx->ev_last != NULL)
         (void)hipEventDestroy(ctx->ev_last);
     if (ctx->ev_comm != NULL)

@@ -20,8 +20,15 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     kp->a = (const uint16_t *)op->a;
     kp->b = (const uint16_t *)op->b;
     kp->c = (uint16_t *)op->c;
+    if (plan->stage_k > 0) {
+        /* The GEMM reads the staged copies (duet_plan_t.stage_k): rows of stage_k elements, A's
+         * then B's, zeros beyond K. */
+        kp->a = (const uint16_t *)ctx->stage_ws;
+        kp->b = (const uint16_t *)ctx->stage_ws + wl->m * plan->stage_k;
+        kp->gemm.k = plan->stage_k;
+    }
     /* 16-byte copies need every row of A and B to start on 16 bytes: K % 8 == 0 and aligned bases. */
-    kp->ab_vec = wl->k % 8 == 0 && duet__aligned(op->a, 16) && duet__aligned(op->b, 16);
+    kp->ab_vec = kp->gemm.k % 8 == 0 && duet__aligned(kp->a, 16) && duet__aligned(kp->b, 16);
     kp->c_vec = wl->n % 2 == 0 && duet__aligned(op->c, 4);
     kp->c_vec16 = wl->n % 8 == 0 && duet__aligned(op->c, 16);
     kp->comm = plan->comm;
@@ -49,6 +56,33 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
 }
 
 /*
+ * Grow the device workspace *ws (of *have bytes) to at least `want` bytes: freed and allocated
+ * again, after the device is idle, since an operation in flight may still use the old one. Never
+ * shrunk. `what` names it in the error.
+ */
+static duet_status_t duet__ws_grow(void **ws, size_t *have, size_t want, const char *what)
+{
+    duet_status_t st = DUET_OK;
+    if (want <= *have)
+        return DUET_OK;
+    HIP_CHECK(hipDeviceSynchronize(), st, out);
+    if (*ws != NULL)
+        HIP_CHECK(hipFree(*ws), st, out);
+    *ws = NULL;
+    *have = 0;
+    if (hipMalloc(ws, want) != hipSuccess) {
+        (void)hipGetLastError();
+        *ws = NULL;
+        st = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate %.1f MiB of device memory", what,
+                         (double)want / (1024.0 * 1024.0));
+        goto out;
+    }
+    *have = want;
+out:
+    return st;
+}
+
+/*
  * The K split's workspace for a plan (duet_plan_t.splitk_ws_bytes and splitk_counters: the fp32
  * partial sums and the arrival counters). Grown, never shrunk; growing waits for the device, since
  * an operation in flight may still use the old one.
@@ -63,23 +97,11 @@ static duet_status_t duet__splitk_reserve(duet_ctx_h ctx, const duet_plan_t *pla
     size_t cnt = (size_t)plan->splitk_counters;
     if (ws <= ctx->sk_ws_bytes && cnt <= ctx->sk_cnt_n)
         return DUET_OK;
-    HIP_CHECK(hipDeviceSynchronize(), st, out);
-    if (ws > ctx->sk_ws_bytes) {
-        if (ctx->sk_ws != NULL)
-            HIP_CHECK(hipFree(ctx->sk_ws), st, out);
-        ctx->sk_ws = NULL;
-        ctx->sk_ws_bytes = 0;
-        if (hipMalloc((void **)&ctx->sk_ws, ws) != hipSuccess) {
-            (void)hipGetLastError();
-            ctx->sk_ws = NULL;
-            st = duet__error(DUET_ERR_NO_MEMORY,
-                             "split_k %d: cannot allocate %.1f MiB of device memory for the partial sums",
-                             (int)g->split_k, (double)ws / (1024.0 * 1024.0));
-            goto out;
-        }
-        ctx->sk_ws_bytes = ws;
-    }
+    char what[64];
+    snprintf(what, sizeof(what), "split_k %d: the partial sums", (int)g->split_k);
+    DUET_CHECK_GOTO(duet__ws_grow((void **)&ctx->sk_ws, &ctx->sk_ws_bytes, ws, what), st, out);
     if (cnt > ctx->sk_cnt_n) {
+        HIP_CHECK(hipDeviceSynchronize(), st, out);
         if (ctx->sk_cnt != NULL)
             HIP_CHECK(hipFree(ctx->sk_cnt), st, out);
         ctx->sk_cnt = NULL;
@@ -109,7 +131,8 @@ static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_
  * a collective without a GEMM runs in the comm kernel alone, and concurrent mode runs its GEMM
  * kernel on the caller's stream and only its comm kernel on a second one (one fork, one join).
  */
-static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_plan_t *plan, duet__kparams_t *kp, hipStream_t s)
+static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, const duet_plan_t *plan, duet__kparams_t *kp,
+                                   hipStream_t s)
 {
     duet_status_t st = DUET_OK;
     duet_launch_t launch;
@@ -131,6 +154,10 @@ static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_plan_t *plan, duet
         HIP_CHECK(hipEventRecord(ctx->ev_fork, s), st, out);
         HIP_CHECK(hipStreamWaitEvent(ctx->s_comm, ctx->ev_fork, 0), st, out);
     }
+    /* The operand staging pass, on the GEMM's stream before its kernel (after the fork, so that
+     * concurrent mode's comm kernel need not wait for it). */
+    if (plan->stage_k > 0)
+        HIP_CHECK(duet__stage_launch(plan, op->a, op->b, ctx->stage_ws, (int)ctx->hw.n_sms, s), st, out);
     for (int32_t i = 0; i < launch.n; i++) {
         const duet_launch_kernel_t *l = &launch.k[i];
         hipStream_t ks = l->side_stream ? ctx->s_comm : s;
@@ -178,8 +205,11 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
     }
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
     DUET_CHECK_GOTO(duet__splitk_reserve(ctx, &plan), st, out);
+    DUET_CHECK_GOTO(duet__ws_grow(&ctx->stage_ws, &ctx->stage_ws_bytes, (size_t)plan.stage_ws_bytes,
+                                  "operand staging (K not a multiple of 8)"),
+                    st, out);
     duet__kparams_fill(ctx, op, &plan, &kp);
-    st = duet__enqueue(ctx, &plan, &kp, (hipStream_t)stream);
+    st = duet__enqueue(ctx, op, &plan, &kp, (hipStream_t)stream);
     /* The epoch advances even after a failed launch: part of the operation may have signalled. */
     ctx->epoch++;
     ctx->op_coll[ctx->epoch % DUET__OP_HISTORY] = op->wl.coll;

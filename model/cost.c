@@ -252,7 +252,19 @@ double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int
     /* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
     double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
     double waves = (double)duet_cdiv(g->tiles, ctas);
-    return waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
+    return duet_cost_stage_s(hw, plan) + waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
+}
+
+double duet_cost_stage_s(const duet_hw_t *hw, const duet_plan_t *plan)
+{
+    if (plan->stage_k <= 0)
+        return 0.0;
+    /* The pass reads (M + N) K elements and writes (M + N) stage_k, 2 bytes each; it streams
+     * both at the device-memory rate (its launch overlaps the previous command's tail, so no
+     * second launch_us is charged). */
+    double rows = (double)(plan->wl.m + plan->wl.n);
+    double bytes = rows * (double)(plan->wl.k + plan->stage_k) * 2.0;
+    return bytes / (hw->hbm_gbs * GB);
 }
 
 double duet_cost_push_inflight(const duet_hw_t *hw)

@@ -165,6 +165,9 @@ static void duet__plan_policy(duet_plan_t *p)
     const duet_gemm_geom_t *g = &p->gemm;
     p->splitk_ws_bytes = g->split_k > 1 ? g->tiles_mn * g->split_k * g->bm * g->bn * (int64_t)sizeof(float) : 0;
     p->splitk_counters = g->split_k > 1 ? g->tiles_mn * 2 : 0;
+    /* Operand staging for a K that leaves rows off 16 bytes (duet_plan_t.stage_k). */
+    p->stage_k = g->tiles > 0 && p->wl.k % 8 != 0 ? duet_cdiv(p->wl.k, 8) * 8 : 0;
+    p->stage_ws_bytes = p->stage_k > 0 ? (p->wl.m + p->wl.n) * p->stage_k * (int64_t)sizeof(uint16_t) : 0;
 }
 
 void duet_plan_launch(const duet_plan_t *plan, duet_launch_t *launch_p)

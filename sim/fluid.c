@@ -387,6 +387,10 @@ static duet_status_t duet__fluid_start(duet__fluid_t *F, duet_sim_ws_t *ws, cons
      * (device-side flags across the fabric); the time is the same wherever it falls, so it is
      * charged up front with the launch. A GEMM alone has none. */
     F->now = hw->launch_us * US + (plan->comm.queue_len > 0 ? hw->comm_sync_us * US : 0.0);
+    /* The operand staging pass (duet_plan_t.stage_k) runs before the kernels on the GEMM's
+     * stream; concurrent mode's comm kernel could start beside it, but the pass is short (a
+     * copy of the operands at the HBM rate) and is charged to the whole operation here. */
+    F->now += duet_cost_stage_s(hw, plan);
     duet__launch(F);
     return DUET_OK;
 }

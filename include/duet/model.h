@@ -449,6 +449,15 @@ typedef struct duet_plan {
      * 128-row passes separately: backend/splitk.h). */
     int64_t splitk_ws_bytes;
     int64_t splitk_counters;
+    /* Operand staging: the GEMM kernels' 16-byte copies and tensor-memory loads need every row of
+     * A and B to start on 16 bytes, which a K that is not a multiple of 8 elements does not give
+     * (the kernels would fall back to 2-byte element loads, 4-9x slower on H200). For such a K
+     * (and a GEMM that runs) A and B are first copied into a workspace with rows of stage_k
+     * elements (K rounded up to 8), zero-filled beyond K so that no sum changes, and the GEMM
+     * kernel reads the copies: one pass over both operands before it, on its stream. stage_k 0:
+     * the kernels read A and B in place. stage_ws_bytes: (M + N) stage_k elements. */
+    int64_t stage_k;
+    int64_t stage_ws_bytes;
 } duet_plan_t;
 
 /** One kernel launch of an operation, as the backend enqueues it. */
@@ -576,6 +585,11 @@ double duet_cost_push_inflight(const duet_hw_t *hw);
  * for sanity checks and by the seed rules.
  */
 double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas);
+/**
+ * Seconds of the operand staging pass (duet_plan_t.stage_k; 0 without one): A and B read once
+ * and written back with rows of stage_k elements, at the device-memory bandwidth hbm_gbs.
+ */
+double duet_cost_stage_s(const duet_hw_t *hw, const duet_plan_t *plan);
 
 /** Matrix-unit peak of the chip for a dtype, FLOP/s. */
 double duet_cost_peak_flops(const duet_hw_t *hw, int32_t dtype);
