@@ -11,9 +11,9 @@
  * source rows start anywhere (2 K bytes apart), so the thread reads its 8 elements one by one;
  * neighbouring threads read neighbouring elements of a row, so the reads still coalesce.
  */
-__global__ void __launch_bounds__(256) duet__stage_kernel(const uint16_t *__restrict__ a, const uint16_t *__restrict__ b,
-                                                          uint4 *__restrict__ ws, int64_t m, int64_t n, int64_t k,
-                                                          int64_t stage_k)
+__global__ void __launch_bounds__(256)
+    duet__stage_kernel(const uint16_t *__restrict__ a, const uint16_t *__restrict__ b, uint4 *__restrict__ ws,
+                       int64_t m, int64_t n, int64_t k, int64_t stage_k)
 {
     const int64_t chunks = stage_k / 8; /* per row */
     const int64_t total = (m + n) * chunks;
@@ -30,8 +30,7 @@ __global__ void __launch_bounds__(256) duet__stage_kernel(const uint16_t *__rest
     }
 }
 
-hipError_t duet__stage_launch(const duet_plan_t *plan, const void *a, const void *b, void *ws, int n_sms,
-                              hipStream_t s)
+hipError_t duet__stage_launch(const duet_plan_t *plan, const void *a, const void *b, void *ws, int n_sms, hipStream_t s)
 {
     const int64_t total = (plan->wl.m + plan->wl.n) * (plan->stage_k / 8);
     /* Enough 256-thread blocks to fill every SM several times over; the loop covers the rest. */
@@ -40,6 +39,6 @@ hipError_t duet__stage_launch(const duet_plan_t *plan, const void *a, const void
     if (blocks > cap)
         blocks = cap;
     duet__stage_kernel<<<(unsigned)blocks, 256, 0, s>>>((const uint16_t *)a, (const uint16_t *)b, (uint4 *)ws,
-                                                         plan->wl.m, plan->wl.n, plan->wl.k, plan->stage_k);
+                                                        plan->wl.m, plan->wl.n, plan->wl.k, plan->stage_k);
     return hipGetLastError();
 }
