@@ -1,7 +1,9 @@
 # duet: plain Makefile. `make help` lists the targets and knobs.
 #
-# Layout: model/, sim/ and tune/ form libduet.a (pure C11 + cJSON); calibrate/ adds GSL; cli/ is the
-# `duet` front end; backend/ (HIP/CUDA + MPI) is built only by `make gpu` and the compile checks.
+# Layout: base/, model/, sim/, tune/ and calibrate/ form the library, built both as libduet.a and as
+# libduet.so.MAJOR.MINOR.PATCH (C11, cJSON and GSL); cli/ is the `duet` front end; backend/ (HIP/CUDA +
+# MPI) is built only by `make gpu` and the compile checks. CC, CPPFLAGS, CFLAGS and LDFLAGS are honoured
+# by every compile and link.
 
 CC        ?= cc
 BUILD     ?= build
@@ -31,7 +33,7 @@ BASE_CFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-
                -fno-sanitize-recover=undefined,float-cast-overflow
 SAN_LDFLAGS := -fsanitize=address,undefined,float-cast-overflow
 endif
-FINAL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+FINAL_CFLAGS := $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS)
 LDLIBS_BASE  := -lcjson -lm -lpthread
 
 LIB_SRCS   := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard tune/*.c)
@@ -47,6 +49,23 @@ CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS  := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 
 LIB        := $(BUILD)/libduet.a
+
+# The version is written once, in include/duet/version.h; the shared library is named after it and its
+# soname carries the major number, so a program linked against 0.x keeps running on any later 0.x that
+# keeps the ABI.
+VERSION_PART = $(shell sed -n 's/^\#define DUET_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/duet/version.h)
+VERSION_MAJOR := $(call VERSION_PART,MAJOR)
+VERSION       := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
+SONAME     := libduet.so.$(VERSION_MAJOR)
+SHLIB      := $(BUILD)/libduet.so.$(VERSION)
+# Only the public API (duet_*, declared in include/duet/) is exported; the internal duet__* functions
+# stay inside the library (base/libduet.map). A plain build refuses undefined symbols in the library,
+# so a missing dependency shows when it is linked, not when a program loads it; the sanitizer runtime
+# is resolved only by the executable, so SAN=1 leaves that check out.
+SHLIB_LDFLAGS := -shared -Wl,-soname,$(SONAME) -Wl,--version-script=base/libduet.map
+ifneq ($(SAN),1)
+SHLIB_LDFLAGS += -Wl,--no-undefined
+endif
 DUET       := $(BUILD)/duet
 TESTBIN    := $(BUILD)/duet-tests
 
@@ -55,28 +74,52 @@ LDLIBS_CAL := -lgsl -lgslcblas
 endif
 
 .PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate fuzz fuzz-build \
-        fuzz-smoke
+        fuzz-smoke shared
 
-all: $(DUET)
+all: $(DUET) $(SHLIB)
 
-lib: $(LIB)
+lib: $(LIB) $(SHLIB)
 
-$(BUILD)/%.o: %.c
+shared: $(SHLIB)
+
+# The library's objects are position-independent so that one set serves libduet.a and libduet.so.
+$(LIB_OBJS) $(CAL_OBJS): PIC_CFLAGS := -fPIC
+
+# The compiler and flags each object was built with: a change (a new CFLAGS, -fPIC added to the
+# library's objects) rebuilds the objects instead of linking stale ones. The file is rewritten only
+# when its text changes.
+FLAGS_TEXT  := $(CC) $(FINAL_CFLAGS)
+FLAGS_STAMP := $(BUILD)/flags.txt
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(FLAGS_TEXT)' | cmp -s - $@ || echo '$(FLAGS_TEXT)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(FINAL_CFLAGS) $(PIC_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS) $(CAL_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# libduet.so.X.Y.Z with the links libduet.so.X (the soname, what a program loads) and libduet.so (what
+# -lduet finds at link time).
+$(SHLIB): $(LIB_OBJS) $(CAL_OBJS) base/libduet.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(FINAL_CFLAGS) $(SHLIB_LDFLAGS) -o $@ $(LIB_OBJS) $(CAL_OBJS) $(LDFLAGS) $(SAN_LDFLAGS) \
+	    $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libduet.so
+
+# The CLI and the tests link the static library: they use internal functions the .so does not export.
 $(DUET): $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 $(TESTBIN): $(TEST_OBJS) $(LIB) $(DUET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) -lcriterion
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) -lcriterion
 
 # Installs what is missing (apt-get, as root), or prints the command and stops.
 deps:
@@ -178,7 +221,8 @@ clean:
 
 help:
 	@echo "duet make targets"
-	@echo "  make              build build/libduet.a and build/duet"
+	@echo "  make              build build/libduet.a, build/libduet.so.$(VERSION) and build/duet"
+	@echo "  make shared       build only the shared library (soname $(SONAME))"
 	@echo "  make test         install missing packages (as root), build and run the CPU test suite, check the docs' paths"
 	@echo "  make demo         install missing packages, build, and write demo/*.svg and demo/*.json"
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
@@ -194,7 +238,7 @@ help:
 	@echo "  make test-gpu     GPU tests under mpirun (needs GPUs)"
 	@echo "  make format       clang-format the sources"
 	@echo "  make clean        remove build outputs"
-	@echo "knobs: CC=$(CC) SAN=$(SAN) WERROR=$(WERROR) V=$(V) JOBS=$(JOBS) OPT=$(OPT)"
+	@echo "knobs: CC=$(CC) CPPFLAGS=$(CPPFLAGS) CFLAGS=$(CFLAGS) LDFLAGS=$(LDFLAGS) SAN=$(SAN) WERROR=$(WERROR) V=$(V) JOBS=$(JOBS) OPT=$(OPT)"
 
 -include backend/backend.mk
 -include cli/gpu/gpu.mk

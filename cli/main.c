@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("duet %s (GEMM tiles %s, profile schema %s)\n", DUET_VERSION, DUET_TILE_LIST_VERSION, DUET_HW_SCHEMA);
+        printf("duet %s (GEMM tiles %s, profile schema %s)\n", duet_version(), DUET_TILE_LIST_VERSION, DUET_HW_SCHEMA);
         return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < CLI_NCOMMANDS; i++)
