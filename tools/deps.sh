@@ -1,13 +1,8 @@
 #!/bin/sh
-# Install the Debian/Ubuntu packages duet needs, if any are missing: the convenience behind README's
-# `make test` and `make demo` on Debian, never the only way. A dependency counts as present, whatever
-# installed it, when pkg-config finds its library (libcjson, gsl, criterion: a distribution's layout,
-# Spack, a prefix on PKG_CONFIG_PATH) or its program is on PATH; only then is the Debian package
-# database asked. Nothing is installed when every dependency is present.
+# Install the Debian/Ubuntu packages duet needs, if any are missing.
 #   tools/deps.sh [cpu|amd|mpi|fuzz]...   (default: cpu)
 # fuzz: clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz` / `make fuzz-smoke`.
-# As root on Debian it runs apt-get; otherwise it prints what is missing (and the exact command) and
-# exits 1, changing nothing.
+# As root it runs apt-get; otherwise it prints the exact command and exits 1, changing nothing.
 set -eu
 
 want=""
@@ -22,8 +17,12 @@ for group in "$@"; do
     esac
 done
 
-# How a package shows it is present without asking dpkg: a pkg-config module (pc:NAME) or a program
-# on PATH (cmd:NAME). Packages with no probe (runtime libraries) are looked up in dpkg alone.
+# This is the convenience behind README's `make test` and `make demo` on Debian, never the only way: a
+# dependency counts as present, whatever installed it, when pkg-config finds its library (a
+# distribution's layout, Spack, a prefix on PKG_CONFIG_PATH) or its program is on PATH; only then is
+# the Debian package database asked, and nothing is installed when every dependency is present.
+# probe names that sign: a pkg-config module (pc:NAME) or a program (cmd:NAME); packages without one
+# (runtime libraries) are looked up in dpkg alone.
 probe() {
     case "$1" in
         libcjson-dev) echo pc:libcjson ;;
