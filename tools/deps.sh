@@ -9,13 +9,15 @@ want=""
 [ $# -eq 0 ] && set -- cpu
 for group in "$@"; do
     case "$group" in
-        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3 pkg-config" ;;
+        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3" ;;
         amd) want="$want hipcc libamdhip64-dev" ;;
         mpi) want="$want libopenmpi-dev" ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
         *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi, fuzz)" >&2; exit 2 ;;
     esac
 done
+# pkg-config finds the libraries on any layout, and make test builds examples/ through it.
+case " $* " in *" cpu "*) want="$want pkg-config" ;; esac
 
 # This is the convenience behind README's `make test` and `make demo` on Debian, never the only way: a
 # dependency counts as present, whatever installed it, when pkg-config finds its library (a
