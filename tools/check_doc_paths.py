@@ -26,7 +26,7 @@ import sys
 
 # The repository's folders whose files the documentation cites.
 FOLDERS = ("include", "base", "model", "sim", "calibrate", "tune", "backend", "baseline", "cli",
-           "tests", "tuning_data", "bench", "tools", "docs", ".ci")
+           "tests", "tuning_data", "bench", "tools", "docs", ".ci", "examples")
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 PATH = re.compile(r"(?<![\w/.:$<>-])((?:\.\./)*(?:" + "|".join(re.escape(f) for f in FOLDERS) +
