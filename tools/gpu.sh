@@ -356,8 +356,9 @@ for step in "$@"; do
         # duet's GEMM at every tile and K split worth trying, and at the model's pick, against the
         # vendor's planned for the same SMs, on random shapes (docs/performance.md has the targets).
         # At 10 timed runs after 3 (and 300 ms once per row to settle the clock) the model's own
-        # estimate of the GPU time, printed first, is 30-35 s for either default (96 rows, about
-        # 1500 figures); allow 2-3 times that for the host's share and the vendor's heuristics.
+        # estimate of the GPU time, printed first, is 55-72 s for either default (96 rows, about
+        # 4000 figures: 8 tiles x up to 6 K splits); allow 2-3 times that for the host's share of
+        # each run and the vendor's heuristics.
         seed=${RANDOM_SEED:-$(date +%s)}
         if [ "$step" = gemm-random ]; then
             base=gemm-random-$DEVICE_TAG
