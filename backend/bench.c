@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -322,4 +323,123 @@ void duet_bench_derive(const duet_bench_row_t *r, duet_bench_derived_t *d)
     bench_pick(vmode_names, vmode, DUET_BENCH_NCARVE, &d->best_duet_ms, &d->best_duet_name);
     d->duet_gemm_ms = bench_ms(&r->gemm);
     d->duet_comm_ms = r->best_comm >= 0 ? r->comm[r->best_comm].med_ms : INFINITY;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* duet bench --gemm-only --random: one GEMM on an SM budget                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* duet's GEMM alone on a grid of `sms` CTAs, every CTA starting on the GEMM queue. */
+static duet_config_t bench_budget_config(const duet_hw_t *hw, int32_t sms, duet_gemm_tile_t tile, int32_t split_k)
+{
+    duet_config_t c = duet_config_default(hw, DUET_MODE_FUSED);
+    c.tile = tile;
+    c.split_k = split_k;
+    c.num_wgs = sms;
+    c.gemm_wgs = sms;
+    c.comm_wgs = 0;
+    return c;
+}
+
+/* The simulator's time of one configuration (fluid policy), ms; NaN where it cannot price it. */
+static double bench_budget_predict(const duet_hw_t *hw, duet_sim_ws_t *ws, const duet_workload_t *wl,
+                                   const duet_config_t *c)
+{
+    duet_plan_t plan;
+    duet_sim_result_t res;
+    if (duet_plan_build(wl, c, 0, &plan) < 0 || duet_sim_run(ws, &duet_sim_policy_fluid, hw, &plan, NULL, &res) < 0)
+        return NAN;
+    return res.makespan_s * 1e3;
+}
+
+duet_status_t duet_bench_gemm_budget_plan(const duet_hw_t *hw, duet_sim_ws_t *ws, const duet_workload_t *wl,
+                                          int32_t sms, duet_gemm_budget_row_t *row_p)
+{
+    static const int32_t splits[] = DUET_AUTO_SPLIT_KS;
+    const duet_workload_t g = duet_measure_gemm_part(wl);
+    if (g.m <= 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "bench: the workload has no GEMM");
+    if (sms < 1 || sms > hw->n_sms)
+        return duet__error(DUET_ERR_INVALID_ARG, "bench: an SM budget of %d is outside [1, %d]", (int)sms,
+                           (int)hw->n_sms);
+    duet_gemm_budget_row_t *r = row_p;
+    memset(r, 0, sizeof(*r));
+    r->wl = g;
+    r->sms = sms;
+    r->vendor_target = sms >= hw->n_sms ? 0 : sms;
+    snprintf(r->vendor.error, sizeof(r->vendor.error), "not measured");
+    r->best = -1;
+    duet_rank_item_t items[DUET_GEMM_BUDGET_MAX_CANDS];
+    for (int t = 0; t < duet_tile_count(); t++) {
+        for (size_t si = 0; si < sizeof(splits) / sizeof(splits[0]); si++) {
+            duet_config_t c = bench_budget_config(hw, sms, duet_tile_get(t), splits[si]);
+            if (r->n_cand >= DUET_GEMM_BUDGET_MAX_CANDS || duet_config_validate(&c, &g, hw) < 0)
+                continue;
+            int32_t i = r->n_cand++;
+            r->cand_cfg[i] = c;
+            r->cand_pred_ms[i] = bench_budget_predict(hw, ws, &g, &c);
+            r->cand_rule[i] = (int8_t)duet_split_k_worth_trying_on(&g, c.tile, c.split_k, sms);
+            snprintf(r->cand[i].error, sizeof(r->cand[i].error), "not measured");
+        }
+    }
+    /* The picks follow the ranking rule of the sweeps and the tuner, ties included: among the
+     * candidates the K-split rule tries, and among all of them. */
+    for (int all = 0; all <= 1; all++) {
+        size_t n_items = 0;
+        for (int32_t i = 0; i < r->n_cand; i++) {
+            if (!isfinite(r->cand_pred_ms[i]) || (!all && !r->cand_rule[i]))
+                continue;
+            items[n_items].pred = r->cand_pred_ms[i];
+            items[n_items].cfg = r->cand_cfg[i];
+            items[n_items].idx = (size_t)i;
+            n_items++;
+        }
+        int32_t pick = -1;
+        if (n_items > 0) {
+            duet_rank_sort(items, n_items);
+            pick = (int32_t)items[0].idx;
+        }
+        *(all ? &r->pick_all : &r->pick) = pick;
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const duet_bench_params_t *params,
+                                     const duet_workload_t *wl, const duet_measure_bufs_t *bufs, int32_t sms,
+                                     duet_gemm_budget_row_t *row_p)
+{
+    duet_gemm_budget_row_t *r = row_p;
+    DUET_CHECK(duet_bench_gemm_budget_plan(duet_measure_hw(m), ws, wl, sms, r));
+    /* The vendor's samples: its first half after the settling warm-up, its second half after
+     * duet's figures, so that a clock still drifting favours neither side. */
+    const int32_t half = params->runs.repeats > 1 ? (params->runs.repeats + 1) / 2 : 1;
+    double *vs = calloc((size_t)(2 * half), sizeof(double));
+    if (vs == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "bench: out of memory");
+    int32_t nv = 0;
+    duet_measure_job_t vj = duet_measure_job(DUET_MEASURE_BASE_GEMM, &r->wl, NULL);
+    vj.sm_target = r->vendor_target;
+    duet_measure_runs_t settle = params->runs, later = params->runs;
+    settle.repeats = half;
+    later.repeats = half;
+    later.warmup_ms = 0;
+    duet_status_t vst = duet_measure_samples(m, &vj, bufs, &settle, vs, &nv);
+    for (int32_t i = 0; i < r->n_cand; i++) {
+        duet_measure_job_t j = duet_measure_job(DUET_MEASURE_GEMM_ALONE, &r->wl, &r->cand_cfg[i]);
+        duet_measure_runs_t fr = params->runs;
+        fr.warmup_ms = 0; /* the clock settled in the vendor's warm-up; the GPU has been busy since */
+        duet_measure_run(m, &j, bufs, &fr, &r->cand[i]);
+        if (r->cand[i].ok && (r->best < 0 || r->cand[i].med_ms < r->cand[r->best].med_ms))
+            r->best = i;
+    }
+    if (vst >= 0)
+        vst = duet_measure_samples(m, &vj, bufs, &later, vs, &nv);
+    if (vst >= 0) {
+        duet_measure_summarise(vs, nv, &r->vendor);
+    } else {
+        memset(&r->vendor, 0, sizeof(r->vendor));
+        snprintf(r->vendor.error, sizeof(r->vendor.error), "%s", duet_last_error());
+    }
+    free(vs);
+    return DUET_OK;
 }

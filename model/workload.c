@@ -147,6 +147,11 @@ duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p)
 
 int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k)
 {
+    return duet_split_k_worth_trying_on(wl, tile, split_k, hw->n_sms);
+}
+
+int duet_split_k_worth_trying_on(const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k, int32_t sms)
+{
     if (split_k == 1)
         return 1;
     if (split_k < 1 || split_k > DUET_MAX_SPLIT_K || wl->m <= 0)
@@ -155,7 +160,7 @@ int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, du
     duet_gemm_geom_init(&g, wl->m, wl->n, wl->k, tile, 1, split_k);
     if (!duet_gemm_parts_nonempty(&g))
         return 0;
-    return g.tiles_mn * (split_k - 1) < 2 * (int64_t)hw->n_sms;
+    return g.tiles_mn * (split_k - 1) < 2 * (int64_t)sms;
 }
 
 int duet_config_same(const duet_config_t *a, const duet_config_t *b)

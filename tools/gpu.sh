@@ -20,6 +20,10 @@
 #   bench      duet bench at NP ranks: duet against the vendor libraries (cuBLASLt + NCCL, or
 #              hipBLASLt + RCCL), every workload of SHAPES (default: the reference design's set)
 #   gemm       duet bench --gemm-only on one GPU: duet's GEMM against the vendor's, GEMM_SHAPES
+#   gemm-random  duet bench --gemm-only --random on one GPU: RANDOM_N (48) random GEMMs of seed
+#              RANDOM_SEED (default: the time, so each run draws a fresh set; the seed is in the
+#              JSON), extents 512..16384, each in fp16 and bf16, on every SM, at the settled clock
+#   sm-budget  the same on SM budgets: BUDGET_N (16) random GEMMs at BUDGETS (1,0.75,0.5 of the SMs)
 #   collect    duet calibrate collect at NP ranks -> DEVICE_TAG_worldNP.json (resumable: `resume`
 #              runs it again and must measure nothing); `ties`: bench/shapes/ties.txt, 27 runs in 9
 #              rounds a point -> DEVICE_TAG_worldNP-ties.json
@@ -47,20 +51,21 @@
 # the commit it measured, the date and the command). OUT_MAX_FILES=N (default 0: no limit) keeps at
 # most N files there, for a transport that brings back only a few (the device tool of this
 # project's GPU sessions returns 8 files at most): summary.log, manifest.tsv and the files matching
-# KEEP (default "*.svg bench*.json gemm*.json *_world*.json") stay while they fit, everything else
-# goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
+# KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json") stay while they fit,
+# everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
 # Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
 # collect, tune and trace), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
-# NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), JOBS; each step's section below says more.
+# NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
+# RANDOM_ARGS, JOBS; each step's section below says more.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
 if [ $# -eq 0 ] || [ "$1" = help ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
     exit 0
 fi
-STEPS=" info build smoke test quick sanitize perf bench gemm collect resume ties fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
+STEPS=" info build smoke test quick sanitize perf bench gemm gemm-random sm-budget collect resume ties fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
 for step in "$@"; do
     [[ $STEPS == *" $step "* ]] || { echo "duet: tools/gpu.sh: unknown step '$step' (tools/gpu.sh help lists them)" >&2; exit 2; }
 done
@@ -346,6 +351,28 @@ for step in "$@"; do
             record "$OUT/$base.json" gemm "duet bench --gemm-only ${GEMM_SHAPES:+--shapes $GEMM_SHAPES} $REPS ${GEMM_ARGS:-} (build $n)"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/$base.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
         done
+        ;;
+    gemm-random | sm-budget)
+        # duet's GEMM at every tile and K split worth trying, and at the model's pick, against the
+        # vendor's planned for the same SMs, on random shapes (docs/performance.md has the targets).
+        # At 10 timed runs after 3 (and 300 ms once per row to settle the clock) the model's own
+        # estimate of the GPU time, printed first, is 55-72 s for either default (96 rows, about
+        # 4000 figures: 8 tiles x up to 6 K splits); allow 2-3 times that for the host's share of
+        # each run and the vendor's heuristics.
+        seed=${RANDOM_SEED:-$(date +%s)}
+        if [ "$step" = gemm-random ]; then
+            base=gemm-random-$DEVICE_TAG
+            args=(--random "${RANDOM_N:-48}" --sm-budgets 1)
+        else
+            base=sm-budget-$DEVICE_TAG
+            args=(--random "${BUDGET_N:-16}" --sm-budgets "${BUDGETS:-1,0.75,0.5}")
+        fi
+        # shellcheck disable=SC2046,SC2086
+        step_run "$base" 600 $(mpiw 1) "$DUET" bench --gemm-only "${args[@]}" --seed "$seed" --min-dim 512 \
+            --dtype both --repeats 10 --warmup 3 --warmup-ms 300 ${RANDOM_ARGS:-} --json "$OUT/$base.json"
+        stamp "$OUT/$base.json"
+        record "$OUT/$base.json" "$step" "duet bench --gemm-only ${args[*]} --seed $seed --min-dim 512 --dtype both --repeats 10 --warmup 3 --warmup-ms 300 ${RANDOM_ARGS:-}"
+        grep -E "^ *[0-9]+ (fp16|bf16|both) |target" "$OUT/$base.log" >> "$SUMMARY"
         ;;
     collect | resume | ties)
         # About 100-120 s on 2 x H200 at the defaults (3 rounds of 3 runs a point, the K-split rows
@@ -644,7 +671,7 @@ max=${OUT_MAX_FILES:-0}
 if [ "$max" -gt 0 ] && [ "$(find "$OUT" -type f | wc -l)" -gt "$max" ]; then
     keep=(summary.log manifest.tsv)
     cd "$OUT" || exit 1
-    for pat in ${KEEP:-*.svg bench*.json gemm*.json *_world*.json}; do
+    for pat in ${KEEP:-*.svg bench*.json gemm*.json sm-budget*.json *_world*.json}; do
         for f in $pat; do
             [ -f "$f" ] && [ "${#keep[@]}" -lt $((max - 1)) ] && [[ " ${keep[*]} " != *" $f "* ]] && keep+=("$f")
         done

@@ -148,7 +148,7 @@ duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows
     return DUET_OK;
 }
 
-static cJSON *stat_json(const duet_measure_stat_t *s)
+cJSON *bench_stat_json(const duet_measure_stat_t *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", s->ok);
@@ -163,9 +163,9 @@ static cJSON *stat_json(const duet_measure_stat_t *s)
     return o;
 }
 
-static cJSON *stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred)
+cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred)
 {
-    cJSON *o = stat_json(s);
+    cJSON *o = bench_stat_json(s);
     cli_json_add_config(cJSON_AddObjectToObject(o, "config"), c);
     if (isfinite(pred))
         cJSON_AddNumberToObject(o, "pred_ms", pred);
@@ -175,7 +175,7 @@ static cJSON *stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c
 /* duet's GEMM alone: the best tile and K split, and every tile at its best split. */
 static void gemm_json(cJSON *d, const duet_bench_row_t *r)
 {
-    cJSON_AddItemToObject(d, "gemm", stat_json(&r->gemm));
+    cJSON_AddItemToObject(d, "gemm", bench_stat_json(&r->gemm));
     if (r->gemm.ok) {
         char tn[32];
         snprintf(tn, sizeof(tn), "%dx%dx%d", r->gemm_tile.bm, r->gemm_tile.bn, r->gemm_tile.bk);
@@ -187,7 +187,7 @@ static void gemm_json(cJSON *d, const duet_bench_row_t *r)
         duet_gemm_tile_t tl = duet_tile_get(t);
         char tn[32];
         snprintf(tn, sizeof(tn), "%dx%dx%d", tl.bm, tl.bn, tl.bk);
-        cJSON *st = stat_json(&r->gemm_tiles[t]);
+        cJSON *st = bench_stat_json(&r->gemm_tiles[t]);
         if (r->gemm_tiles[t].ok)
             cJSON_AddNumberToObject(st, "split_k", r->gemm_tiles_split[t]);
         cJSON_AddItemToObject(gt, tn, st);
@@ -237,38 +237,38 @@ static cJSON *row_json(const duet_bench_row_t *r)
     cJSON_AddNumberToObject(o, "world", w->world);
     cJSON_AddNumberToObject(o, "comm_bytes_per_rank", (double)duet_op_src_bytes(w));
     cJSON *v = cJSON_AddObjectToObject(o, "vendor");
-    cJSON_AddItemToObject(v, "gemm", stat_json(&r->base_gemm));
+    cJSON_AddItemToObject(v, "gemm", bench_stat_json(&r->base_gemm));
     cJSON *d = cJSON_AddObjectToObject(o, "duet");
     gemm_json(d, r);
     if (w->coll == DUET_COLL_NONE) { /* --gemm-only */
         cli_json_add_num(o, "gemm_ratio", stat_or_inf(&r->base_gemm) / stat_or_inf(&r->gemm));
         return o;
     }
-    cJSON_AddItemToObject(v, "collective", stat_json(&r->base_coll));
-    cJSON_AddItemToObject(v, "sequential", stat_json(&r->base_seq));
-    cJSON_AddItemToObject(v, "two_streams", stat_json(&r->base_streams));
+    cJSON_AddItemToObject(v, "collective", bench_stat_json(&r->base_coll));
+    cJSON_AddItemToObject(v, "sequential", bench_stat_json(&r->base_seq));
+    cJSON_AddItemToObject(v, "two_streams", bench_stat_json(&r->base_streams));
     for (int i = 0; i < DUET_BENCH_NCARVE; i++) {
         char k[32];
         snprintf(k, sizeof(k), "carve_out_%d", (int)r->carve[i]);
-        cJSON_AddItemToObject(v, k, stat_json(&r->base_carve[i]));
+        cJSON_AddItemToObject(v, k, bench_stat_json(&r->base_carve[i]));
     }
     cJSON *ca = cJSON_AddArrayToObject(d, "collective");
     for (int i = 0; i < DUET_BENCH_NCOMM; i++) {
-        cJSON *x = stat_json(&r->comm[i]);
+        cJSON *x = bench_stat_json(&r->comm[i]);
         char t[32];
         cJSON_AddNumberToObject(x, "ctas", r->comm_ctas[i]);
         snprintf(t, sizeof(t), "%dx%d", (int)r->comm_cm[i], (int)r->comm_cn[i]);
         cJSON_AddStringToObject(x, "comm_tile", t);
         cJSON_AddItemToArray(ca, x);
     }
-    cJSON_AddItemToObject(d, "fused_default", stat_cfg_json(&r->fused_def_stat, &r->fused_def, NAN));
-    cJSON_AddItemToObject(d, "concurrent_default", stat_cfg_json(&r->conc_def_stat, &r->conc_def, NAN));
+    cJSON_AddItemToObject(d, "fused_default", bench_stat_cfg_json(&r->fused_def_stat, &r->fused_def, NAN));
+    cJSON_AddItemToObject(d, "concurrent_default", bench_stat_cfg_json(&r->conc_def_stat, &r->conc_def, NAN));
     cJSON *vm = cJSON_AddArrayToObject(d, "vendor_mode");
     for (int i = 0; i < DUET_BENCH_NCARVE; i++)
-        cJSON_AddItemToArray(vm, stat_cfg_json(&r->vmode[i], &r->vmode_cfg[i], NAN));
+        cJSON_AddItemToArray(vm, bench_stat_cfg_json(&r->vmode[i], &r->vmode_cfg[i], NAN));
     cJSON *sw = cJSON_AddArrayToObject(d, "sweep");
     for (int32_t i = 0; i < r->n_sweep; i++)
-        cJSON_AddItemToArray(sw, stat_cfg_json(&r->sweep[i], &r->sweep_cfg[i], r->sweep_pred[i]));
+        cJSON_AddItemToArray(sw, bench_stat_cfg_json(&r->sweep[i], &r->sweep_cfg[i], r->sweep_pred[i]));
     derived_json(o, r);
     return o;
 }
@@ -286,8 +286,7 @@ static void *bench_json_malloc(size_t n)
     return p;
 }
 
-duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const duet_bench_params_t *p,
-                               int gemm_only, const char *path)
+cJSON *bench_json_begin(const gpu_env_t *e, const duet_bench_params_t *p, const char *schema)
 {
     cJSON_Hooks hooks = {bench_json_malloc, free};
     cJSON_InitHooks(&hooks);
@@ -296,8 +295,7 @@ duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows,
     time_t now = time(NULL);
     char date[32];
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    cJSON_AddStringToObject(o, "schema", "duet-bench/1");
-    cJSON_AddBoolToObject(o, "gemm_only", gemm_only);
+    cJSON_AddStringToObject(o, "schema", schema);
     cJSON_AddStringToObject(o, "device", e->gpu->name);
     cJSON_AddStringToObject(o, "arch", e->gpu->arch);
     cJSON_AddNumberToObject(o, "sms", e->gpu->sms);
@@ -310,9 +308,11 @@ duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows,
     cJSON_AddNumberToObject(o, "repeats", (double)p->runs.repeats);
     cJSON_AddNumberToObject(o, "warmup", (double)p->runs.warmup);
     cJSON_AddNumberToObject(o, "warmup_ms", p->runs.warmup_ms);
-    cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
-    for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+    return o;
+}
+
+duet_status_t bench_json_end(cJSON *o, const char *path)
+{
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     duet_status_t st = text && !bench_json_oom
@@ -321,6 +321,17 @@ duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows,
     cJSON_free(text);
     cJSON_InitHooks(NULL); /* back to malloc and free */
     return st;
+}
+
+duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const duet_bench_params_t *p,
+                               int gemm_only, const char *path)
+{
+    cJSON *o = bench_json_begin(e, p, "duet-bench/1");
+    cJSON_AddBoolToObject(o, "gemm_only", gemm_only);
+    cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+    return bench_json_end(o, path);
 }
 
 /* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone). */

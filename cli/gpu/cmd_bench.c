@@ -4,6 +4,7 @@
  * (duet_bench_workload(), include/duet/measure.h); this file parses the options and runs the
  * workloads, cli/gpu/bench_report.c prints and writes the results.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,25 @@ static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const 
 
 int cmd_bench(int argc, char **argv)
 {
-    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_WARM, O_WARMMS, O_TOP, O_NOGRID, O_JSON, O_SVG, O_HW, O_GEMM };
+    enum {
+        O_SHAPES = 300,
+        O_COLL,
+        O_DTYPE,
+        O_REP,
+        O_WARM,
+        O_WARMMS,
+        O_TOP,
+        O_NOGRID,
+        O_JSON,
+        O_SVG,
+        O_HW,
+        O_GEMM,
+        O_RANDOM,
+        O_SEED,
+        O_MINDIM,
+        O_MAXDIM,
+        O_BUDGETS
+    };
     static const struct option longopts[] = {{"shapes", required_argument, NULL, O_SHAPES},
                                              {"collective", required_argument, NULL, O_COLL},
                                              {"dtype", required_argument, NULL, O_DTYPE},
@@ -89,13 +108,27 @@ int cmd_bench(int argc, char **argv)
                                              {"hw", required_argument, NULL, O_HW},
                                              {"gemm-only", no_argument, NULL, O_GEMM},
                                              {"warmup-ms", required_argument, NULL, O_WARMMS},
+                                             {"random", required_argument, NULL, O_RANDOM},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"min-dim", required_argument, NULL, O_MINDIM},
+                                             {"max-dim", required_argument, NULL, O_MAXDIM},
+                                             {"sm-budgets", required_argument, NULL, O_BUDGETS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *shapes = NULL, *json = NULL, *svg = NULL, *hw = NULL;
     uint32_t colls = 0;
     int32_t dtype = DUET_DTYPE_FP16;
     long long reps = 20, warm = 5, warm_ms = 0, top = 4;
-    int grid = 1, gemm_only = 0, opt;
+    int grid = 1, gemm_only = 0, dtype_given = 0, random_given = 0, opt;
+    bench_random_opts_t ro;
+    memset(&ro, 0, sizeof(ro));
+    ro.seed = 1;
+    ro.min_dim = 512;
+    ro.max_dim = 16384;
+    ro.both_dtypes = 1;
+    ro.n_budgets = 1;
+    ro.budgets[0] = 1.0;
+    long long rnd = 0, dim;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -113,9 +146,40 @@ int cmd_bench(int argc, char **argv)
             break;
         }
         case O_DTYPE:
-            if (duet_dtype_parse(optarg, &dtype) < 0)
-                return cli_usage_error("bench", "--dtype: %s", duet_last_error());
+            dtype_given = 1;
+            ro.both_dtypes = strcmp(optarg, "both") == 0;
+            if (!ro.both_dtypes && duet_dtype_parse(optarg, &dtype) < 0)
+                return cli_usage_error("bench", "--dtype: %s (or both, with --random)", duet_last_error());
             break;
+        case O_RANDOM:
+            if (cli_parse_i64(optarg, 1, 100000, &rnd) != 0)
+                return cli_usage_error("bench", "--random: '%s' is not an integer in [1, 100000]", optarg);
+            break;
+        case O_SEED: {
+            random_given = 1;
+            char *end = NULL;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 || end == optarg || *end != '\0')
+                return cli_usage_error("bench", "--seed: '%s' is not an unsigned 64-bit integer", optarg);
+            ro.seed = (uint64_t)v;
+            break;
+        }
+        case O_MINDIM:
+        case O_MAXDIM:
+            random_given = 1;
+            if (cli_parse_i64(optarg, 1, INT64_C(1) << 24, &dim) != 0)
+                return cli_usage_error("bench", "--%s: '%s' is not an integer in [1, 2^24]",
+                                       opt == O_MINDIM ? "min-dim" : "max-dim", optarg);
+            *(opt == O_MINDIM ? &ro.min_dim : &ro.max_dim) = dim;
+            break;
+        case O_BUDGETS: {
+            random_given = 1;
+            int brc = bench_random_parse_budgets(optarg, &ro);
+            if (brc != CLI_EXIT_OK)
+                return brc;
+            break;
+        }
         case O_REP:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
                 return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", optarg);
@@ -155,6 +219,18 @@ int cmd_bench(int argc, char **argv)
         return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     if (gemm_only && svg)
         return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
+    if (rnd > 0 && (!gemm_only || shapes || colls))
+        return cli_usage_error("bench",
+                               "--random draws GEMM shapes: it needs --gemm-only, and no --shapes or --collective");
+    if (rnd == 0 && random_given)
+        return cli_usage_error("bench", "--seed, --min-dim, --max-dim and --sm-budgets are for --random");
+    if (rnd == 0 && (ro.both_dtypes && dtype_given))
+        return cli_usage_error("bench", "--dtype both is for --random");
+    if (ro.min_dim > ro.max_dim)
+        return cli_usage_error("bench", "--min-dim %lld is above --max-dim %lld", (long long)ro.min_dim,
+                               (long long)ro.max_dim);
+    ro.n = (size_t)rnd;
+    ro.dtype = dtype;
 
     duet_bench_params_t bp = duet_bench_default_params();
     bp.runs.warmup = (int32_t)warm;
@@ -168,6 +244,11 @@ int cmd_bench(int argc, char **argv)
     int rc = gpu_env_init(&e, "bench", &argc, &argv, &mp);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (rnd > 0) {
+        rc = bench_random_run(&e, &bp, &ro, json);
+        gpu_env_fini(&e);
+        return rc;
+    }
     duet_workloads_t wls = {NULL, 0};
     duet_bench_row_t *rows = NULL;
     duet_status_t st =

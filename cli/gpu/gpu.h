@@ -51,4 +51,30 @@ duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows,
                                int gemm_only, const char *path);
 duet_status_t bench_write_svg(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const char *path);
 
+/* The JSON pieces the bench reports share: a figure ({ok, ms, min_ms, max_ms, n} or {ok, error}),
+ * the same with its configuration and prediction (ms; left out when NaN), and a report's start
+ * (the device, the vendor library, the date, the runs) and end (written by the careful writer;
+ * a failed allocation anywhere in between fails it). */
+struct cJSON;
+struct cJSON *bench_stat_json(const duet_measure_stat_t *s);
+struct cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred);
+struct cJSON *bench_json_begin(const gpu_env_t *e, const duet_bench_params_t *p, const char *schema);
+duet_status_t bench_json_end(struct cJSON *o, const char *path);
+
+/* duet bench --gemm-only --random (cli/gpu/bench_random.c). */
+typedef struct bench_random_opts {
+    size_t n;      /* shapes drawn */
+    uint64_t seed; /* their seed */
+    int64_t min_dim, max_dim;
+    int both_dtypes; /* 1: every shape in fp16 and in bf16; 0: in `dtype` only */
+    int32_t dtype;
+    int32_t n_budgets;
+    double budgets[8]; /* SM budgets as given: (0, 1] a share of the SMs, >= 2 a count */
+} bench_random_opts_t;
+
+/** Parse "1,0.75,0.5" or "132,99,66" into o->budgets. @return an exit code. */
+int bench_random_parse_budgets(const char *arg, bench_random_opts_t *o);
+/** Draw the shapes, measure every (shape, dtype, budget), print and write the report. @return an exit code. */
+int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const char *json);
+
 #endif /* DUET_CLI_GPU_H */

@@ -336,6 +336,62 @@ typedef struct duet_bench_derived {
 void duet_bench_derive(const duet_bench_row_t *row, duet_bench_derived_t *d);
 
 /* ========================================================================================== */
+/* duet bench --gemm-only --random: duet's GEMM against the vendor's on an SM budget           */
+/* ========================================================================================== */
+
+/* Candidates of one (shape, budget): the tiles x the K splits of DUET_AUTO_SPLIT_KS (8 x 6). */
+#define DUET_GEMM_BUDGET_MAX_CANDS 48
+
+/**
+ * The figures of one GEMM on a budget of `sms` SMs: the vendor library planned for that many SMs
+ * (its SM-count target; at every SM of the device its own plan), and duet's GEMM alone on a grid
+ * of exactly `sms` CTAs (fused mode, num_wgs = gemm_wgs = sms, comm_wgs 0: one persistent CTA per
+ * SM, the way `duet run --mode fused --num-wgs n --gemm-wgs n` runs it) at every tile and every
+ * K split of DUET_AUTO_SPLIT_KS the configuration rules allow, each marked with whether
+ * duet_split_k_worth_trying_on() would try it on that many SMs. The model's pick is the
+ * candidate among those the rule tries that the simulator (fluid policy, the measurer's
+ * profile) predicts fastest: what the sweep and the tuner would choose; pick_all is its
+ * fastest over every candidate (what a wider rule would choose). Every candidate carries its
+ * prediction. Ratios are vendor ms / duet ms: above 1, duet is faster.
+ */
+typedef struct duet_gemm_budget_row {
+    duet_workload_t wl;         /* the GEMM alone (no collective) */
+    int32_t sms;                /* the budget: duet's grid and the vendor's SM count */
+    int32_t vendor_target;      /* the SM-count target given to the vendor library: 0 (its own plan) at every SM */
+    duet_measure_stat_t vendor; /* timed before and after duet's figures, the two halves pooled */
+    int32_t n_cand;
+    duet_config_t cand_cfg[DUET_GEMM_BUDGET_MAX_CANDS];
+    double cand_pred_ms[DUET_GEMM_BUDGET_MAX_CANDS]; /* the simulator's time, ms (NaN: not priced) */
+    int8_t cand_rule[DUET_GEMM_BUDGET_MAX_CANDS];    /* 1: duet_split_k_worth_trying_on() tries it */
+    duet_measure_stat_t cand[DUET_GEMM_BUDGET_MAX_CANDS];
+    int32_t best;     /* the fastest measured candidate; -1 when none ran */
+    int32_t pick;     /* the model's pick (fastest predicted the rule tries); -1 when none was priced */
+    int32_t pick_all; /* the fastest predicted of every candidate; -1 when none was priced */
+} duet_gemm_budget_row_t;
+
+/**
+ * The candidates of `wl`'s GEMM on `sms` SMs and their predicted times, with nothing measured
+ * (pure host code: the time estimate before a run, and the tests): row_p gets wl, sms,
+ * vendor_target, the candidates, their predictions and the pick; best -1, every stat failed
+ * ("not measured"). `hw` prices them (its n_sms is the device's). @return DUET_OK, or
+ * DUET_ERR_INVALID_ARG (no GEMM, sms outside [1, hw->n_sms]).
+ */
+duet_status_t duet_bench_gemm_budget_plan(const duet_hw_t *hw, duet_sim_ws_t *ws, const duet_workload_t *wl,
+                                          int32_t sms, duet_gemm_budget_row_t *row_p);
+
+/**
+ * Measure one GEMM on a budget of `sms` SMs (collective; bufs: the GEMM's buffers): the vendor's
+ * GEMM (params->runs, with runs.warmup_ms spent once, before its first half, so that every
+ * figure of the row comes from the clock the board settles at), then every candidate of
+ * duet_bench_gemm_budget_plan() (runs.warmup runs, runs.repeats timed), then the vendor's second
+ * half. A figure that fails is recorded as failed. @return DUET_OK with *row_p written, or the
+ * errors of duet_bench_gemm_budget_plan() and DUET_ERR_NO_MEMORY.
+ */
+duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const duet_bench_params_t *params,
+                                     const duet_workload_t *wl, const duet_measure_bufs_t *bufs, int32_t sms,
+                                     duet_gemm_budget_row_t *row_p);
+
+/* ========================================================================================== */
 /* duet calibrate collect: the corpus grid, measured in interleaved rounds                     */
 /* ========================================================================================== */
 

@@ -265,6 +265,11 @@ duet_status_t duet_config_validate(const duet_config_t *cfg, const duet_workload
  * partial-sum traffic. The sweep's and the benchmark's automatic K splits follow it.
  */
 int duet_split_k_worth_trying(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k);
+/**
+ * The same rule for a GEMM that runs on `sms` SMs (an SM budget below the profile's SM count):
+ * C tiles x (split_k - 1) < 2 x sms. duet_split_k_worth_trying() is this at hw->n_sms.
+ */
+int duet_split_k_worth_trying_on(const duet_workload_t *wl, duet_gemm_tile_t tile, int32_t split_k, int32_t sms);
 
 /** The K splits the sweep and the benchmark try when none are given: 1, 2, 3, 4, 6, 8. */
 #define DUET_AUTO_SPLIT_KS                                                                                             \

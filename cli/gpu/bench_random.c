@@ -1,0 +1,459 @@
+/*
+ * duet bench --gemm-only --random N --seed S: duet's GEMM against the vendor's on shapes nobody
+ * chose (model/random.c draws them from the seed), each on SM budgets (--sm-budgets), with the
+ * vendor library planned for the same number of SMs (its SM-count target). Every figure is the
+ * library's (duet_bench_gemm_budget(), include/duet/measure.h); this file draws the shapes,
+ * estimates the GPU time, runs the rows, prints the table and the summary against the targets,
+ * and writes the JSON report. Ratios are vendor ms / duet ms (equal to duet TFLOP/s / vendor
+ * TFLOP/s): above 1, duet is faster.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "cli/gpu/gpu.h"
+
+/* The targets of the random GEMM benchmark (docs/performance.md): at the model's pick, on every
+ * SM, the median, p10 and minimum of the ratio; on a budget of half the SMs or more, the median. */
+#define TARGET_FULL_MEDIAN 0.98
+#define TARGET_FULL_P10 0.92
+#define TARGET_FULL_MIN 0.85
+#define TARGET_BUDGET_MEDIAN 0.97
+/* Host time per timed or warm-up run beside the GPU's (the barrier, the events, the wait), ms: a
+ * rough figure for the estimate only. */
+#define RUN_OVERHEAD_MS 0.05
+
+int bench_random_parse_budgets(const char *arg, bench_random_opts_t *o)
+{
+    char buf[256];
+    if (strlen(arg) >= sizeof(buf))
+        return cli_usage_error("bench", "--sm-budgets: the list is too long");
+    snprintf(buf, sizeof(buf), "%s", arg);
+    o->n_budgets = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (o->n_budgets >= (int32_t)(sizeof(o->budgets) / sizeof(o->budgets[0])))
+            return cli_usage_error("bench", "--sm-budgets: at most 8 budgets");
+        /* (0, 1]: a share of the SMs ("1" is all of them); 2 or more: a count of SMs. */
+        if (cli_parse_double(t, 1e-9, 4096, &v) != 0 || (v > 1 && v != floor(v)))
+            return cli_usage_error("bench",
+                                   "--sm-budgets: '%s' is neither a share of the SMs in (0, 1] nor a count of SMs", t);
+        o->budgets[o->n_budgets++] = v;
+    }
+    if (o->n_budgets == 0)
+        return cli_usage_error("bench", "--sm-budgets: no budget given");
+    return CLI_EXIT_OK;
+}
+
+/* A budget as SMs of this device: a share rounded to the nearest count (at least 1). */
+static int32_t budget_sms(double b, int32_t sms)
+{
+    if (b <= 1) {
+        long v = lround(b * sms);
+        return v < 1 ? 1 : (int32_t)v;
+    }
+    return (int32_t)b;
+}
+
+/* The commit measured: DUET_COMMIT (a copy of the tree without .git), else git's, else "unknown". */
+static void commit_name(char *buf, size_t n)
+{
+    const char *env = getenv("DUET_COMMIT");
+    snprintf(buf, n, "unknown");
+    if (env && *env) {
+        snprintf(buf, n, "%s", env);
+        return;
+    }
+    FILE *f = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (f == NULL)
+        return;
+    char line[64];
+    if (fgets(line, sizeof(line), f) && line[0] != '\0') {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] != '\0')
+            snprintf(buf, n, "%s", line);
+    }
+    pclose(f);
+}
+
+static double row_ratio(const duet_gemm_budget_row_t *r, int32_t i)
+{
+    if (i < 0 || !r->vendor.ok || !r->cand[i].ok)
+        return NAN;
+    return r->vendor.med_ms / r->cand[i].med_ms;
+}
+
+/* The estimated GPU time of a row, seconds: every run of every figure at its predicted time. */
+static double row_estimate_s(const duet_gemm_budget_row_t *r, const duet_bench_params_t *p)
+{
+    double runs = (double)(p->runs.warmup + p->runs.repeats), ms = p->runs.warmup_ms, best = INFINITY;
+    for (int32_t i = 0; i < r->n_cand; i++) {
+        double t = isfinite(r->cand_pred_ms[i]) ? r->cand_pred_ms[i] : 1.0;
+        ms += runs * (t + RUN_OVERHEAD_MS);
+        best = fmin(best, t);
+    }
+    /* The vendor's two halves, each with its warm-up runs, at about duet's best. */
+    if (isfinite(best))
+        ms += (2.0 * p->runs.warmup + p->runs.repeats + 1) * (best + RUN_OVERHEAD_MS);
+    return ms * 1e-3;
+}
+
+static const char *cfg_tile(const duet_gemm_budget_row_t *r, int32_t i, char *buf, size_t n)
+{
+    if (i < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    return duet_config_tile_str(&r->cand_cfg[i], buf, n);
+}
+
+/* One group's ratios: median, p10 and min, at the pick, at the pick over every K split and at
+ * the best measured tile. */
+typedef struct group_stats {
+    size_t n;
+    double pick[3], pick_all[3], best[3]; /* median, p10, min */
+    double regret_med;                    /* median of pick ms / best ms: what the model's choice costs */
+    size_t exact;                         /* rows where the pick is the best measured */
+} group_stats_t;
+
+/* Which rows a group holds: `sel` picks them by dtype (-1: both) or by a class of shapes. */
+typedef int (*row_sel_fn)(const duet_gemm_budget_row_t *r, int32_t arg);
+
+static int sel_dtype(const duet_gemm_budget_row_t *r, int32_t dtype)
+{
+    return dtype < 0 || r->wl.dtype == dtype;
+}
+
+/* The classes of shapes the kernels treat differently (backend/run.hip, tma.hip, gemm_tile.h):
+ * K % 8 != 0 runs the mma.sync tile (no TMA: odd K with element loads), N % 8 != 0 stores C by
+ * the threads instead of TMA; small K and small M are where the fixed costs of a tile weigh. */
+enum { CLS_ALIGNED, CLS_N_RAGGED, CLS_K_EVEN, CLS_K_ODD, CLS_SMALL_K, CLS_SMALL_M, CLS_COUNT };
+static const char *const cls_names[CLS_COUNT] = {"K%8=0,N%8=0", "K%8=0,N%8!=0", "K%8!=0,K even",
+                                                 "K odd",       "K<=1024",      "M<=1024"};
+
+static int sel_class(const duet_gemm_budget_row_t *r, int32_t cls)
+{
+    const int64_t m = r->wl.m, n = r->wl.n, k = r->wl.k;
+    switch (cls) {
+    case CLS_ALIGNED:
+        return k % 8 == 0 && n % 8 == 0;
+    case CLS_N_RAGGED:
+        return k % 8 == 0 && n % 8 != 0;
+    case CLS_K_EVEN:
+        return k % 8 != 0 && k % 2 == 0;
+    case CLS_K_ODD:
+        return k % 2 != 0;
+    case CLS_SMALL_K:
+        return k <= 1024;
+    default:
+        return m <= 1024;
+    }
+}
+
+static void stats3(double *v, size_t n, double out[3])
+{
+    out[0] = duet__median(v, n); /* sorts */
+    out[1] = duet__quantile_sorted(v, n, 0.10);
+    out[2] = v[0];
+}
+
+static void group_compute(const duet_gemm_budget_row_t *rows, size_t nr, row_sel_fn sel, int32_t arg, int32_t sms,
+                          double *s, group_stats_t *g)
+{
+    double *pk = s, *pa = s + nr, *bs = s + 2 * nr, *rg = s + 3 * nr;
+    memset(g, 0, sizeof(*g));
+    for (size_t i = 0; i < nr; i++) {
+        const duet_gemm_budget_row_t *r = &rows[i];
+        if (!sel(r, arg) || r->sms != sms)
+            continue;
+        double a = row_ratio(r, r->pick), b = row_ratio(r, r->best), c = row_ratio(r, r->pick_all);
+        if (!isfinite(a) || !isfinite(b) || !isfinite(c))
+            continue;
+        pk[g->n] = a;
+        pa[g->n] = c;
+        bs[g->n] = b;
+        rg[g->n] = r->cand[r->pick].med_ms / r->cand[r->best].med_ms;
+        g->exact += r->pick == r->best;
+        g->n++;
+    }
+    if (g->n == 0)
+        return;
+    stats3(pk, g->n, g->pick);
+    stats3(pa, g->n, g->pick_all);
+    stats3(bs, g->n, g->best);
+    g->regret_med = duet__median(rg, g->n);
+}
+
+static const char *met(int ok)
+{
+    return ok ? "met" : "NOT met";
+}
+
+static void group_print(const char *sms, const char *name, const group_stats_t *g)
+{
+    printf("%5s %-13s %4zu  %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f  %6.3f %3zu/%zu\n", sms, name,
+           g->n, g->pick[0], g->pick[1], g->pick[2], g->pick_all[0], g->pick_all[1], g->pick_all[2], g->best[0],
+           g->best[1], g->best[2], g->regret_med, g->exact, g->n);
+}
+
+static cJSON *group_json(int32_t sms, const char *key, const char *name, const group_stats_t *g)
+{
+    static const char *const q[3] = {"median", "p10", "min"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "sms", sms);
+    cJSON_AddStringToObject(o, key, name);
+    cJSON_AddNumberToObject(o, "n", (double)g->n);
+    for (int i = 0; i < 3; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "pick_%s", q[i]);
+        cli_json_add_num(o, k, g->pick[i]);
+        snprintf(k, sizeof(k), "pick_all_splits_%s", q[i]);
+        cli_json_add_num(o, k, g->pick_all[i]);
+        snprintf(k, sizeof(k), "best_%s", q[i]);
+        cli_json_add_num(o, k, g->best[i]);
+    }
+    cli_json_add_num(o, "pick_over_best_median", g->regret_med);
+    cJSON_AddNumberToObject(o, "pick_is_best", (double)g->exact);
+    return o;
+}
+
+/* The summary on stdout and in the JSON (`arr`, `classes`): per budget, per dtype and both
+ * together, with the targets; then per class of shapes, both dtypes together. */
+static void summary(const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
+                    int32_t nb, double *scratch, cJSON *arr, cJSON *classes)
+{
+    static const int32_t dts[] = {DUET_DTYPE_FP16, DUET_DTYPE_BF16, -1};
+    printf("\nduet/vendor TFLOP/s (vendor ms / duet ms; above 1: duet faster): median p10 min at the model's pick |\n"
+           "at the model's pick over every K split | at the best measured tile and split; pick/best: the median of\n"
+           "pick ms / best ms; exact: rows where the pick is the best measured\n");
+    printf("%5s %-13s %4s  %-20s | %-20s | %-20s  %6s %6s\n", "SMs", "dtype", "n", "pick (the rule's splits)",
+           "pick (every split)", "best measured", "pk/bst", "exact");
+    for (int32_t b = 0; b < nb; b++) {
+        char smsb[16];
+        snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
+        for (size_t d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+            group_stats_t g;
+            group_compute(rows, nr, sel_dtype, dts[d], sms_list[b], scratch, &g);
+            if (g.n == 0)
+                continue;
+            const char *dn = dts[d] < 0 ? "both" : duet_dtype_name(dts[d]);
+            group_print(smsb, dn, &g);
+            cJSON *o = group_json(sms_list[b], "dtype", dn, &g);
+            if (dts[d] < 0 && sms_list[b] == e->gpu->sms) {
+                int ok =
+                    g.pick[0] >= TARGET_FULL_MEDIAN && g.pick[1] >= TARGET_FULL_P10 && g.pick[2] >= TARGET_FULL_MIN;
+                printf("      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
+                       TARGET_FULL_MEDIAN, TARGET_FULL_P10, TARGET_FULL_MIN, met(ok));
+                cJSON_AddBoolToObject(o, "target_met", ok);
+            } else if (dts[d] < 0 && 2 * sms_list[b] >= e->gpu->sms) {
+                int ok = g.pick[0] >= TARGET_BUDGET_MEDIAN;
+                printf("      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
+                       (int)sms_list[b], TARGET_BUDGET_MEDIAN, met(ok));
+                cJSON_AddBoolToObject(o, "target_met", ok);
+            }
+            cJSON_AddItemToArray(arr, o);
+        }
+    }
+    printf("\nby class of shape (both dtypes):\n");
+    for (int32_t b = 0; b < nb; b++) {
+        char smsb[16];
+        snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
+        for (int32_t c = 0; c < CLS_COUNT; c++) {
+            group_stats_t g;
+            group_compute(rows, nr, sel_class, c, sms_list[b], scratch, &g);
+            if (g.n == 0)
+                continue;
+            group_print(smsb, cls_names[c], &g);
+            cJSON_AddItemToArray(classes, group_json(sms_list[b], "class", cls_names[c], &g));
+        }
+    }
+}
+
+static cJSON *row_json(const duet_gemm_budget_row_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "m", (double)r->wl.m);
+    cJSON_AddNumberToObject(o, "n", (double)r->wl.n);
+    cJSON_AddNumberToObject(o, "k", (double)r->wl.k);
+    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(r->wl.dtype));
+    cJSON_AddNumberToObject(o, "sms", r->sms);
+    cJSON_AddNumberToObject(o, "vendor_sm_target", r->vendor_target);
+    cJSON_AddItemToObject(o, "vendor", bench_stat_json(&r->vendor));
+    cJSON *c = cJSON_AddArrayToObject(o, "candidates");
+    for (int32_t i = 0; i < r->n_cand; i++) {
+        cJSON *x = bench_stat_cfg_json(&r->cand[i], &r->cand_cfg[i], r->cand_pred_ms[i]);
+        cJSON_AddBoolToObject(x, "split_rule_tries", r->cand_rule[i]);
+        cJSON_AddItemToArray(c, x);
+    }
+    char t[32];
+    cJSON_AddStringToObject(o, "best_tile", cfg_tile(r, r->best, t, sizeof(t)));
+    cli_json_add_num(o, "best_ms", r->best >= 0 ? r->cand[r->best].med_ms : NAN);
+    cJSON_AddStringToObject(o, "pick_tile", cfg_tile(r, r->pick, t, sizeof(t)));
+    cli_json_add_num(o, "pick_pred_ms", r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN);
+    cli_json_add_num(o, "pick_ms", r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN);
+    cJSON_AddStringToObject(o, "pick_all_splits_tile", cfg_tile(r, r->pick_all, t, sizeof(t)));
+    cli_json_add_num(o, "pick_all_splits_pred_ms", r->pick_all >= 0 ? r->cand_pred_ms[r->pick_all] : NAN);
+    cli_json_add_num(o, "pick_all_splits_ms",
+                     r->pick_all >= 0 && r->cand[r->pick_all].ok ? r->cand[r->pick_all].med_ms : NAN);
+    cli_json_add_num(o, "ratio_best", row_ratio(r, r->best));
+    cli_json_add_num(o, "ratio_pick", row_ratio(r, r->pick));
+    cli_json_add_num(o, "ratio_pick_all_splits", row_ratio(r, r->pick_all));
+    return o;
+}
+
+static duet_status_t write_report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                                  const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
+                                  double *scratch, const char *path)
+{
+    char commit[64];
+    commit_name(commit, sizeof(commit));
+    cJSON *j = bench_json_begin(e, p, "duet-bench-gemm-random/1");
+    cJSON_AddStringToObject(j, "commit", commit);
+    cJSON_AddStringToObject(j, "ratio", "vendor_ms / duet_ms: above 1, duet is faster");
+    cJSON_AddStringToObject(j, "clocks", p->runs.warmup_ms > 0 ? "settled" : "as found (no time-based warm-up)");
+    cJSON_AddStringToObject(j, "warmup_ms_is", "spent once per row, before the vendor's first half");
+    cJSON *rp = cJSON_AddObjectToObject(j, "random");
+    cJSON_AddNumberToObject(rp, "shapes", (double)o->n);
+    char seed[32];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
+    cJSON_AddStringToObject(rp, "seed", seed); /* a string: a double does not hold every 64-bit seed */
+    cJSON_AddNumberToObject(rp, "min_dim", (double)o->min_dim);
+    cJSON_AddNumberToObject(rp, "max_dim", (double)o->max_dim);
+    cJSON_AddStringToObject(rp, "dtypes", o->both_dtypes ? "both" : duet_dtype_name(o->dtype));
+    cJSON *b = cJSON_AddArrayToObject(j, "sm_budgets");
+    for (int32_t i = 0; i < o->n_budgets; i++)
+        cJSON_AddItemToArray(b, cJSON_CreateNumber(sms_list[i]));
+    cJSON *sum = cJSON_AddArrayToObject(j, "summary");
+    cJSON *cls = cJSON_AddArrayToObject(j, "classes");
+    summary(e, rows, nr, sms_list, o->n_budgets, scratch, sum, cls);
+    cJSON *arr = cJSON_AddArrayToObject(j, "rows");
+    for (size_t i = 0; i < nr; i++)
+        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+    return bench_json_end(j, path);
+}
+
+static void print_rows(const duet_gemm_budget_row_t *rows, size_t nr)
+{
+    printf("%-20s %-5s %4s %9s %-13s %9s %-13s %9s %9s %6s %6s %-13s %6s\n", "GEMM", "dtype", "SMs", "vendor ms",
+           "best tile", "best ms", "pick tile", "pred ms", "pick ms", "v/best", "v/pick", "pick (all k)", "v/pka");
+    for (size_t i = 0; i < nr; i++) {
+        const duet_gemm_budget_row_t *r = &rows[i];
+        char g[48], bt[32], pt[32], at[32];
+        snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)r->wl.m, (long long)r->wl.n, (long long)r->wl.k);
+        printf("%-20s %-5s %4d %9.4f %-13s %9.4f %-13s %9.4f %9.4f %6.3f %6.3f %-13s %6.3f\n", g,
+               duet_dtype_name(r->wl.dtype), (int)r->sms, r->vendor.ok ? r->vendor.med_ms : NAN,
+               cfg_tile(r, r->best, bt, sizeof(bt)), r->best >= 0 ? r->cand[r->best].med_ms : NAN,
+               cfg_tile(r, r->pick, pt, sizeof(pt)), r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN,
+               r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN, row_ratio(r, r->best),
+               row_ratio(r, r->pick), cfg_tile(r, r->pick_all, at, sizeof(at)), row_ratio(r, r->pick_all));
+    }
+}
+
+int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const char *json)
+{
+    int rc = CLI_EXIT_OK;
+    duet_workloads_t wls = {NULL, 0};
+    duet_gemm_budget_row_t *rows = NULL;
+    double *scratch = NULL;
+    duet_sim_ws_t *ws = NULL;
+    int32_t sms_list[8];
+    const int32_t sms = e->gpu->sms;
+    for (int32_t b = 0; b < o->n_budgets; b++) {
+        sms_list[b] = budget_sms(o->budgets[b], sms);
+        if (sms_list[b] > sms || sms_list[b] > e->hw->n_sms)
+            return cli_usage_error("bench", "--sm-budgets: %d SMs, but the device has %d", (int)sms_list[b], (int)sms);
+    }
+    duet_random_params_t rp = duet_random_default_params();
+    rp.seed = o->seed;
+    rp.min_dim = o->min_dim;
+    rp.max_dim = o->max_dim;
+    /* The small extents of skinny M and small K stay at their default bound where the range allows. */
+    rp.skinny_max = rp.skinny_max < rp.min_dim ? rp.min_dim : rp.skinny_max > rp.max_dim ? rp.max_dim : rp.skinny_max;
+    rp.dtypes = 1u << DUET_DTYPE_FP16; /* the element type is set below: the same shapes in each */
+    rp.colls = 1u << DUET_COLL_NONE;
+    duet_status_t st = duet_workloads_random(&rp, o->n, &wls);
+    if (st < 0)
+        return cli_fail("bench", st);
+    const size_t ndt = o->both_dtypes ? 2 : 1, nr = wls.n * ndt * (size_t)o->n_budgets;
+    rows = calloc(nr, sizeof(*rows));
+    scratch = calloc(4 * nr, sizeof(double));
+    if (rows == NULL || scratch == NULL) {
+        rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate %zu rows", nr));
+        goto out;
+    }
+    if ((st = duet_sim_ws_create(&ws)) < 0) {
+        rc = cli_fail("bench", st);
+        goto out;
+    }
+    /* The candidates and the model's picks first: the time estimate, before any GPU work. */
+    double est_s = 0;
+    size_t figures = 0;
+    for (size_t i = 0; i < wls.n; i++)
+        for (size_t d = 0; d < ndt; d++)
+            for (int32_t b = 0; b < o->n_budgets; b++) {
+                duet_workload_t w = wls.w[i];
+                w.dtype = o->both_dtypes ? (d == 0 ? DUET_DTYPE_FP16 : DUET_DTYPE_BF16) : o->dtype;
+                duet_gemm_budget_row_t *r = &rows[(i * ndt + d) * (size_t)o->n_budgets + (size_t)b];
+                if ((st = duet_bench_gemm_budget_plan(e->hw, ws, &w, sms_list[b], r)) < 0) {
+                    rc = cli_fail("bench", st);
+                    goto out;
+                }
+                est_s += row_estimate_s(r, p);
+                figures += (size_t)r->n_cand + 1;
+            }
+    if (e->rank == 0) {
+        printf("bench: %zu random GEMMs (seed %llu, extents %lld..%lld) x %zu dtype(s) x %d SM budget(s): %zu rows, "
+               "%zu figures; estimated GPU time %.0f s\n",
+               wls.n, (unsigned long long)o->seed, (long long)o->min_dim, (long long)o->max_dim, ndt, (int)o->n_budgets,
+               nr, figures, est_s);
+        fflush(stdout);
+    }
+    double t0 = gpu_now();
+    for (size_t i = 0; i < wls.n && st >= 0; i++) {
+        for (size_t d = 0; d < ndt && st >= 0; d++) {
+            duet_workload_t w = rows[(i * ndt + d) * (size_t)o->n_budgets].wl;
+            duet_measure_bufs_t bufs;
+            if ((st = duet_measure_bufs_alloc(e->m, &w, 2000 + i, &bufs)) < 0)
+                break;
+            for (int32_t b = 0; b < o->n_budgets && st >= 0; b++) {
+                size_t k = (i * ndt + d) * (size_t)o->n_budgets + (size_t)b;
+                char what[96];
+                snprintf(what, sizeof(what), "%lldx%lldx%lld %s on %d SMs", (long long)w.m, (long long)w.n,
+                         (long long)w.k, duet_dtype_name(w.dtype), (int)sms_list[b]);
+                gpu_progress(e, what, k, nr, t0);
+                st = duet_bench_gemm_budget(e->m, ws, p, &w, &bufs, sms_list[b], &rows[k]);
+            }
+            duet_measure_bufs_free(e->m, &bufs);
+        }
+    }
+    if (st < 0) {
+        rc = cli_fail("bench", st);
+        goto out;
+    }
+    gpu_progress(e, "done", nr, nr, t0);
+    if (e->rank == 0) {
+        char path[128];
+        if (json == NULL) {
+            snprintf(path, sizeof(path), "bench-gemm-random-%s.json", e->gpu->arch);
+            json = path;
+        }
+        print_rows(rows, nr);
+        printf("\nsummary (%zu rows, %s, median of %d after %d warm-up runs, %.0f ms of warm-up per row, %.0f s):\n",
+               nr, e->gpu->name, (int)p->runs.repeats, (int)p->runs.warmup, p->runs.warmup_ms, gpu_now() - t0);
+        if ((st = write_report(e, p, o, rows, nr, sms_list, scratch, json)) < 0) {
+            rc = cli_fail("bench", st);
+            goto out;
+        }
+        printf("wrote %s\n", json);
+    }
+out:
+    duet_sim_ws_destroy(ws);
+    free(scratch);
+    free(rows);
+    duet_workloads_free(&wls);
+    return rc;
+}
