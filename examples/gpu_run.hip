@@ -33,6 +33,7 @@
 #define gpuStream_t hipStream_t
 #define gpuStreamCreate hipStreamCreate
 #define gpuStreamDestroy hipStreamDestroy
+#define gpuGetDeviceCount hipGetDeviceCount
 #else
 #include <cuda_runtime.h>
 #define gpuMalloc cudaMalloc
@@ -43,6 +44,7 @@
 #define gpuStream_t cudaStream_t
 #define gpuStreamCreate cudaStreamCreate
 #define gpuStreamDestroy cudaStreamDestroy
+#define gpuGetDeviceCount cudaGetDeviceCount
 #endif
 
 #define DUET_BACKEND_NO_MPI /* this program knows nothing of MPI */
@@ -154,7 +156,14 @@ int main(int argc, char **argv)
     op.wl.dtype = DUET_DTYPE_FP16;
     op.wl.coll = DUET_COLL_ALL_GATHER;
     op.wl.world = world;
-    op.cfg = duet_config_default(duet_ctx_hw(ctx), DUET_MODE_FUSED);
+    /* The default configuration for this GPU, with its SMs divided among the ranks that share it
+     * (the context gives rank r the GPU r % count on one node): their persistent grids must all be
+     * resident at once. With a GPU per rank, this is the whole GPU. */
+    duet_hw_t hw = *duet_ctx_hw(ctx);
+    int count = 1;
+    GPU_CHECK(gpuGetDeviceCount(&count));
+    hw.n_sms /= (world + count - 1) / count;
+    op.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
     op.a = a;
     op.b = b;
     op.c = c;

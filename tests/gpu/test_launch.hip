@@ -38,10 +38,28 @@ typedef struct lbufs {
     uint16_t *h_dst;      /* dst read back */
     size_t src_bytes, dst_bytes;
     hipStream_t s;
+    duet_hw_t hw; /* the context's, its SMs divided among the ranks that share the GPU */
 } lbufs_t;
+
+/*
+ * The profile the test's configurations come from: the context's, with its SMs divided among the
+ * ranks on this GPU, as test_gpu.hip does: ranks that share a GPU (W = 2 on one H200 under MPS)
+ * must all have their persistent grids resident at once, or the first waits at the entry barrier
+ * for a rank whose kernel cannot start.
+ */
+static void lhw_init(lbufs_t *L, duet_ctx_h ctx)
+{
+    int devs[DUET_OP_MAX_WORLD], dev = duet_ctx_device(ctx), share = 0;
+    MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < L->world; r++)
+        share += devs[r] == dev;
+    L->hw = *duet_ctx_hw(ctx);
+    L->hw.n_sms /= share;
+}
 
 static duet_op_t lop(duet_ctx_h ctx, const lbufs_t *L, const void *src, void *dst)
 {
+    (void)ctx;
     duet_op_t op;
     memset(&op, 0, sizeof(op));
     op.wl = duet_workload_empty();
@@ -53,7 +71,7 @@ static duet_op_t lop(duet_ctx_h ctx, const lbufs_t *L, const void *src, void *ds
     op.wl.dtype = DUET_DTYPE_BF16;
     op.wl.coll = DUET_COLL_ALL_GATHER;
     op.wl.world = L->world;
-    op.cfg = duet_config_default(duet_ctx_hw(ctx), DUET_MODE_FUSED);
+    op.cfg = duet_config_default(&L->hw, DUET_MODE_FUSED);
     op.a = L->a;
     op.b = L->b;
     op.c = L->c;
@@ -427,6 +445,7 @@ void duet_test_launch(duet_test *t, uint64_t seed)
             free(c);
             goto out;
         }
+        lhw_init(&L, ctx);
         st = duet_ctx_alloc(ctx, L.src_bytes, &hsrc);
         if (st == DUET_OK)
             st = duet_ctx_alloc(ctx, L.dst_bytes, &hdst);
