@@ -337,7 +337,7 @@ help:
 	@echo "  make bench-sim    simulator speed benchmark (prints events per second)"
 	@echo "  make gpu          build the GPU backend and a GPU-enabled duet (GPU=cuda|hip, auto-detected)"
 	@echo "  make check-cuda   compile the backend with nvcc (sm_90a), no GPU needed"
-	@echo "  make check-amd    compile and link the backend with hipcc (gfx90a, gfx940), no GPU needed"
+	@echo "  make check-amd    compile and link the backend for gfx90a (hipcc) and gfx942 (clang 19), no GPU needed"
 	@echo "  make test-gpu     GPU tests under mpirun (needs GPUs)"
 	@echo "  make format       clang-format the sources"
 	@echo "  make clean        remove build outputs"

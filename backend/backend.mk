@@ -4,7 +4,12 @@
 #   make test-gpu    build, then run the GPU tests under mpirun at every W of GPU_WORLDS (1 2 3 4),
 #                    then the planted faults (--plant) at W = GPU_PLANT_NP (2)
 #   make check-cuda  nvcc -gencode=arch=compute_90a,code=sm_90a compile of every backend source
-#   make check-amd   Debian hipcc compile and link for gfx90a and gfx940
+#   make check-amd   Debian hipcc compile and link for gfx90a, and Debian clang 19 for gfx942 (MI300X)
+#
+# AMD_ARCHS: the AMD targets of make gpu (GPU=hip). Default: the GPUs of this machine, as a ROCm
+# toolchain names them (offload-arch, amdgpu-arch, or rocminfo), else gfx942 (MI300X) and gfx950
+# (MI350X). A context on a GPU whose architecture is not among them fails at creation, naming the
+# AMD_ARCHS to rebuild with. E.g. make gpu AMD_ARCHS="gfx942 gfx950".
 #
 # Backend sources are HIP (.hip): hipcc compiles them as HIP, nvcc as CUDA through backend/gpu.h.
 
@@ -27,7 +32,12 @@ GPU_WORLDS   ?= $(GPU_NP) 1
 endif
 GPU_WORLDS   ?= 1 2 3 4
 GPU_PLANT_NP ?= 2
-AMD_ARCHS    ?= gfx90a gfx940
+# Detected only when a HIP build needs it (the first use sets it once; a missing tool prints
+# nothing). rocminfo without a GPU driver exits at once; its time limit is for a driver that hangs.
+AMD_ARCHS_FOUND = $(shell { offload-arch 2>/dev/null || amdgpu-arch 2>/dev/null || \
+                    timeout 20 rocminfo 2>/dev/null | awk '/^ *Name: *gfx/ { print $$2 }'; } | \
+                    grep -o '^gfx[0-9a-z]*' | sort -u | tr '\n' ' ')
+AMD_ARCHS    ?= $(eval AMD_ARCHS := $(or $(strip $(AMD_ARCHS_FOUND)),gfx942 gfx950))$(AMD_ARCHS)
 MPIRUN       ?= mpirun
 # NVLink multicast stays off on shared machines (see ../shared/reference/h200.md); -x hands the
 # variables to every rank.
@@ -50,11 +60,19 @@ BACKEND_C_SRCS := $(wildcard backend/*.c)
 BASELINE     ?= 1
 BASELINE_SRCS:= $(if $(filter 1,$(BASELINE)),$(wildcard baseline/*.hip))
 GPU_TEST_SRCS:= $(wildcard tests/gpu/*.hip)
+# The GPU examples (examples/*.hip: one program each, build-gpu/NAME), built by make gpu.
+GPU_EXAMPLE_SRCS := $(wildcard examples/*.hip)
 GPU_INCS     := -Iinclude -I. $(MPI_INCS)
 
+# The architectures built are recorded as a string (duet_backend_archs()), which the context
+# compares with the GPU's when it is created.
 NVCC_ARCH    := -gencode=arch=compute_90a,code=sm_90a
-NVCC_FLAGS   := -std=c++17 -O2 -g -lineinfo -x cu $(NVCC_ARCH) -Xcompiler -Wall,-Wno-unused-function $(GPU_INCS)
-HIPCC_FLAGS  := -std=c++17 -O2 -g -x hip $(addprefix --offload-arch=,$(AMD_ARCHS)) -Wno-unused-function $(GPU_INCS)
+NVCC_FLAGS   := -std=c++17 -O2 -g -lineinfo -x cu $(NVCC_ARCH) -Xcompiler -Wall,-Wno-unused-function $(GPU_INCS) \
+                -DDUET_BUILT_ARCHS='"sm_90a"'
+# HIPCC_EXTRA: flags of another HIP compiler (check-amd's clang 19: where the device libraries are).
+HIPCC_EXTRA  ?=
+HIPCC_FLAGS   = -std=c++17 -O2 -g -x hip $(addprefix --offload-arch=,$(AMD_ARCHS)) -Wno-unused-function $(GPU_INCS) \
+                -DDUET_BUILT_ARCHS='"$(strip $(AMD_ARCHS))"' $(HIPCC_EXTRA)
 
 ifeq ($(GPU),cuda)
 GPU_CXX      := $(NVCC)
@@ -63,9 +81,9 @@ GPU_LDLIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 GPU_LINK     := $(CXX_LINK)
 else
 GPU_CXX      := $(HIPCC)
-GPU_CXXFLAGS := $(HIPCC_FLAGS)
+GPU_CXXFLAGS  = $(HIPCC_FLAGS)
 GPU_LDLIBS   :=
-GPU_LINK     := $(HIPCC) $(addprefix --offload-arch=,$(AMD_ARCHS))
+GPU_LINK      = $(HIPCC) $(addprefix --offload-arch=,$(AMD_ARCHS)) $(HIPCC_EXTRA)
 endif
 
 ifeq ($(GPU),cuda)
@@ -79,6 +97,7 @@ GPU_OBJS      := $(BACKEND_SRCS:%.hip=$(GPU_BUILD)/%.o) $(BACKEND_C_SRCS:%.c=$(G
 GPU_TEST_OBJS := $(GPU_TEST_SRCS:%.hip=$(GPU_BUILD)/%.o)
 BACKEND_LIB   := $(GPU_BUILD)/libduet_backend.a
 GPU_TESTBIN   := $(GPU_BUILD)/duet-gpu-tests
+GPU_EXAMPLES  := $(GPU_EXAMPLE_SRCS:examples/%.hip=$(GPU_BUILD)/%)
 GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard baseline/*.h) $(wildcard include/duet/*.h)
 
 .PHONY: gpu test-gpu check-cuda check-amd
@@ -114,9 +133,15 @@ $(GPU_TESTBIN): $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB)
 	$(Q)$(GPU_LINK) -o $@ $(GPU_TEST_OBJS) $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) \
 	    $(GPU_TEST_BASELINE_LIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
+# An example links like the test binary (the backend's MPI provider is in the library, so MPI's
+# libraries are linked, though the example itself calls no MPI).
+$(GPU_EXAMPLES): $(GPU_BUILD)/%: $(GPU_BUILD)/examples/%.o $(BACKEND_LIB) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(GPU_LINK) -o $@ $< $(BACKEND_LIB) $(LIB) $(LDFLAGS) $(GPU_LDLIBS) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+
 gpu:
 	@test "$(GPU)" != none || { echo "duet: make gpu needs nvcc or hipcc (GPU=cuda|hip)"; exit 1; }
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(LIB) $(BACKEND_LIB) $(GPU_TESTBIN)
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(LIB) $(BACKEND_LIB) $(GPU_TESTBIN) $(GPU_EXAMPLES)
 
 # Every W of GPU_WORLDS (each run to the end, so one failure does not hide the others), then the
 # planted faults, which every check must catch. Every device wait is bounded, so a broken run
@@ -142,13 +167,39 @@ check-cuda:
 	$(Q)./tools/deps.sh mpi
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=cuda GPU_BUILD=$(CHECK_CUDA_DIR) \
 	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_SRCS:.hip=.o) $(BASELINE_SRCS:.hip=.o) $(GPU_TEST_SRCS:.hip=.o)) \
+	    $(addprefix $(CHECK_CUDA_DIR)/,$(GPU_EXAMPLE_SRCS:.hip=.o)) \
 	    $(addprefix $(CHECK_CUDA_DIR)/,$(BACKEND_C_SRCS:.c=.o)) \
 	    $(addprefix $(CHECK_CUDA_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
-	@echo "check-cuda: $(words $(BACKEND_SRCS) $(BASELINE_SRCS) $(GPU_TEST_SRCS)) sources compiled for sm_90a, the backend's C and the GPU commands (cli/gpu)"
+	@echo "check-cuda: $(words $(BACKEND_SRCS) $(BASELINE_SRCS) $(GPU_TEST_SRCS) $(GPU_EXAMPLE_SRCS)) sources compiled for sm_90a, the backend's C and the GPU commands (cli/gpu)"
+
+# check-amd's second compiler: Debian's ROCm 5.2 hipcc does not know gfx942 (MI300X); Debian's
+# clang 19 does, and compiles HIP against the packaged HIP headers and device libraries. Those
+# lack gfx942's ISA-version bitcode, which holds one constant (__oclc_ISA_version = 9402, as
+# ROCm's own oclc_isa_version_942.bc), so a copy of the library folder gets it, generated from
+# its one line of LLVM IR. clang 19 does not know gfx950 (MI350X: LLVM 20), so nothing here
+# compiles for it. The test binary is linked against the packaged HIP runtime.
+CLANG_HIP        ?= clang++-19
+CLANG_HIP_ARCHS  ?= gfx942
+ROCM_BITCODE     ?= /usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+CHECK_AMD942_DIR := build-check-amd942
+CLANG_HIP_BC     := $(CHECK_AMD942_DIR)/bitcode
+
+$(CLANG_HIP_BC)/oclc_isa_version_942.bc:
+	@mkdir -p $(CLANG_HIP_BC)
+	$(Q)for f in $(ROCM_BITCODE)/*.bc; do ln -sf "$$f" $(CLANG_HIP_BC)/; done
+	$(Q)printf '%s\n' 'target triple = "amdgcn-amd-amdhsa"' \
+	    '@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 9402, align 4' \
+	    > $(CLANG_HIP_BC)/isa942.ll
+	$(Q)$(CLANG_HIP) -target amdgcn-amd-amdhsa -mcpu=gfx942 -nogpulib -c -emit-llvm $(CLANG_HIP_BC)/isa942.ll -o $@
 
 check-amd:
 	$(Q)./tools/deps.sh amd mpi
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip BASELINE=0 GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) \
-	    $(CHECK_AMD_DIR)/duet-gpu-tests \
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip BASELINE=0 AMD_ARCHS=gfx90a GPU_BUILD=$(CHECK_AMD_DIR) $(LIB) \
+	    $(CHECK_AMD_DIR)/duet-gpu-tests $(GPU_EXAMPLE_SRCS:examples/%.hip=$(CHECK_AMD_DIR)/%) \
 	    $(addprefix $(CHECK_AMD_DIR)/cli-gpu/,$(GPU_CLI_SRCS:.c=.o))
-	@echo "check-amd: backend compiled and linked for $(AMD_ARCHS), and the GPU commands (cli/gpu) compiled"
+	$(Q)$(MAKE) --no-print-directory $(CLANG_HIP_BC)/oclc_isa_version_942.bc
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) GPU=hip BASELINE=0 AMD_ARCHS="$(CLANG_HIP_ARCHS)" HIPCC=$(CLANG_HIP) \
+	    HIPCC_EXTRA="--rocm-path=/usr --rocm-device-lib-path=$(CURDIR)/$(CLANG_HIP_BC)" GPU_LDLIBS=-lamdhip64 \
+	    GPU_BUILD=$(CHECK_AMD942_DIR) $(CHECK_AMD942_DIR)/duet-gpu-tests \
+	    $(GPU_EXAMPLE_SRCS:examples/%.hip=$(CHECK_AMD942_DIR)/%)
+	@echo "check-amd: backend compiled and linked for gfx90a (hipcc) and $(CLANG_HIP_ARCHS) ($(CLANG_HIP)), and the GPU commands (cli/gpu) compiled"

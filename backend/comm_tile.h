@@ -65,7 +65,7 @@ template <> struct duet__access<uint16_t> {
 
 /*
  * What a tile reads of the launch parameters, in registers. The tile runs inside a function
- * that is not inlined (kernels.h), where `p` is a generic pointer: reading p.src or p.bases[q]
+ * that is not inlined (kernels.h), where `p` is a generic pointer: reading p.src or p.src_at[q]
  * per element was a dependent load in front of every data access (seen in the SASS).
  *
  * WMAX: a compile-time bound on the world size (2, 4 or DUET_OP_MAX_WORLD). Every per-rank loop
@@ -79,13 +79,11 @@ template <int WMAX> struct duet__comm_view {
     int32_t world, rank, dtype;
     __device__ inline explicit duet__comm_view(const duet__kparams_t &p)
     {
-        const int64_t src_off = (const char *)p.src - p.bases[p.rank];
-        const int64_t dst_off = (const char *)p.dst - p.bases[p.rank];
 #pragma unroll
         for (int q = 0; q < WMAX; q++) {
-            char *b = q < p.world ? p.bases[q] : p.bases[0];
-            src_base[q] = b + src_off;
-            dst_base[q] = b + dst_off;
+            const int r = q < p.world ? q : 0;
+            src_base[q] = (char *)p.src_at[r];
+            dst_base[q] = p.dst_at[r];
         }
         nc = p.comm.nc;
         mc = p.comm.mc;

@@ -39,6 +39,13 @@ extern "C" {
         }                                                                                                              \
     } while (0)
 
+/*
+ * MPI's status agreement for the measuring harness (backend/measure.hip), which runs under mpirun
+ * and times on its communicator: every rank returns the worst status of any rank. The context
+ * itself agrees through its bootstrap (duet__ctx_agree).
+ */
+extern "C" duet_status_t duet__mpi_agree(MPI_Comm comm, duet_status_t st);
+
 /** One allocation of the symmetric heap (offsets from the heap base, bytes). */
 typedef struct duet__alloc {
     size_t offset, bytes;
@@ -48,8 +55,32 @@ typedef struct duet__alloc {
 /* Operations whose collective is remembered for error messages (a ring indexed by epoch). */
 #define DUET__OP_HISTORY 64
 
+/* Buffers registered at once (duet_buf_register): duet_run() searches them for src and dst. */
+#define DUET__MAX_BUFS 64
+
+/*
+ * One open IPC mapping of a peer's allocation. Registrations of several buffers inside one
+ * allocation (a caching allocator's blocks) share it: a process may open an allocation's handle
+ * only once, so the mapping is counted and closed with its last registration.
+ */
+typedef struct duet__ipc_map {
+    int peer;
+    uint64_t peer_base; /* the allocation's base address in the peer's process: the key */
+    char *base;         /* where it is mapped here */
+    int refs;
+} duet__ipc_map_t;
+
+/** A registered buffer: this rank's [ptr, ptr + bytes) and every rank's as mapped here. */
+struct duet_buf {
+    char *ptr;
+    size_t bytes;
+    char *at[DUET_OP_MAX_WORLD]; /* at[rank] == ptr */
+    int map[DUET_OP_MAX_WORLD];  /* the entry of ctx->maps behind at[q], or -1 (our own) */
+};
+
 struct duet_ctx {
-    MPI_Comm comm; /* our duplicate of the caller's communicator */
+    duet_bootstrap_t boot; /* the caller's process group (released by duet_ctx_destroy) */
+    int boot_owned;        /* 1: boot.release is still to be called */
     int rank, world, device;
     duet_hw_t hw;
 
@@ -84,6 +115,14 @@ struct duet_ctx {
     int64_t timeout_ms; /* default bound of device waits */
     int failed;         /* a device-side error was seen: refuse operations until resync */
     int32_t op_coll[DUET__OP_HISTORY];
+
+    /* Registered buffers, in registration order, and the regions src and dst may lie in:
+     * regions[0] is the heap, regions[1 + i] is bufs[i]. */
+    duet_buf_h bufs[DUET__MAX_BUFS];
+    int nbufs;
+    duet_op_region_t regions[1 + DUET__MAX_BUFS];
+    duet__ipc_map_t *maps; /* open mappings of the peers' allocations (refs > 0), or free slots */
+    int nmaps;
     char errbuf[512];
 };
 
@@ -93,8 +132,23 @@ duet_status_t duet__ctx_fail(duet_ctx_h ctx, duet_status_t st);
 /** Read the host-mapped error record without waiting; non-zero: the context is marked failed. */
 duet_status_t duet__ctx_collect(duet_ctx_h ctx);
 
+/* The context's collectives over its bootstrap. A callback's failure is DUET_ERR_MPI (the
+ * process group failed), whoever provides it. */
+duet_status_t duet__ctx_allgather(duet_ctx_h ctx, const void *mine, void *all, size_t bytes);
+duet_status_t duet__ctx_barrier(duet_ctx_h ctx);
+
 /** Collective agreement on success: every rank returns the worst status of any rank. */
-duet_status_t duet__ctx_agree(MPI_Comm comm, duet_status_t st);
+duet_status_t duet__ctx_agree(duet_ctx_h ctx, duet_status_t st);
+
+/** Deregister every buffer still registered (duet_ctx_destroy; best effort, not collective). */
+void duet__bufs_release(duet_ctx_h ctx);
+
+/**
+ * Whether a build for `built` (space-separated: "gfx90a gfx942:xnack-", "sm_90a") holds code for
+ * the device architecture `arch` ("gfx942:sramecc+:xnack-", "sm_90"): 1 or 0. AMD names compare
+ * up to their first ':'; an NVIDIA sm_XYa runs on sm_XY only, an sm_XY on sm_XZ with Z >= Y.
+ */
+extern "C" int duet__arch_match(const char *built, const char *arch);
 
 /* The operand staging pass of a plan with stage_k > 0 (backend/stage.hip): A and B into `ws`
  * ((M + N) x stage_k elements, 16-byte aligned), on `s`. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/ctx.h"
 
@@ -29,15 +30,142 @@ duet_status_t duet__ctx_fail(duet_ctx_h ctx, duet_status_t st)
     return st;
 }
 
-duet_status_t duet__ctx_agree(MPI_Comm comm, duet_status_t st)
+/* ------------------------------------------------------------------------------------------ */
+/* Collectives over the bootstrap                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+duet_status_t duet__ctx_allgather(duet_ctx_h ctx, const void *mine, void *all, size_t bytes)
 {
-    int mine = (int)st, worst = 0;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return duet__error(DUET_ERR_MPI, "MPI_Allreduce of the ranks' status failed");
-    if (worst < 0 && mine == 0)
-        return duet__error((duet_status_t)worst, "another rank failed (%s); see its message",
+    int rc = ctx->boot.allgather(ctx->boot.user, mine, all, bytes);
+    if (rc != 0)
+        return duet__error(DUET_ERR_MPI, "rank %d: the bootstrap's allgather of %zu bytes failed (%d%s%s)", ctx->rank,
+                           bytes, rc, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+    return DUET_OK;
+}
+
+duet_status_t duet__ctx_barrier(duet_ctx_h ctx)
+{
+    if (ctx->boot.barrier == NULL) {
+        /* An allgather of one byte: nobody returns before every rank has contributed. */
+        char one = 1, *all = (char *)malloc((size_t)ctx->world);
+        if (all == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "barrier of %d ranks", ctx->world);
+        duet_status_t st = duet__ctx_allgather(ctx, &one, all, 1);
+        free(all);
+        return st;
+    }
+    int rc = ctx->boot.barrier(ctx->boot.user);
+    if (rc != 0)
+        return duet__error(DUET_ERR_MPI, "rank %d: the bootstrap's barrier failed (%d%s%s)", ctx->rank, rc,
+                           rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+    return DUET_OK;
+}
+
+duet_status_t duet__ctx_agree(duet_ctx_h ctx, duet_status_t st)
+{
+    int32_t mine = (int32_t)st, worst = 0, all[DUET_OP_MAX_WORLD];
+    int who = -1;
+    char why[DUET__ERRBUF_LEN];
+    /* Keep this rank's own message: the allgather may overwrite the thread's last error. */
+    snprintf(why, sizeof(why), "%s", st < 0 ? duet_last_error() : "");
+    if (duet__ctx_allgather(ctx, &mine, all, sizeof(mine)) < 0)
+        return DUET_ERR_MPI;
+    for (int p = 0; p < ctx->world; p++)
+        if (all[p] < worst) {
+            worst = all[p];
+            who = p;
+        }
+    if (mine < 0)
+        return duet__error((duet_status_t)mine, "%s", why);
+    if (worst < 0)
+        return duet__error((duet_status_t)worst, "rank %d failed (%s); see its message", who,
                            duet_status_name((duet_status_t)worst));
-    return (duet_status_t)worst;
+    return DUET_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Architectures                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The architectures the build compiled device code for (backend/backend.mk passes them). */
+#ifndef DUET_BUILT_ARCHS
+#define DUET_BUILT_ARCHS ""
+#endif
+
+const char *duet_backend_archs(void)
+{
+    return DUET_BUILT_ARCHS;
+}
+
+/* The length of an architecture name up to its first ':' (AMD target features) or the end. */
+static size_t duet__arch_len(const char *a, size_t n)
+{
+    size_t i = 0;
+    while (i < n && a[i] != ':')
+        i++;
+    return i;
+}
+
+/* An NVIDIA name sm_XY or sm_XYa: the compute capability 10 * X + Y, and whether it is 'a'. */
+static int duet__sm_parse(const char *a, size_t n, int *cc, int *exact)
+{
+    if (n < 5 || strncmp(a, "sm_", 3) != 0)
+        return 0;
+    int v = 0;
+    size_t i = 3;
+    for (; i < n && a[i] >= '0' && a[i] <= '9'; i++)
+        v = 10 * v + (a[i] - '0');
+    *exact = i < n && (a[i] == 'a' || a[i] == 'f');
+    *cc = v;
+    return i > 3;
+}
+
+int duet__arch_match(const char *built, const char *arch)
+{
+    size_t alen = duet__arch_len(arch, strlen(arch));
+    for (const char *p = built; *p != '\0';) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        int bcc = 0, bexact = 0, dcc = 0, dexact = 0;
+        if (duet__sm_parse(p, n, &bcc, &bexact) && duet__sm_parse(arch, alen, &dcc, &dexact)) {
+            /* Cubins run on the same major version at an equal or higher minor; the
+             * architecture-specific ones (sm_90a) on their own version only. */
+            if (bexact ? dcc == bcc : (dcc / 10 == bcc / 10 && dcc >= bcc))
+                return 1;
+        } else if (duet__arch_len(p, n) == alen && strncmp(p, arch, alen) == 0) {
+            return 1;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+/* Refuse a device this build has no code object for, before any kernel fails to launch. */
+static duet_status_t duet__ctx_check_arch(duet_ctx_h ctx)
+{
+    duet_status_t st = DUET_OK;
+    hipDeviceProp_t prop;
+    char arch[64];
+    HIP_CHECK(hipGetDeviceProperties(&prop, ctx->device), st, out);
+#if defined(DUET_GPU_AMD)
+    snprintf(arch, sizeof(arch), "%s", prop.gcnArchName);
+    arch[duet__arch_len(arch, strlen(arch))] = '\0';
+    if (DUET_BUILT_ARCHS[0] != '\0' && !duet__arch_match(DUET_BUILT_ARCHS, arch))
+        st = duet__error(DUET_ERR_UNSUPPORTED, "built for %s; this GPU is %s: rebuild with AMD_ARCHS=%s",
+                         DUET_BUILT_ARCHS, arch, arch);
+#else
+    /* The wgmma and TMA tiles are Hopper's: there is no CUDA_ARCHS to rebuild with. */
+    snprintf(arch, sizeof(arch), "sm_%d%d", prop.major, prop.minor);
+    if (DUET_BUILT_ARCHS[0] != '\0' && !duet__arch_match(DUET_BUILT_ARCHS, arch))
+        st = duet__error(DUET_ERR_UNSUPPORTED,
+                         "built for %s; this GPU is %s: duet's NVIDIA kernels run on Hopper (sm_90) only",
+                         DUET_BUILT_ARCHS, arch);
+#endif
+out:
+    return st;
 }
 
 /* The built-in profile of this device's architecture, with its SM count and shared memory. */
@@ -65,15 +193,33 @@ out:
     return st;
 }
 
-/* Pick the GPU: node-local rank modulo the device count, unless the caller named one. */
+/* A host name as the ranks exchange it (bytes; longer names are cut, which only matters if two
+ * hosts share their first 63 characters). */
+#define DUET__HOST_LEN 64
+
+/*
+ * Pick the GPU: node-local rank modulo the device count, unless the caller named one. The ranks
+ * of this node are those with our host name; the node-local rank is our place among them.
+ */
 static duet_status_t duet__ctx_pick_device(duet_ctx_h ctx, int want)
 {
     duet_status_t st = DUET_OK;
-    MPI_Comm local = MPI_COMM_NULL;
+    char mine[DUET__HOST_LEN], *hosts = NULL;
     int local_rank = 0, local_size = 0, count = 0;
-    MPI_CHECK(MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &local), st, out);
-    MPI_CHECK(MPI_Comm_rank(local, &local_rank), st, out);
-    MPI_CHECK(MPI_Comm_size(local, &local_size), st, out);
+    memset(mine, 0, sizeof(mine));
+    if (gethostname(mine, sizeof(mine) - 1) != 0)
+        snprintf(mine, sizeof(mine), "unknown");
+    hosts = (char *)calloc((size_t)ctx->world, DUET__HOST_LEN);
+    if (hosts == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "host names of %d ranks", ctx->world);
+        goto out;
+    }
+    DUET_CHECK_GOTO(duet__ctx_allgather(ctx, mine, hosts, DUET__HOST_LEN), st, out);
+    for (int p = 0; p < ctx->world; p++)
+        if (memcmp(hosts + (size_t)p * DUET__HOST_LEN, mine, DUET__HOST_LEN) == 0) {
+            local_size++;
+            local_rank += p < ctx->rank;
+        }
     if (local_size != ctx->world) {
         st = duet__error(DUET_ERR_UNSUPPORTED,
                          "the %d ranks span several nodes (%d on this one): the symmetric heap needs one node (IPC)",
@@ -85,15 +231,15 @@ static duet_status_t duet__ctx_pick_device(duet_ctx_h ctx, int want)
         st = duet__error(DUET_ERR_UNSUPPORTED, "no GPU is visible to rank %d", ctx->rank);
         goto out;
     }
-    ctx->device = want >= 0 ? want : local_rank % count;
-    if (ctx->device >= count) {
-        st = duet__error(DUET_ERR_INVALID_ARG, "device %d does not exist (%d visible)", ctx->device, count);
+    if (want >= count) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "device %d does not exist (%d visible)", want, count);
         goto out;
     }
+    ctx->device = want >= 0 ? want : local_rank % count;
     HIP_CHECK(hipSetDevice(ctx->device), st, out);
+    st = duet__ctx_check_arch(ctx);
 out:
-    if (local != MPI_COMM_NULL)
-        MPI_Comm_free(&local);
+    free(hosts);
     return st;
 }
 
@@ -128,9 +274,14 @@ static duet_status_t duet__ctx_map_peers(duet_ctx_h ctx)
         goto out;
     }
     HIP_CHECK(hipIpcGetMemHandle(&mine, ctx->heap), st, out);
-    MPI_CHECK(MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, ctx->comm), st, out);
-    MPI_CHECK(MPI_Allgather(&ctx->device, 1, MPI_INT, devices, 1, MPI_INT, ctx->comm), st, out);
-    st = duet__ctx_agree(ctx->comm, duet__ctx_check_peers(ctx, devices));
+    DUET_CHECK_GOTO(duet__ctx_allgather(ctx, &mine, all, sizeof(mine)), st, out);
+    {
+        int32_t dev = ctx->device, devs[DUET_OP_MAX_WORLD];
+        DUET_CHECK_GOTO(duet__ctx_allgather(ctx, &dev, devs, sizeof(dev)), st, out);
+        for (int p = 0; p < ctx->world; p++)
+            devices[p] = devs[p];
+    }
+    st = duet__ctx_agree(ctx, duet__ctx_check_peers(ctx, devices));
     if (st < 0)
         goto out;
     for (int p = 0; p < ctx->world; p++) {
@@ -178,12 +329,13 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipSetDevice(ctx->device);
         (void)hipDeviceSynchronize();
     }
-    /* Close our mappings of the peers' heaps before any rank frees its own. */
+    /* Close our mappings of the peers' heaps and registered buffers before any rank frees its own. */
+    duet__bufs_release(ctx);
     for (int p = 0; p < DUET_OP_MAX_WORLD; p++)
         if (ctx->opened[p])
             (void)hipIpcCloseMemHandle(ctx->bases[p]);
-    if (ctx->comm != MPI_COMM_NULL)
-        MPI_Barrier(ctx->comm);
+    if (ctx->boot_owned)
+        (void)duet__ctx_barrier(ctx);
     if (ctx->err_host != NULL)
         (void)hipHostFree(ctx->err_host);
     if (ctx->ctl != NULL)
@@ -207,36 +359,55 @@ void duet_ctx_destroy(duet_ctx_h ctx)
     if (ctx->heap != NULL)
         (void)hipFree(ctx->heap);
     free(ctx->allocs);
-    if (ctx->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&ctx->comm);
+    free(ctx->maps);
+    if (ctx->boot_owned && ctx->boot.release != NULL)
+        ctx->boot.release(ctx->boot.user);
     free(ctx);
 }
 
-duet_status_t duet_ctx_create(MPI_Comm comm, const duet_ctx_params_t *params, duet_ctx_h *ctx_p)
+/* The bootstrap as given, before anything is exchanged over it. */
+static duet_status_t duet__boot_check(const duet_bootstrap_t *b)
+{
+    if (b->allgather == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create_bootstrap: boot->allgather is NULL");
+    if (b->world < 1 || b->rank < 0 || b->rank >= b->world)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create_bootstrap: rank %d of world %d", b->rank, b->world);
+    if (b->world > DUET_OP_MAX_WORLD)
+        return duet__error(DUET_ERR_UNSUPPORTED, "%d ranks: at most %d (one node)", b->world, DUET_OP_MAX_WORLD);
+    return DUET_OK;
+}
+
+duet_status_t duet_ctx_create_bootstrap(const duet_bootstrap_t *boot, const duet_ctx_params_t *params,
+                                        duet_ctx_h *ctx_p)
 {
     duet_status_t st = DUET_OK;
     duet_ctx_params_t prm = params != NULL ? *params : duet_ctx_default_params();
     duet_ctx_h ctx = NULL;
-    if (ctx_p == NULL)
-        return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create: ctx_p is NULL");
-    if (prm.heap_bytes <= DUET__HEAP_RESERVED || prm.timeout_ms <= 0)
-        return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create: heap_bytes must exceed %d and timeout_ms be > 0",
-                           DUET__HEAP_RESERVED);
-
+    if (boot == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create_bootstrap: boot is NULL");
+    /* From here on the bootstrap's user data is ours, whatever happens. */
+    if (ctx_p == NULL) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create: ctx_p is NULL");
+        goto release;
+    }
+    if (prm.heap_bytes <= DUET__HEAP_RESERVED || prm.timeout_ms <= 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "duet_ctx_create: heap_bytes must exceed %d and timeout_ms be > 0",
+                         DUET__HEAP_RESERVED);
+        goto release;
+    }
+    DUET_CHECK_GOTO(duet__boot_check(boot), st, release);
     ctx = (duet_ctx_h)calloc(1, sizeof(*ctx));
-    if (ctx == NULL)
-        return duet__error(DUET_ERR_NO_MEMORY, "duet_ctx_create: context");
-    ctx->comm = MPI_COMM_NULL;
+    if (ctx == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "duet_ctx_create: context");
+        goto release;
+    }
+    ctx->boot = *boot;
+    ctx->boot_owned = 1;
     ctx->device = -1;
     ctx->timeout_ms = prm.timeout_ms;
-    MPI_CHECK(MPI_Comm_dup(comm, &ctx->comm), st, fail);
-    MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank), st, fail);
-    MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->world), st, fail);
-    if (ctx->world > DUET_OP_MAX_WORLD) {
-        st = duet__error(DUET_ERR_UNSUPPORTED, "%d ranks: at most %d (one node)", ctx->world, DUET_OP_MAX_WORLD);
-        goto fail;
-    }
-    st = duet__ctx_agree(ctx->comm, duet__ctx_pick_device(ctx, prm.device));
+    ctx->rank = boot->rank;
+    ctx->world = boot->world;
+    st = duet__ctx_agree(ctx, duet__ctx_pick_device(ctx, prm.device));
     if (st < 0)
         goto fail;
 
@@ -252,28 +423,38 @@ duet_status_t duet_ctx_create(MPI_Comm comm, const duet_ctx_params_t *params, du
         if (e != hipSuccess)
             local = duet__error(DUET_ERR_BACKEND, "symmetric heap of %zu bytes on device %d: %s", ctx->heap_size,
                                 ctx->device, hipGetErrorString(e));
-        st = duet__ctx_agree(ctx->comm, local);
+        st = duet__ctx_agree(ctx, local);
         if (st < 0)
             goto fail;
     }
     ctx->top = DUET__HEAP_RESERVED;
-    st = duet__ctx_agree(ctx->comm, duet__ctx_map_peers(ctx));
+    ctx->regions[0].base = (uintptr_t)ctx->heap;
+    ctx->regions[0].bytes = ctx->heap_size;
+    st = duet__ctx_agree(ctx, duet__ctx_map_peers(ctx));
     if (st < 0)
         goto fail;
     {
         duet_status_t local = duet__ctx_profile(ctx, prm.hw);
         if (local == DUET_OK)
             local = duet__ctx_runtime_objects(ctx);
-        st = duet__ctx_agree(ctx->comm, local);
+        st = duet__ctx_agree(ctx, local);
         if (st < 0)
             goto fail;
     }
     /* Nobody may signal a peer before every heap is zeroed and mapped. */
-    MPI_CHECK(MPI_Barrier(ctx->comm), st, fail);
+    DUET_CHECK_GOTO(duet__ctx_barrier(ctx), st, fail);
     *ctx_p = ctx;
     return DUET_OK;
-fail:
+fail : {
+    /* Destroying may call the bootstrap again (its barrier): keep this call's reason. */
+    char why[DUET__ERRBUF_LEN];
+    snprintf(why, sizeof(why), "%s", duet_last_error());
     duet_ctx_destroy(ctx);
+    return duet__error(st, "%s", why);
+}
+release:
+    if (boot->release != NULL)
+        boot->release(boot->user);
     return st;
 }
 
@@ -317,10 +498,13 @@ const char *duet_ctx_last_error(duet_ctx_h ctx)
 /* Every rank must make the same request: compare the sizes (an order mismatch shows as one). */
 static duet_status_t duet__ctx_same_request(duet_ctx_h ctx, unsigned long long v, const char *what)
 {
-    unsigned long long lo = 0, hi = 0;
+    unsigned long long lo = v, hi = v, all[DUET_OP_MAX_WORLD];
     duet_status_t st = DUET_OK;
-    MPI_CHECK(MPI_Allreduce(&v, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm), st, out);
-    MPI_CHECK(MPI_Allreduce(&v, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx->comm), st, out);
+    DUET_CHECK_GOTO(duet__ctx_allgather(ctx, &v, all, sizeof(v)), st, out);
+    for (int p = 0; p < ctx->world; p++) {
+        lo = all[p] < lo ? all[p] : lo;
+        hi = all[p] > hi ? all[p] : hi;
+    }
     if (lo != hi)
         st = duet__error(DUET_ERR_INVALID_ARG, "%s is collective: the ranks asked for different values (%llu .. %llu)",
                          what, lo, hi);
@@ -469,7 +653,12 @@ duet_status_t duet_ctx_resync(duet_ctx_h ctx)
     HIP_CHECK(hipDeviceSynchronize(), st, out);
     /* Every flag any rank wrote is <= the highest epoch reached, so continuing above it is safe. */
     mine = ctx->epoch;
-    MPI_CHECK(MPI_Allreduce(&mine, &top, 1, MPI_UNSIGNED, MPI_MAX, ctx->comm), st, out);
+    {
+        uint32_t all[DUET_OP_MAX_WORLD];
+        DUET_CHECK_GOTO(duet__ctx_allgather(ctx, &mine, all, sizeof(mine)), st, out);
+        for (int p = 0; p < ctx->world; p++)
+            top = all[p] > top ? all[p] : top;
+    }
     ctx->epoch = top;
     memset((void *)ctx->err_host, 0, sizeof(*ctx->err_host));
     HIP_CHECK(hipMemset(ctx->ctl, 0, 2 * sizeof(duet__ctl_t)), st, out);
@@ -480,7 +669,7 @@ duet_status_t duet_ctx_resync(duet_ctx_h ctx)
         HIP_CHECK(hipMemset(ctx->sk_cnt, 0, ctx->sk_cnt_n * sizeof(uint32_t)), st, out);
     HIP_CHECK(hipDeviceSynchronize(), st, out);
     ctx->failed = 0;
-    MPI_CHECK(MPI_Barrier(ctx->comm), st, out);
+    DUET_CHECK_GOTO(duet__ctx_barrier(ctx), st, out);
 out:
     return duet__ctx_fail(ctx, st);
 }

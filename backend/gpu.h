@@ -99,9 +99,55 @@
 #define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipStreamCaptureStatus cudaStreamCaptureStatus
+#define hipStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#define hipStreamCaptureStatusActive cudaStreamCaptureStatusActive
+#define hipStreamIsCapturing cudaStreamIsCapturing
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamCaptureModeGlobal cudaStreamCaptureModeGlobal
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
+#define hipHostMallocDefault cudaHostAllocDefault
 #else
 #error "backend/gpu.h needs hipcc or nvcc"
 #endif
+
+/*
+ * Whether `p` is device memory (not host, pinned host or managed memory) and of which GPU: the
+ * pointer-attribute struct differs between CUDA, ROCm 5 (memoryType) and ROCm 6 (type). Memory
+ * the runtime does not know reads as not device memory, whatever the runtime's own verdict.
+ */
+static inline void duet_gpu_ptr_device(const void *p, int *is_device, int *device)
+{
+    *is_device = 0;
+    *device = -1;
+#if defined(DUET_GPU_NVIDIA)
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    *is_device = a.type == cudaMemoryTypeDevice;
+#else
+    hipPointerAttribute_t a;
+    if (hipPointerGetAttributes(&a, p) != hipSuccess) {
+        (void)hipGetLastError();
+        return;
+    }
+#if defined(HIP_VERSION_MAJOR) && HIP_VERSION_MAJOR >= 6
+    *is_device = a.type == hipMemoryTypeDevice && !a.isManaged;
+#else
+    *is_device = a.memoryType == hipMemoryTypeDevice && !a.isManaged;
+#endif
+#endif
+    *device = a.device;
+}
 
 /* Threads of every backend CTA that run tiles: 8 warps on NVIDIA, 4 wavefronts on AMD. */
 #define DUET_THREADS 256

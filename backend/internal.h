@@ -99,6 +99,11 @@ typedef struct duet__kparams {
     uint64_t timeout_ns; /* bound of every wait */
     /* Where each rank's heap is mapped in this process (bases[rank] is the local heap). */
     char *bases[DUET_OP_MAX_WORLD];
+    /* Where each rank's src and dst are mapped in this process (src_at[rank] == src): in the heap,
+     * bases[q] plus src's offset in it; in a registered buffer, the mapping of rank q's buffer plus
+     * the same offset in it (duet_buf_register). */
+    const char *src_at[DUET_OP_MAX_WORLD];
+    char *dst_at[DUET_OP_MAX_WORLD];
     uint32_t *flags;       /* this rank's flag words (local address, start of the heap) */
     duet__ctl_t *ctl;      /* device-local: this operation's control block (zeroed) */
     duet__ctl_t *ctl_next; /* the next operation's, which CTA 0 zeroes */

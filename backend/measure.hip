@@ -57,7 +57,7 @@ duet_status_t duet_measure_create(MPI_Comm comm, const duet_measure_params_t *pa
     st = duet_gpu_describe(duet_ctx_device(m->ctx), &m->gpu);
     if (st >= 0)
         st = duet_gpu_streams_create(&m->streams);
-    DUET_CHECK_GOTO(duet__ctx_agree(comm, st), st, fail);
+    DUET_CHECK_GOTO(duet__mpi_agree(comm, st), st, fail);
     if (p.baseline)
         DUET_CHECK_GOTO(duet_baseline_create(comm, duet_ctx_device(m->ctx), &p.base, &m->base), st, fail);
     *m_p = m;
@@ -291,7 +291,7 @@ duet_status_t duet_measure_fn(duet_measure_h m, duet_timed_fn fn, void *user, co
             st = duet_ctx_sync(m->ctx, m->streams.main);
         if (st >= 0)
             st = duet_ctx_sync(m->ctx, m->streams.side);
-        duet_status_t agreed = duet__ctx_agree(m->comm, st);
+        duet_status_t agreed = duet__mpi_agree(m->comm, st);
         if (agreed < 0) {
             /* Every rank stops. The context is resynchronised for the next measurement, and the
              * reason kept: this rank's own, or the failing rank's status. */

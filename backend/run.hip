@@ -11,6 +11,22 @@ static int duet__aligned(const void *p, uintptr_t a)
     return ((uintptr_t)p % a) == 0;
 }
 
+/*
+ * Where rank q's counterpart of our `p` is mapped here: the same offset in rank q's heap, or in
+ * rank q's buffer of the same registration. duet_op_validate_regions() has found p inside one
+ * region already.
+ */
+static char *duet__peer_addr(duet_ctx_h ctx, const void *p, int q)
+{
+    const char *c = (const char *)p;
+    for (int i = 0; i < ctx->nbufs; i++) {
+        duet_buf_h b = ctx->bufs[i];
+        if (c >= b->ptr && c < b->ptr + b->bytes)
+            return b->at[q] + (c - b->ptr);
+    }
+    return ctx->bases[q] + (c - ctx->heap);
+}
+
 /* Launch parameters common to every kernel of the operation. */
 static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_plan_t *plan, duet__kparams_t *kp)
 {
@@ -34,10 +50,16 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     kp->comm = plan->comm;
     kp->src = (const uint16_t *)op->src;
     kp->dst = (uint16_t *)op->dst;
-    /* Every rank's heap base is 2 MiB aligned and offsets are symmetric, so our alignment is theirs. */
+    /* Every rank's heap base is 2 MiB aligned, every registered buffer DUET_HEAP_ALIGN aligned, and
+     * offsets are symmetric, so our alignment is theirs. */
     kp->comm_vec = wl->nc % 8 == 0 && duet__aligned(op->src, 16) && duet__aligned(op->dst, 16);
-    kp->dtype = wl->dtype;
     kp->has_comm = wl->coll != DUET_COLL_NONE;
+    if (kp->has_comm)
+        for (int q = 0; q < ctx->world; q++) {
+            kp->src_at[q] = duet__peer_addr(ctx, op->src, q);
+            kp->dst_at[q] = duet__peer_addr(ctx, op->dst, q);
+        }
+    kp->dtype = wl->dtype;
     kp->rank = ctx->rank;
     kp->world = ctx->world;
     kp->epoch = ctx->epoch + 1;
@@ -178,6 +200,25 @@ out:
     return st;
 }
 
+/*
+ * Refuse a stream that is capturing a graph (include/duet/backend.h says why an operation cannot
+ * be replayed), before anything is enqueued: the capture stays valid and the caller can end it.
+ */
+static duet_status_t duet__not_capturing(duet_ctx_h ctx, void *stream)
+{
+    duet_status_t st = DUET_OK;
+    hipStreamCaptureStatus cs = hipStreamCaptureStatusNone;
+    HIP_CHECK(hipSetDevice(ctx->device), st, out);
+    HIP_CHECK(hipStreamIsCapturing((hipStream_t)stream, &cs), st, out);
+    if (cs != hipStreamCaptureStatusNone)
+        st = duet__error(DUET_ERR_UNSUPPORTED,
+                         "duet_run: the stream is capturing a graph; an operation cannot be captured, because its "
+                         "epoch (the flag value its cross-rank barriers wait for) and its control block are set on "
+                         "the host at enqueue time, and a replay would reuse them and skip its barriers");
+out:
+    return st;
+}
+
 duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
 {
     duet_status_t st = DUET_OK;
@@ -194,7 +235,8 @@ duet_status_t duet_run(duet_ctx_h ctx, const duet_op_t *op, void *stream)
     }
     /* An earlier operation's device-side error that nobody has collected yet. */
     DUET_CHECK_GOTO(duet__ctx_collect(ctx), st, out);
-    DUET_CHECK_GOTO(duet_op_validate(op, &ctx->hw, (uintptr_t)ctx->heap, ctx->heap_size, ctx->world, ctx->rank), st,
+    DUET_CHECK_GOTO(duet__not_capturing(ctx, stream), st, out);
+    DUET_CHECK_GOTO(duet_op_validate_regions(op, &ctx->hw, ctx->regions, 1 + ctx->nbufs, ctx->world, ctx->rank), st,
                     out);
     DUET_CHECK_GOTO(duet_plan_build_queues(&op->wl, &op->cfg, ctx->rank, &plan), st, out);
     if (duet__gemm_smem_bytes(op->cfg.tile) > (size_t)(ctx->hw.smem_kib * 1024.0)) {

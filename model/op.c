@@ -55,20 +55,45 @@ static duet_status_t duet__check_ptr(const void *p, const char *name)
     return DUET_OK;
 }
 
-/* The whole range [p, p + bytes) lies in this rank's symmetric heap. */
-static duet_status_t duet__check_in_heap(const void *p, size_t bytes, uintptr_t base, size_t size, const char *name)
+/*
+ * The whole range [p, p + bytes) lies in one region peers can address (regions[0]: the symmetric
+ * heap; the others: registered buffers). A range that starts in a region but runs past its end is
+ * named as such: the buffer is too small for the operation.
+ */
+static duet_status_t duet__check_in_region(const void *p, size_t bytes, const duet_op_region_t *regions, int n,
+                                           const char *name)
 {
     uintptr_t a = (uintptr_t)p;
-    if (a < base || a - base > size || bytes > size - (a - base))
+    for (int i = 0; i < n; i++) {
+        uintptr_t base = regions[i].base;
+        size_t size = regions[i].bytes;
+        if (a < base || a - base >= size)
+            continue;
+        if (bytes <= size - (a - base))
+            return DUET_OK;
         return duet__error(DUET_ERR_INVALID_ARG,
-                           "op.%s [%p, +%zu bytes) is not inside the symmetric heap [%p, +%zu bytes): peers address it "
-                           "through their mapping of the heap, so allocate it with duet_ctx_alloc()",
-                           name, p, bytes, (void *)base, size);
-    return DUET_OK;
+                           "op.%s [%p, +%zu bytes) runs %zu bytes past the end of %s [%p, +%zu bytes): too small for "
+                           "the operation",
+                           name, p, bytes, bytes - (size - (a - base)),
+                           i == 0 ? "the symmetric heap" : "its registered buffer", (void *)base, size);
+    }
+    return duet__error(DUET_ERR_INVALID_ARG,
+                       "op.%s [%p, +%zu bytes) is not inside the symmetric heap [%p, +%zu bytes)%s: peers address it "
+                       "through their mapping of it, so allocate it with duet_ctx_alloc() or register it with "
+                       "duet_buf_register()",
+                       name, p, bytes, n > 0 ? (void *)regions[0].base : NULL, n > 0 ? regions[0].bytes : (size_t)0,
+                       n > 1 ? " nor in a registered buffer" : "");
 }
 
 duet_status_t duet_op_validate(const duet_op_t *op, const duet_hw_t *hw, uintptr_t heap_base, size_t heap_size,
                                int world, int rank)
+{
+    duet_op_region_t heap = {heap_base, heap_size};
+    return duet_op_validate_regions(op, hw, &heap, 1, world, rank);
+}
+
+duet_status_t duet_op_validate_regions(const duet_op_t *op, const duet_hw_t *hw, const duet_op_region_t *regions,
+                                       int n_regions, int world, int rank)
 {
     if (op == NULL || hw == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "duet_op_validate: op and hw must not be NULL");
@@ -104,8 +129,8 @@ duet_status_t duet_op_validate(const duet_op_t *op, const duet_hw_t *hw, uintptr
     size_t src_bytes = duet_op_src_bytes(wl), dst_bytes = duet_op_dst_bytes(wl);
     DUET_CHECK(duet__check_ptr(op->src, "src"));
     DUET_CHECK(duet__check_ptr(op->dst, "dst"));
-    DUET_CHECK(duet__check_in_heap(op->src, src_bytes, heap_base, heap_size, "src"));
-    DUET_CHECK(duet__check_in_heap(op->dst, dst_bytes, heap_base, heap_size, "dst"));
+    DUET_CHECK(duet__check_in_region(op->src, src_bytes, regions, n_regions, "src"));
+    DUET_CHECK(duet__check_in_region(op->dst, dst_bytes, regions, n_regions, "dst"));
     if (duet__ranges_overlap((uintptr_t)op->src, src_bytes, (uintptr_t)op->dst, dst_bytes))
         return duet__error(DUET_ERR_INVALID_ARG, "op.src and op.dst overlap: %s is not supported in place",
                            duet_collective_name(wl->coll));

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages duet needs, if any are missing.
 #   tools/deps.sh [cpu|amd|mpi|fuzz]...   (default: cpu)
+# amd: ROCm 5.2's hipcc (gfx90a) and clang 19 with its linker and offload bundler (gfx942), for make check-amd.
 # fuzz: clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz` / `make fuzz-smoke`.
 # As root it runs apt-get; otherwise it prints the exact command and exits 1, changing nothing.
 set -eu
@@ -10,7 +11,7 @@ want=""
 for group in "$@"; do
     case "$group" in
         cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3" ;;
-        amd) want="$want hipcc libamdhip64-dev" ;;
+        amd) want="$want hipcc libamdhip64-dev clang-19 lld-19 clang-tools-19" ;;
         mpi) want="$want libopenmpi-dev" ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
         *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi, fuzz)" >&2; exit 2 ;;

@@ -83,7 +83,8 @@ if [ -z "${NP:-}" ]; then
 fi
 
 MAKE_VARS=()
-# The AMD build compiles for the device's architecture (backend/backend.mk's default is CI's).
+# The AMD build compiles for the device's architecture (what backend/backend.mk detects too, where
+# the node's ROCm has offload-arch, amdgpu-arch or rocminfo).
 [ "$GPU_VENDOR" = amd ] && [[ $GPU_ARCH == gfx* ]] && MAKE_VARS+=("AMD_ARCHS=$GPU_ARCH")
 
 # --- NCCL: no NVLink multicast -------------------------------------------------------------------

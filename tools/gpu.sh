@@ -13,6 +13,9 @@
 #              faults at PLANT_NP (default NP), which every check must catch
 #   quick      the quick GPU tests at every W of QUICK_WORLDS (default 1 2 3 4; ranks beyond the
 #              GPUs share them), then the planted faults at the largest
+#   example    examples/gpu_run.hip (build-gpu/gpu_run) at every W of EXAMPLE_WORLDS (default 1 2):
+#              a program without MPI that starts duet through the file bootstrap, registers its own
+#              buffers and checks one GEMM + all_gather; each rank prints a line ending in OK
 #   sanitize   NVIDIA: compute-sanitizer memcheck and racecheck on the quick set at SAN_NP ranks
 #              (default 1), then the canaries (a planted out-of-bounds write and a planted race,
 #              which the tools must report, so that their clean passes mean something)
@@ -65,7 +68,7 @@ if [ $# -eq 0 ] || [ "$1" = help ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
     exit 0
 fi
-STEPS=" info build smoke test quick sanitize perf bench gemm gemm-random sm-budget collect resume ties fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
+STEPS=" info build smoke test quick example sanitize perf bench gemm gemm-random sm-budget collect resume ties fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
 for step in "$@"; do
     [[ $STEPS == *" $step "* ]] || { echo "duet: tools/gpu.sh: unknown step '$step' (tools/gpu.sh help lists them)" >&2; exit 2; }
 done
@@ -283,6 +286,21 @@ for step in "$@"; do
         for w in $worlds; do gpu_tests "quick-w$w" 150 "$w" --quick --timeout-ms 20000; done
         w=$(echo "$worlds" | tr ' ' '\n' | sort -n | tail -1)
         gpu_tests "plant-w$w" 60 "$w" --plant --timeout-ms 20000
+        ;;
+    example)
+        # mpirun only launches the ranks here: the program reads its rank from the environment
+        # and the ranks meet in a fresh directory (duet_bootstrap_file).
+        for w in ${EXAMPLE_WORLDS:-1 2}; do
+            t1=$SECONDS
+            shares "$w"
+            d=$(mktemp -d /tmp/duet-example.XXXXXX)
+            # shellcheck disable=SC2046
+            xrun "$OUT/example.log" 60 $(mpiw "$w") build-gpu/gpu_run "$d"
+            rc=$?
+            note "example (W=$w): rc=$rc, $((SECONDS - t1)) s, $(grep -c ': OK$' "$OUT/example.log") OK lines so far"
+            grep -E 'FAILED|duet:' "$OUT/example.log" | head -4 >> "$SUMMARY"
+            rm -rf "$d"
+        done
         ;;
     sanitize)
         if [ "$GPU_VENDOR" != nvidia ]; then

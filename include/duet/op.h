@@ -32,10 +32,12 @@ extern "C" {
  *
  * - a, b, c: the GEMM operands (row-major, K contiguous for A and B); needed when wl.m > 0.
  *   They may lie anywhere in device memory. C must not overlap src or dst.
- * - src: this rank's [mc, nc] input; dst: this rank's output (duet_op_dst_rows() x nc). Both
- *   must lie inside the context's symmetric heap, at the same offset on every rank, because
- *   peers read src and write dst through their mapping of this rank's heap. They must not
- *   overlap (no in-place collectives). Needed when wl.coll != DUET_COLL_NONE.
+ * - src: this rank's [mc, nc] input; dst: this rank's output (duet_op_dst_rows() x nc). Each
+ *   must lie wholly inside the context's symmetric heap or inside one buffer registered with
+ *   duet_buf_register(), at the same offset (from the heap base, or from the same registered
+ *   buffer's start) on every rank, because peers read src and write dst through their mapping
+ *   of this rank's memory. They must not overlap (no in-place collectives). Needed when
+ *   wl.coll != DUET_COLL_NONE.
  * - timeout_ms: bound of every device-side wait of this operation, milliseconds; 0 takes the
  *   context's default.
  */
@@ -72,6 +74,20 @@ size_t duet_op_dst_bytes(const duet_workload_t *wl);
  */
 duet_status_t duet_op_validate(const duet_op_t *op, const duet_hw_t *hw, uintptr_t heap_base, size_t heap_size,
                                int world, int rank);
+
+/** A range of this rank's device memory that peers can address: [base, base + bytes). */
+typedef struct duet_op_region {
+    uintptr_t base;
+    size_t bytes;
+} duet_op_region_t;
+
+/**
+ * duet_op_validate with src and dst allowed in any of `n_regions` regions: regions[0] is the
+ * symmetric heap, the others registered buffers. Each of src and dst must lie wholly inside one
+ * region; one that starts inside a region and runs past its end is reported as too small.
+ */
+duet_status_t duet_op_validate_regions(const duet_op_t *op, const duet_hw_t *hw, const duet_op_region_t *regions,
+                                       int n_regions, int world, int rank);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,9 @@
  * and collective-only operations, and a shape beyond 2048 x 2048; the vendor mode (the vendor
  * library's GEMM beside duet's comm kernel); argument checks that write nothing; heap rules;
  * operations back to back; for every collective, every rank in turn skipping an operation (the
- * others must time out naming it, then recover). Any world size W (the comm shapes follow W).
+ * others must time out naming it, then recover); a context over the file bootstrap, buffers the
+ * test allocated registered beside heap buffers, graph capture refused (tests/gpu/test_launch.hip).
+ * Any world size W (the comm shapes follow W).
  *
  * --quick: a reduced set (for the compute-sanitizer passes and the quick runs at W = 1..4).
  * --skip-timeouts, --skip-vendor: leave those sections out (the sanitizer passes do: under
@@ -45,6 +47,7 @@
 #include "duet/backend.h"
 #include "tests/gpu/check.h"
 #include "tests/gpu/harness.h"
+#include "tests/gpu/test_launch.h"
 
 /* The vendor mode needs the baseline libraries (cuBLASLt on NVIDIA; hipBLASLt, which Debian's
  * ROCm does not ship, on AMD), linked into the test binary on NVIDIA only (backend/backend.mk). */
@@ -1523,6 +1526,7 @@ int main(int argc, char **argv)
         SECTION(&t, "vendor", test_vendor(&t, ctx, &bf, quick));
     if (!skip_timeouts)
         SECTION(&t, "timeouts", test_timeouts(&t, ctx, &bf, timeout_ms < 400 ? timeout_ms : 400));
+    SECTION(&t, "launch", duet_test_launch(&t, seed));
     if (!quick) {
         SECTION(&t, "back to back", test_back_to_back(&t, ctx, &bf));
         SECTION(&t, "partial ops", test_partial_ops(&t, ctx, &bf));

@@ -199,3 +199,79 @@ Test(op_validate, vendor_mode_is_not_duet_runs, T_TIMEOUT)
     cr_assert_eq(check(2, 0), DUET_ERR_UNSUPPORTED);
     cr_assert(strstr(duet_last_error(), "duet_vendor_run") != NULL, "%s", duet_last_error());
 }
+
+/*
+ * src and dst in buffers registered beside the heap (duet_op_validate_regions): fake regions at
+ * fixed addresses, never dereferenced: the heap, and two registered buffers of 1 MiB, the second
+ * directly after the first, so that a range straddling them is testable.
+ */
+static const duet_op_region_t REGIONS[3] = {
+    {HEAP_BASE, HEAP_SIZE},
+    {(uintptr_t)0x7e0000000000ull, (size_t)1 << 20},
+    {(uintptr_t)0x7e0000100000ull, (size_t)1 << 20},
+};
+/* setup()'s all_gather at W = 2: src 600 x 136 and dst 1200 x 136 bf16 elements. */
+#define SRC_BYTES ((size_t)600 * 136 * 2)
+
+static duet_status_t check_regions(int n_regions)
+{
+    return duet_op_validate_regions(&op, &hw, REGIONS, n_regions, 2, 0);
+}
+
+/* src (163,200 bytes) in the first registered buffer, dst (326,400 bytes) at the start of the second. */
+static void in_registered(void)
+{
+    op.src = (const void *)REGIONS[1].base;
+    op.dst = (void *)REGIONS[2].base;
+}
+
+Test(op_validate, registered_buffers_hold_src_and_dst, T_TIMEOUT)
+{
+    in_registered();
+    cr_assert_eq(check_regions(3), DUET_OK, "%s", duet_last_error());
+    /* One in the heap, the other registered. */
+    op.src = (const void *)(REGIONS[0].base + 4096);
+    cr_assert_eq(check_regions(3), DUET_OK, "%s", duet_last_error());
+}
+
+Test(op_validate, without_the_registration_the_buffer_is_refused, T_TIMEOUT)
+{
+    in_registered();
+    cr_assert_eq(check_regions(2), DUET_ERR_INVALID_ARG, "dst's buffer is not among the regions");
+    cr_assert(strstr(duet_last_error(), "op.dst") != NULL, "%s", duet_last_error());
+    cr_assert(strstr(duet_last_error(), "duet_buf_register()") != NULL, "%s", duet_last_error());
+    cr_assert(strstr(duet_last_error(), "nor in a registered buffer") != NULL, "%s", duet_last_error());
+    /* The heap alone: the message names the heap only. */
+    cr_assert_eq(check_regions(1), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "nor in a registered buffer") == NULL, "%s", duet_last_error());
+}
+
+Test(op_validate, a_buffer_too_small_is_named, T_TIMEOUT)
+{
+    in_registered();
+    /* dst (326,400 bytes) starts 726,400 bytes into the second buffer of 1,048,576 bytes: it needs
+     * 726,400 + 326,400 - 1,048,576 = 4,224 bytes more. */
+    op.dst = (void *)(REGIONS[2].base + 726400);
+    cr_assert_eq(check_regions(3), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "runs 4224 bytes past the end of its registered buffer") != NULL, "%s",
+              duet_last_error());
+    /* The same at the end of the heap. */
+    op.dst = (void *)(REGIONS[0].base + REGIONS[0].bytes - 1024);
+    cr_assert_eq(check_regions(3), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "past the end of the symmetric heap") != NULL, "%s", duet_last_error());
+}
+
+Test(op_validate, a_range_straddling_two_buffers_is_refused, T_TIMEOUT)
+{
+    /* Adjacent in the address space, but two registrations: peers map them separately. */
+    op.src = (const void *)(REGIONS[2].base - SRC_BYTES / 2);
+    cr_assert_eq(check_regions(3), DUET_ERR_INVALID_ARG);
+    cr_assert(strstr(duet_last_error(), "op.src") != NULL, "%s", duet_last_error());
+}
+
+Test(op_validate, the_heap_only_form_is_the_one_region_case, T_TIMEOUT)
+{
+    /* setup() puts src and dst in the heap: one region or three, the verdict is the same. */
+    cr_assert_eq(check_regions(1), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(check_regions(3), DUET_OK, "%s", duet_last_error());
+}
