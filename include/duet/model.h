@@ -389,6 +389,11 @@ duet_random_params_t duet_random_default_params(void);
  */
 duet_status_t duet_workloads_random(const duet_random_params_t *p, size_t n, duet_workloads_t *out_p);
 /**
+ * The set in one line, for the provenance of what was measured on it: "random n=24 seed=1
+ * world=1", plus every parameter that is not its default (e.g. " max_dim=8192").
+ */
+void duet_random_describe(const duet_random_params_t *p, size_t n, char *buf, size_t len);
+/**
  * Write a shape set as a shape file that duet_workloads_load() reads back (one workload per
  * line; `header` lines, if any, become comments). Written by the careful writer.
  */
