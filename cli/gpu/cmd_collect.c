@@ -18,32 +18,100 @@
 static void collect_usage(FILE *f)
 {
     fprintf(
-        f, "usage: mpirun -np W duet calibrate collect -o FILE [--shapes FILE] [--collective LIST] [--dtype D]\n"
-           "                                      [--repeats N] [--rounds R] [--warmup N] [--hw PROFILE]\n"
-           "\n"
-           "Measures a calibration corpus on this node's GPUs, one rank per GPU. Default shape set: the reference\n"
-           "design's 15 GEMM shapes x all five collectives. Per shape: fused mode at gemm_wgs fractions {0.55, 0.65,\n"
-           "0.72, 0.75, 0.78, 0.84, 0.88, 0.92, 0.96, 1.0} of the SMs x the tiles 256x256, 128x256, 256x128, 128x128,\n"
-           "256x64 (BK 64); concurrent mode at comm_wgs {4, 8, 16, 24, 32, 48}; the GEMM alone per tile; the\n"
-           "collective alone on 8, 16, 32, 66 and 132 CTAs; and for K in 2 and in 4 parts, at each tile where the\n"
-           "split is worth trying (C tiles x (parts - 1) < 2 x SMs), the GEMM alone and fused at 0.84 and 1.0.\n"
-           "\n"
-           "Each point: --warmup untimed runs (default 3; one at each later visit), then its timed runs in R\n"
-           "interleaved rounds (--rounds, default 3): each round visits every point of the shape once, in an order\n"
-           "shuffled per round, and takes ceil(N/R) timed runs of it (N = --repeats, default 8; 3 x 3 = 9 runs by\n"
-           "default). The row holds the median, min and max of all of a point's runs, each the slowest rank's, with a "
-           "barrier before each.\n"
-           "Why rounds: the GPU's clocks drift over tenths of a second (power, temperature), so the runs of a\n"
-           "point taken one after the other share one moment's clock, and configurations the model predicts\n"
-           "alike measured 15-25 %% apart in no order. Spread over the shape's whole measurement, drift hits\n"
-           "every point alike. --rounds 1 measures one point after the other, as before.\n"
-           "\n"
-           "Resumable: points already in FILE are skipped, so re-running after an interruption goes on where it\n"
-           "stopped. A point that fails is recorded as failed with its error and not run in later rounds. FILE is\n"
-           "rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
-           "\n"
-           "example:\n"
-           "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n");
+        f,
+        "usage: mpirun -np W duet calibrate collect -o FILE [--shapes FILE | --random N --seed S] [--collective LIST]\n"
+        "                                      [--dtype D] [--repeats N] [--rounds R] [--warmup N] [--warmup-ms MS]\n"
+        "                                      [--grid reference|w1] [--order-seed S] [--hw PROFILE]\n"
+        "\n"
+        "Measures a calibration corpus on this node's GPUs, one rank per GPU. Default shape set: the reference\n"
+        "design's 15 GEMM shapes x all five collectives. Per shape: fused mode at gemm_wgs fractions {0.55, 0.65,\n"
+        "0.72, 0.75, 0.78, 0.84, 0.88, 0.92, 0.96, 1.0} of the SMs x the tiles 256x256, 128x256, 256x128, 128x128,\n"
+        "256x64 (BK 64); concurrent mode at comm_wgs {4, 8, 16, 24, 32, 48}; the GEMM alone per tile; the\n"
+        "collective alone on 8, 16, 32, 66 and 132 CTAs; and for K in 2 and in 4 parts, at each tile where the\n"
+        "split is worth trying (C tiles x (parts - 1) < 2 x SMs), the GEMM alone and fused at 0.84 and 1.0.\n"
+        "\n"
+        "Each point: --warmup untimed runs (default 3; one at each later visit), then its timed runs in R\n"
+        "interleaved rounds (--rounds, default 3): each round visits every point of the shape once, in an order\n"
+        "shuffled per round, and takes ceil(N/R) timed runs of it (N = --repeats, default 8; 3 x 3 = 9 runs by\n"
+        "default). The row holds the median, min and max of all of a point's runs, each the slowest rank's, with a "
+        "barrier before each.\n"
+        "Why rounds: the GPU's clocks drift over tenths of a second (power, temperature), so the runs of a\n"
+        "point taken one after the other share one moment's clock, and configurations the model predicts\n"
+        "alike measured 15-25 %% apart in no order. Spread over the shape's whole measurement, drift hits\n"
+        "every point alike. --rounds 1 measures one point after the other, as before.\n"
+        "\n"
+        "--grid w1: the one-GPU corpus (run it at W = 1): fused at gemm_wgs fractions {0.5, 0.75, 0.88, 1.0} x the\n"
+        "five tiles; concurrent and vendor mode with 8, 16 and 32 CTAs on the collective; the GEMM alone at a\n"
+        "quarter, half, three quarters and all of the SMs for every tile (and K in 2 and 4 parts where worth\n"
+        "trying); the vendor GEMM alone at those SM targets; the collective alone on 8 to 132 CTAs.\n"
+        "--random N --seed S: N workloads drawn as 'duet shapes --random N --seed S' draws them.\n"
+        "--order-seed S: another shuffled order in every round (a second sweep of the same grid: the spread of\n"
+        "two sweeps is the noise band of duet validate's pick metric). --warmup-ms MS: untimed runs of each\n"
+        "workload's first point until MS ms have run, so that its points run at the settled clock.\n"
+        "The file records the seed, the duet and kernel commits, the grid, the order seed and the warm-up\n"
+        "(\"provenance\"), and the expected duration is printed before the measurement starts.\n"
+        "\n"
+        "Resumable: points already in FILE are skipped, so re-running after an interruption goes on where it\n"
+        "stopped. A point that fails is recorded as failed with its error and not run in later rounds. FILE is\n"
+        "rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
+        "\n"
+        "example:\n"
+        "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n");
+}
+
+/* Where the numbers come from (the corpus's "provenance"). */
+static void collect_provenance(const duet_collect_params_t *cp, const char *shapes, duet_corpus_provenance_t *p)
+{
+    duet_build_info_t bi = duet_build_info();
+    snprintf(p->duet_commit, sizeof(p->duet_commit), "%s", bi.source_commit);
+    snprintf(p->kernel_commit, sizeof(p->kernel_commit), "%s", bi.kernel_commit);
+    snprintf(p->kernel_hash, sizeof(p->kernel_hash), "%s", bi.kernel_hash);
+    snprintf(p->shapes, sizeof(p->shapes), "%s", shapes);
+    snprintf(p->grid, sizeof(p->grid), "%s", duet_collect_grid_name(cp->grid));
+    p->order_seed = (int64_t)cp->order_seed;
+    p->warmup_ms = cp->warmup_ms;
+    /* duet does not lock clocks: the driver's default boost under its power limit. */
+    if (cp->warmup_ms > 0)
+        snprintf(p->clocks, sizeof(p->clocks), "driver default (not locked), settled by %g ms of warm-up per workload",
+                 cp->warmup_ms);
+    else
+        snprintf(p->clocks, sizeof(p->clocks), "driver default (not locked), no time-based warm-up");
+}
+
+/*
+ * The expected duration (s): each point's executions (warm-up and timed) at the profile's
+ * predicted time (policy fluid), plus a per-execution overhead (launch, barrier, event reads,
+ * about 0.5 ms: the reference grid's 100k executions took 110 s on 2 x H200, about half of it overhead) and the
+ * settling warm-up per workload.
+ */
+static double collect_estimate_s(const gpu_env_t *e, const duet_collect_params_t *cp, const duet_workloads_t *wls,
+                                 duet_corpus_row_t *pts)
+{
+    const double overhead_s = 0.5e-3;
+    int32_t per_point = duet_collect_runs_per_point(cp);
+    int32_t execs = per_point + cp->warmup + (cp->rounds - 1) * (cp->warmup > 0 ? 1 : 0);
+    duet_sim_ws_t *ws = NULL;
+    if (duet_sim_ws_create(&ws) < 0)
+        return -1;
+    double total = 0;
+    for (size_t i = 0; i < wls->n; i++) {
+        size_t np = duet_collect_points_grid(e->hw, e->gpu->sms, cp->grid, &wls->w[i], pts, DUET_COLLECT_MAX_POINTS);
+        total += cp->warmup_ms * 1e-3;
+        for (size_t p = 0; p < np; p++) {
+            duet_workload_t part = pts[p].kind == DUET_ROW_GEMM_ALONE   ? duet_measure_gemm_part(&pts[p].wl)
+                                   : pts[p].kind == DUET_ROW_COMM_ALONE ? duet_measure_comm_part(&pts[p].wl)
+                                                                        : pts[p].wl;
+            duet_plan_t plan;
+            duet_sim_result_t r;
+            double t = 0;
+            if (duet_plan_build(&part, &pts[p].cfg, duet_plan_critical_rank(&part), &plan) >= 0 &&
+                duet_sim_run(ws, &duet_sim_policy_fluid, e->hw, &plan, NULL, &r) >= 0)
+                t = r.makespan_s;
+            total += execs * (t + overhead_s);
+        }
+    }
+    duet_sim_ws_destroy(ws);
+    return total;
 }
 
 static void collect_meta(const gpu_env_t *e, int runs, int warm, int rounds, duet_corpus_t *c)
@@ -60,7 +128,6 @@ static void collect_meta(const gpu_env_t *e, int runs, int warm, int rounds, due
     c->repeats = runs;
     c->warmup = warm;
     c->rounds = rounds;
-    duet_collect_grid(c);
 }
 
 /*
@@ -130,9 +197,10 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
     size_t measured = 0, failed = 0;
     collect_progress_t pr = {e, 0, 0, 0, gpu_now()};
     for (size_t i = 0; i < wls->n; i++)
-        pr.total += duet_collect_points(hw, sms, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS) * (size_t)cp->rounds;
+        pr.total += duet_collect_points_grid(hw, sms, cp->grid, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS) *
+                    (size_t)cp->rounds;
     for (size_t i = 0; i < wls->n; i++, pr.base += pr.np * (size_t)cp->rounds) {
-        size_t np = pr.np = duet_collect_points(hw, sms, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS);
+        size_t np = pr.np = duet_collect_points_grid(hw, sms, cp->grid, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS);
         /* Which points are still missing: rank 0 decides, every rank follows. */
         int todo = 0;
         for (size_t p = 0; p < np; p++)
@@ -151,7 +219,7 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
         if (st < 0)
             return cli_fail(cmd, st);
         /* Rows in the order of the first round (the order of the collector before rounds). */
-        duet_collect_order(&wls->w[i], 0, w->order, np);
+        duet_collect_order_seeded(&wls->w[i], 0, cp->order_seed, w->order, np);
         for (size_t q = 0; q < np; q++) {
             size_t p = w->order[q];
             if (w->state[p] == DUET_COLLECT_SKIP)
@@ -172,7 +240,20 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
 
 int cmd_collect(int argc, char **argv)
 {
-    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_ROUNDS, O_WARM, O_HW };
+    enum {
+        O_SHAPES = 300,
+        O_COLL,
+        O_DTYPE,
+        O_REP,
+        O_ROUNDS,
+        O_WARM,
+        O_HW,
+        O_RANDOM,
+        O_SEED,
+        O_GRID,
+        O_ORDER,
+        O_WARMMS
+    };
     static const struct option longopts[] = {{"shapes", required_argument, NULL, O_SHAPES},
                                              {"collective", required_argument, NULL, O_COLL},
                                              {"dtype", required_argument, NULL, O_DTYPE},
@@ -180,12 +261,18 @@ int cmd_collect(int argc, char **argv)
                                              {"rounds", required_argument, NULL, O_ROUNDS},
                                              {"warmup", required_argument, NULL, O_WARM},
                                              {"hw", required_argument, NULL, O_HW},
+                                             {"random", required_argument, NULL, O_RANDOM},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"grid", required_argument, NULL, O_GRID},
+                                             {"order-seed", required_argument, NULL, O_ORDER},
+                                             {"warmup-ms", required_argument, NULL, O_WARMMS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *shapes = NULL, *out = NULL, *hw = NULL;
     uint32_t colls = 0;
     int32_t dtype = DUET_DTYPE_FP16;
-    long long reps = 8, warm = 3, rounds = 3;
+    long long reps = 8, warm = 3, rounds = 3, n_random = 0, seed = -1, order_seed = 0, warm_ms = 0;
+    int32_t grid = DUET_COLLECT_GRID_REFERENCE;
     int opt;
     optind = 1;
     opterr = 0;
@@ -225,6 +312,31 @@ int cmd_collect(int argc, char **argv)
         case O_HW:
             hw = optarg;
             break;
+        case O_RANDOM:
+            if (cli_parse_i64(optarg, 1, 100000, &n_random) != 0)
+                return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]", optarg);
+            break;
+        case O_SEED:
+            if (cli_parse_i64(optarg, 0, INT64_MAX, &seed) != 0)
+                return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer", optarg);
+            break;
+        case O_ORDER:
+            if (cli_parse_i64(optarg, 0, INT64_MAX, &order_seed) != 0)
+                return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer", optarg);
+            break;
+        case O_WARMMS:
+            if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
+                return cli_usage_error("calibrate collect", "--warmup-ms: '%s' is not an integer in [0, 60000]",
+                                       optarg);
+            break;
+        case O_GRID:
+            if (strcmp(optarg, "reference") == 0)
+                grid = DUET_COLLECT_GRID_REFERENCE;
+            else if (strcmp(optarg, "w1") == 0)
+                grid = DUET_COLLECT_GRID_W1;
+            else
+                return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", optarg);
+            break;
         default:
             return cli_getopt_error("calibrate collect", argv, opt);
         }
@@ -233,16 +345,22 @@ int cmd_collect(int argc, char **argv)
         return cli_usage_error("calibrate collect", "unexpected argument '%s'", argv[optind]);
     if (out == NULL)
         return cli_usage_error("calibrate collect", "give the corpus file with -o FILE");
+    if ((n_random > 0) != (seed >= 0) || (n_random > 0 && shapes != NULL))
+        return cli_usage_error("calibrate collect", "--random N and --seed S go together, instead of --shapes");
     duet_collect_params_t cp = duet_collect_default_params();
     cp.warmup = (int32_t)warm;
     cp.repeats = (int32_t)reps;
     cp.rounds = (int32_t)rounds;
+    cp.grid = grid;
+    cp.order_seed = (uint64_t)order_seed;
+    cp.warmup_ms = (double)warm_ms;
     const int per_point = (int)duet_collect_runs_per_point(&cp);
 
     gpu_env_t e;
     duet_measure_params_t mp = duet_measure_default_params();
     mp.ctx.heap_bytes = (size_t)2 << 30;
     mp.ctx.hw = hw;
+    mp.baseline = grid == DUET_COLLECT_GRID_W1; /* its vendor rows run the vendor library */
     int rc = gpu_env_init(&e, "calibrate collect", &argc, &argv, &mp);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -265,10 +383,35 @@ int cmd_collect(int argc, char **argv)
         goto out;
     }
     collect_meta(&e, per_point, (int)warm, (int)rounds, &corpus);
-    st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls) : duet_workloads_seed(e.world, colls, dtype, &wls);
+    duet_collect_grid_of(&corpus, grid);
+    char desc[160];
+    if (n_random > 0) {
+        duet_random_params_t rp = duet_random_default_params();
+        rp.seed = (uint64_t)seed;
+        rp.world = e.world;
+        st = duet_workloads_random(&rp, (size_t)n_random, &wls);
+        duet_random_describe(&rp, (size_t)n_random, desc, sizeof(desc));
+    } else {
+        st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls)
+                    : duet_workloads_seed(e.world, colls, dtype, &wls);
+        snprintf(desc, sizeof(desc), "%s", shapes ? shapes : "the reference design's shape set");
+    }
     if (st < 0) {
         rc = cli_fail(cmd, st);
         goto out;
+    }
+    /* A resumed file keeps the provenance it was started with, except what this run adds. */
+    if (corpus.n == 0 || corpus.prov.kernel_hash[0] == '\0')
+        collect_provenance(&cp, desc, &corpus.prov);
+    if (n_random > 0)
+        corpus.prov.seed = seed;
+    if (e.rank == 0) {
+        double est = collect_estimate_s(&e, &cp, &wls, w->pts);
+        if (est >= 0)
+            printf("%s: %zu workloads, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
+                   "(%.1f min) by the %s profile's predictions\n",
+                   cmd, wls.n, duet_collect_grid_name(grid), per_point, (int)rounds, est, est / 60, e.hw->name);
+        fflush(stdout);
     }
     rc = collect_all(&e, &cp, &wls, out, &corpus, w);
 out:
