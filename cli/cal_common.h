@@ -20,7 +20,8 @@ enum {
     OPT_QUIET,
     OPT_ACCEPT,
     OPT_THREADS,
-    OPT_ROWS
+    OPT_ROWS,
+    OPT_SWEEP2
 };
 
 #define CLI_CAL_MAX_CORPORA 64
