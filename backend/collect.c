@@ -264,11 +264,13 @@ static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_wor
                 collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
             }
         }
-        /* The vendor GEMM planned for that many SMs. */
+        /* The vendor GEMM planned for that many SMs. Its comm_wgs is unused (no collective runs)
+         * but stays 1: a corpus checks a row's configuration against the whole workload, where
+         * vendor mode needs a comm kernel. */
         c = duet_config_default(hw, DUET_MODE_VENDOR);
         c.gemm_wgs = budget;
-        c.comm_wgs = 0;
-        c.num_wgs = budget;
+        c.comm_wgs = 1;
+        c.num_wgs = budget + 1;
         collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
     }
     collect_add_comm_alone(hw, sms, pts, &n, cap, &r);

@@ -336,6 +336,8 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
         goto cleanup;
     }
     st = duet_cal_eval_compute(rows, k, s.n_shapes, DUET_CAL_EVAL_RESAMPLES, DUET_CAL_EVAL_SEED, e_p);
+    if (st >= 0)
+        e_p->ref_fitted = have;
 cleanup:
     duet_sim_ws_destroy(ws);
     free(rows);

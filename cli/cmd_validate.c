@@ -121,7 +121,8 @@ static void cli_validate_print(const cli_validate_opts_t *o, const duet_hw_t *hw
                v->seed_fit.params[0].value, (long long)v->seed_fit.rows, v->seed_fit.stop_reason,
                v->seed_fit.params[0].at_bound ? ", at its bound" : "");
     else
-        printf("\nreference rules: not available (the corpora have no measured unsplit fused op rows)\n");
+        printf("\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their one "
+               "constant, seed_link_gbs, has nothing to fit)\n");
 }
 
 /* One line of the target table: value and interval in percent, the target, met or not. */
@@ -155,8 +156,9 @@ static void cli_validate_targets(const duet_cal_eval_t *e)
     cli_target_line("exact pick (for reference)", &e->exact_pick, "", -1);
     cli_target_line("regret p95", &e->regret_p95, "<= 3 %", e->regret_p95.value <= 0.03);
     cli_target_line("regret mean", &e->regret_mean, "", -1);
-    printf("\n  reference rules, calibrated (seed_link_gbs fitted), scored within their own options (%d workloads):\n",
-           e->ref_workloads);
+    printf("\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within their own "
+           "options (%d workloads):\n",
+           e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
     cli_target_line("  makespan APE median (fused rows)", &e->ref_op_ape_median, "", -1);
     cli_target_line("  makespan APE p95 (fused rows)", &e->ref_op_ape_p95, "", -1);
     cli_target_line("  noise-aware pick", &e->ref_pick, "", -1);

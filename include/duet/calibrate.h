@@ -424,6 +424,7 @@ typedef struct duet_cal_eval {
     duet_cal_ci_t ref_op_ape_median, ref_op_ape_p95, ref_pick, ref_regret_p95, ref_regret_mean;
     double band_median; /* median over workloads of the band */
     int32_t resamples;
+    int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
 } duet_cal_eval_t;
 
 /**
