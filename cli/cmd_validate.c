@@ -135,9 +135,12 @@ static void cli_target_line(const char *what, const duet_cal_ci_t *c, const char
 }
 
 /* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
-static void cli_validate_targets(const duet_cal_eval_t *e)
+static void cli_validate_targets(const duet_cal_eval_t *e, const duet_corpus_t *c)
 {
-    printf("\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
+    printf("\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
+           c->prov.shapes[0] ? c->prov.shapes : "not recorded", c->date, (long long)c->prov.order_seed,
+           c->prov.kernel_commit[0] ? c->prov.kernel_commit : "not recorded");
+    printf("\n\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
            "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %u); noise band per workload = "
            "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
            e->workloads, e->gemm_rows, e->op_rows, e->resamples, DUET_CAL_EVAL_SEED, 100 * DUET_CAL_EVAL_BAND_Q,
@@ -206,7 +209,7 @@ int cmd_validate(int argc, char **argv)
                 if (st < 0)
                     rc = cli_fail(cmd, st);
                 else
-                    cli_validate_targets(&e);
+                    cli_validate_targets(&e, &o.cs->c[0]);
             }
         } else {
             duet_status_t st = duet_cal_validation_to_json(&v, o.cs->path, o.cs->n, hw.name, &text);
