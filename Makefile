@@ -124,6 +124,25 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(FINAL_CFLAGS) $(PIC_CFLAGS) $(DEP_TEST_CFLAGS) -c $< -o $@
 
+# Build provenance (base/build_info.c): the commit of the backend's last change (kernels and
+# baselines: what a corpus measures), a hash of those sources' content (which needs no .git: a
+# copy of the tree on a GPU machine hashes the same), and the commit of the whole tree. Outside a
+# git checkout the commits are DUET_KERNEL_COMMIT / DUET_COMMIT from the environment, else
+# "unknown". The header is rewritten only when a value changes, so nothing rebuilds needlessly.
+KERNEL_SRCS   := $(sort $(wildcard backend/*.hip backend/*.h backend/*.c backend/*.mk baseline/*.hip baseline/*.h))
+KERNEL_COMMIT := $(or $(DUET_KERNEL_COMMIT),$(shell test -e .git && git log -1 --format=%h -- backend/ baseline/ 2>/dev/null),unknown)
+SOURCE_COMMIT := $(or $(DUET_COMMIT),$(shell test -e .git && git rev-parse --short HEAD 2>/dev/null),unknown)
+KERNEL_HASH   := $(shell cat $(KERNEL_SRCS) /dev/null | sha256sum | cut -c1-12)
+BUILD_INFO_H  := $(BUILD)/gen/duet_build_info.h
+.PHONY: FORCE
+$(BUILD_INFO_H): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define DUET_KERNEL_COMMIT "%s"\n#define DUET_KERNEL_HASH "%s"\n#define DUET_SOURCE_COMMIT "%s"\n' \
+	    '$(KERNEL_COMMIT)' '$(KERNEL_HASH)' '$(SOURCE_COMMIT)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/base/build_info.o: $(BUILD_INFO_H)
+$(BUILD)/base/build_info.o: FINAL_CFLAGS += -I$(BUILD)/gen
+
 $(LIB): $(LIB_OBJS) $(CAL_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^

@@ -57,6 +57,43 @@ int32_t duet_collect_runs_per_point(const duet_collect_params_t *params)
     return params->rounds * ((params->repeats + params->rounds - 1) / params->rounds);
 }
 
+/*
+ * The one-GPU grid (DUET_COLLECT_GRID_W1): fewer fused fractions (the split matters less with the
+ * collective's traffic local), and the GEMM alone at SM budgets, which is where its clock and
+ * wave quantisation show.
+ */
+static const double w1_fracs[] = {0.5, 0.75, 0.88, 1.0};
+static const int32_t w1_comm_wgs[] = {8, 16, 32};
+static const double w1_budgets[] = {0.25, 0.5, 0.75, 1.0};
+#define W1_NFRACS (int)(sizeof(w1_fracs) / sizeof(w1_fracs[0]))
+#define W1_NCOMMW (int)(sizeof(w1_comm_wgs) / sizeof(w1_comm_wgs[0]))
+#define W1_NBUDGET (int)(sizeof(w1_budgets) / sizeof(w1_budgets[0]))
+_Static_assert(NTILES *W1_NFRACS + 2 * W1_NCOMMW + NTILES * W1_NBUDGET * (1 + NSPLIT) + W1_NBUDGET + NALONE <=
+                   DUET_COLLECT_MAX_POINTS,
+               "the one-GPU grid fits DUET_COLLECT_MAX_POINTS");
+
+const char *duet_collect_grid_name(int32_t grid)
+{
+    return grid == DUET_COLLECT_GRID_W1 ? "w1" : "reference";
+}
+
+void duet_collect_grid_of(duet_corpus_t *c, int32_t grid)
+{
+    if (grid != DUET_COLLECT_GRID_W1) {
+        duet_collect_grid(c);
+        return;
+    }
+    c->n_fracs = W1_NFRACS;
+    memcpy(c->fracs, w1_fracs, sizeof(w1_fracs));
+    c->n_tiles = NTILES;
+    memcpy(c->tiles, collect_tiles, sizeof(collect_tiles));
+    c->n_comm_wgs = W1_NCOMMW;
+    memcpy(c->comm_wgs, w1_comm_wgs, sizeof(w1_comm_wgs));
+    /* The K splits are GEMM-alone rows here; the header's split list names fused split rows. */
+    c->n_split_ks = 0;
+    c->n_split_fracs = 0;
+}
+
 void duet_collect_grid(duet_corpus_t *c)
 {
     c->n_fracs = NFRACS;
@@ -88,8 +125,18 @@ static uint64_t collect_mix(uint64_t *x)
  */
 void duet_collect_order(const duet_workload_t *wl, int32_t round, size_t *order, size_t n)
 {
+    duet_collect_order_seeded(wl, round, 0, order, n);
+}
+
+void duet_collect_order_seeded(const duet_workload_t *wl, int32_t round, uint64_t order_seed, size_t *order, size_t n)
+{
     uint64_t x = (uint64_t)wl->m * 1000003u ^ (uint64_t)wl->n * 10007u ^ (uint64_t)wl->k * 101u ^
                  (uint64_t)wl->mc * 7919u ^ (uint64_t)wl->nc * 31u ^ (uint64_t)wl->coll;
+    if (order_seed != 0) {
+        /* Mixed like the round, through its own draw, so that seed and round never cancel. */
+        uint64_t s = order_seed ^ 0x5eed5eed5eed5eedull;
+        x ^= collect_mix(&s);
+    }
     if (round > 0) {
         /* Mixed, not added: splitmix64 seeds a multiple of its increment apart draw one stream. */
         uint64_t r = (uint64_t)round;
@@ -139,37 +186,121 @@ static void collect_add(duet_corpus_row_t *pts, size_t *n, size_t cap, const due
     (*n)++;
 }
 
+/* The GEMM alone on `budget` SMs (a fused grid of that many CTAs, all on the GEMM). */
+static duet_config_t collect_gemm_budget(const duet_hw_t *hw, int32_t budget, duet_gemm_tile_t tile, int32_t split_k)
+{
+    duet_config_t c = collect_gemm_alone(hw, budget, tile, split_k);
+    c.num_wgs = budget;
+    c.gemm_wgs = budget;
+    c.comm_wgs = 0;
+    return c;
+}
+
+/* Concurrent or vendor mode with `comm` CTAs on the collective and the other SMs on the GEMM. */
+static duet_config_t collect_two_kernels(const duet_hw_t *hw, int32_t sms, int32_t mode, int32_t comm)
+{
+    duet_config_t c = duet_config_default(hw, mode);
+    c.comm_wgs = comm;
+    c.gemm_wgs = sms - comm;
+    c.num_wgs = sms;
+    return c;
+}
+
+/* A row of the workload, to be given its kind and configuration. */
+static duet_corpus_row_t collect_proto(const duet_workload_t *wl)
+{
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.wl = *wl;
+    return r;
+}
+
+/* Fused points at every tile x fraction, and the collective alone at every CTA count. */
+static void collect_add_fused(const duet_hw_t *hw, int32_t sms, const double *fracs, int nfracs, duet_corpus_row_t *pts,
+                              size_t *n, size_t cap, const duet_corpus_row_t *r)
+{
+    for (int t = 0; t < NTILES; t++)
+        for (int f = 0; f < nfracs; f++) {
+            duet_config_t c = collect_fused(hw, sms, collect_tiles[t], fracs[f], 1);
+            collect_add(pts, n, cap, r, DUET_ROW_OP, &c);
+        }
+}
+
+static void collect_add_comm_alone(const duet_hw_t *hw, int32_t sms, duet_corpus_row_t *pts, size_t *n, size_t cap,
+                                   const duet_corpus_row_t *r)
+{
+    for (int a = 0; a < NALONE; a++) {
+        duet_config_t c = duet_config_default(hw, DUET_MODE_FUSED);
+        c.num_wgs = collect_alone_ctas[a] < sms ? collect_alone_ctas[a] : sms;
+        c.gemm_wgs = 0;
+        c.comm_wgs = c.num_wgs;
+        collect_add(pts, n, cap, r, DUET_ROW_COMM_ALONE, &c);
+    }
+}
+
+static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
+                                size_t cap)
+{
+    size_t n = 0;
+    duet_corpus_row_t r = collect_proto(wl);
+    duet_config_t c;
+    collect_add_fused(hw, sms, w1_fracs, W1_NFRACS, pts, &n, cap, &r);
+    for (int i = 0; i < W1_NCOMMW; i++) {
+        c = collect_two_kernels(hw, sms, DUET_MODE_CONCURRENT, w1_comm_wgs[i]);
+        collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
+        c = collect_two_kernels(hw, sms, DUET_MODE_VENDOR, w1_comm_wgs[i]);
+        collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
+    }
+    for (int b = 0; b < W1_NBUDGET; b++) {
+        int32_t budget = (int32_t)lround(w1_budgets[b] * sms);
+        budget = budget < 1 ? 1 : budget;
+        for (int t = 0; t < NTILES; t++) {
+            c = collect_gemm_budget(hw, budget, collect_tiles[t], 1);
+            collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+            for (int s = 0; s < NSPLIT; s++) {
+                if (!duet_split_k_worth_trying(hw, wl, collect_tiles[t], collect_split_ks[s]))
+                    continue;
+                c = collect_gemm_budget(hw, budget, collect_tiles[t], collect_split_ks[s]);
+                collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+            }
+        }
+        /* The vendor GEMM planned for that many SMs. Its comm_wgs is unused (no collective runs)
+         * but stays 1: a corpus checks a row's configuration against the whole workload, where
+         * vendor mode needs a comm kernel. */
+        c = duet_config_default(hw, DUET_MODE_VENDOR);
+        c.gemm_wgs = budget;
+        c.comm_wgs = 1;
+        c.num_wgs = budget + 1;
+        collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+    }
+    collect_add_comm_alone(hw, sms, pts, &n, cap, &r);
+    return n;
+}
+
+size_t duet_collect_points_grid(const duet_hw_t *hw, int32_t sms, int32_t grid, const duet_workload_t *wl,
+                                duet_corpus_row_t *pts, size_t cap)
+{
+    if (grid == DUET_COLLECT_GRID_W1)
+        return collect_points_w1(hw, sms, wl, pts, cap);
+    return duet_collect_points(hw, sms, wl, pts, cap);
+}
+
 size_t duet_collect_points(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
                            size_t cap)
 {
     size_t n = 0;
-    duet_corpus_row_t r;
+    duet_corpus_row_t r = collect_proto(wl);
     duet_config_t c;
-    memset(&r, 0, sizeof(r));
-    r.wl = *wl;
-    for (int t = 0; t < NTILES; t++)
-        for (int f = 0; f < NFRACS; f++) {
-            c = collect_fused(hw, sms, collect_tiles[t], collect_fracs[f], 1);
-            collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
-        }
+    collect_add_fused(hw, sms, collect_fracs, NFRACS, pts, &n, cap, &r);
     for (int i = 0; i < NCOMMW; i++) {
-        c = duet_config_default(hw, DUET_MODE_CONCURRENT);
-        c.comm_wgs = collect_comm_wgs[i];
-        c.gemm_wgs = sms - collect_comm_wgs[i];
-        c.num_wgs = sms;
+        c = collect_two_kernels(hw, sms, DUET_MODE_CONCURRENT, collect_comm_wgs[i]);
         collect_add(pts, &n, cap, &r, DUET_ROW_OP, &c);
     }
     for (int t = 0; t < NTILES; t++) {
         c = collect_gemm_alone(hw, sms, collect_tiles[t], 1);
         collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
     }
-    for (int a = 0; a < NALONE; a++) {
-        c = duet_config_default(hw, DUET_MODE_FUSED);
-        c.num_wgs = collect_alone_ctas[a] < sms ? collect_alone_ctas[a] : sms;
-        c.gemm_wgs = 0;
-        c.comm_wgs = c.num_wgs;
-        collect_add(pts, &n, cap, &r, DUET_ROW_COMM_ALONE, &c);
-    }
+    collect_add_comm_alone(hw, sms, pts, &n, cap, &r);
     for (int s = 0; s < NSPLIT; s++)
         for (int t = 0; t < NTILES; t++) {
             if (!duet_split_k_worth_trying(hw, wl, collect_tiles[t], collect_split_ks[s]))
@@ -218,7 +349,7 @@ static duet_status_t collect_ws_alloc(size_t n, int32_t per_point, collect_ws_t 
  * later visits with one run. */
 static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, const duet_measure_bufs_t *b,
                         const duet_corpus_row_t *r, int32_t round, int32_t per_round, int32_t per_point,
-                        collect_ws_t *w, size_t p, int32_t *state)
+                        collect_ws_t *w, size_t p, int32_t *state, int settle)
 {
     static const int32_t what[DUET_ROW_KIND_COUNT] = {DUET_MEASURE_OP, DUET_MEASURE_GEMM_ALONE,
                                                       DUET_MEASURE_COMM_ALONE};
@@ -235,6 +366,8 @@ static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, cons
      * first timed one does not pay for the switch (another kernel, cold instruction cache). */
     duet_measure_runs_t runs = duet_measure_default_runs();
     runs.warmup = round == 0 ? prm->warmup : (prm->warmup > 0 ? 1 : 0);
+    if (settle)
+        runs.warmup_ms = prm->warmup_ms;
     runs.repeats = per_round;
     if (duet_measure_samples(m, &j, b, &runs, w->runs + p * (size_t)per_point, &w->n_runs[p]) < 0) {
         snprintf(w->stat[p].error, sizeof(w->stat[p].error), "%s", duet_last_error());
@@ -264,23 +397,27 @@ duet_status_t duet_collect_workload(duet_measure_h m, const duet_collect_params_
                                     const duet_measure_bufs_t *bufs, duet_corpus_row_t *pts, int32_t *state, size_t n,
                                     duet_collect_progress_fn progress, void *user)
 {
-    if (params->rounds < 1 || params->repeats < 1 || params->warmup < 0)
-        return duet__error(DUET_ERR_INVALID_ARG, "calibrate collect: %d rounds, %d timed and %d warm-up runs",
-                           (int)params->rounds, (int)params->repeats, (int)params->warmup);
+    if (params->rounds < 1 || params->repeats < 1 || params->warmup < 0 || !(params->warmup_ms >= 0) ||
+        params->warmup_ms > 60000)
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "calibrate collect: %d rounds, %d timed and %d warm-up runs, %g ms of warm-up",
+                           (int)params->rounds, (int)params->repeats, (int)params->warmup, params->warmup_ms);
     if (n == 0)
         return DUET_OK;
     const int32_t per_point = duet_collect_runs_per_point(params), per_round = per_point / params->rounds;
     collect_ws_t w;
     DUET_CHECK(collect_ws_alloc(n, per_point, &w));
+    int settled = params->warmup_ms <= 0;
     for (int32_t round = 0; round < params->rounds; round++) {
-        duet_collect_order(&pts[0].wl, round, w.order, n);
+        duet_collect_order_seeded(&pts[0].wl, round, params->order_seed, w.order, n);
         for (size_t q = 0; q < n; q++) {
             size_t p = w.order[q];
             if (state[p] != DUET_COLLECT_RUN)
                 continue;
             if (progress != NULL)
                 progress(user, &pts[p], round, q);
-            collect_run(m, params, bufs, &pts[p], round, per_round, per_point, &w, p, &state[p]);
+            collect_run(m, params, bufs, &pts[p], round, per_round, per_point, &w, p, &state[p], !settled);
+            settled = 1;
         }
     }
     for (size_t p = 0; p < n; p++)

@@ -60,7 +60,7 @@ duet_status_t duet__fit_results(duet__fit_ctx_t *c, const gsl_vector *x, const i
 
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
 {
-    char list[96] = "";
+    char list[128] = "";
     for (int f = 0; f < n; f++) {
         const char *name = files && files[f] ? files[f] : "corpus";
         size_t used = strlen(list);

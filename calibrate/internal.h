@@ -81,6 +81,14 @@ duet_status_t duet__cal_predict_all(duet_sim_ws_t *ws, const duet_sim_policy_ops
 duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,
                                 duet_cal_metrics_t *m_p);
 
+/**
+ * The reference rules' predictions of the set (NaN where they have none): seed_link_gbs fitted on
+ * its unsplit fused op rows (*fit_p), then policy frozen. *have_p 0: no such rows, no fit.
+ */
+duet_status_t duet__cal_ref_predict(duet_sim_ws_t *ws, const duet__cal_set_t *s, const duet_hw_t *hw,
+                                    duet_cal_progress_fn progress, void *progress_arg, double *pred,
+                                    duet_cal_fit_t *fit_p, int *have_p);
+
 /** The noise floor of the set's measured op rows (calibrate/noise.c). */
 duet_status_t duet__cal_noise(const duet__cal_set_t *s, duet_cal_noise_t *nz_p);
 

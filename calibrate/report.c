@@ -36,10 +36,13 @@ static duet_cal_params_t duet__seed_params(const duet_cal_params_t *p)
 }
 
 /* Whether the set has a row the reference rules predict and fit: a measured fused op row, unsplit. */
+/* 1 if the reference rules can be fitted: fused op rows they predict that move remote bytes (at
+ * W = 1 the collective's traffic is local, and seed_link_gbs, their one constant, moves nothing). */
 static int duet__have_seed_rows(const duet__cal_set_t *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (s->row[i]->kind == DUET_ROW_OP && duet__cal_row_usable(s, i, &duet_sim_policy_frozen))
+        if (s->row[i]->kind == DUET_ROW_OP && duet__cal_row_usable(s, i, &duet_sim_policy_frozen) &&
+            s->plan[i].remote_bytes_tiles > 0)
             return 1;
     return 0;
 }
@@ -334,6 +337,28 @@ cleanup:
     return st;
 }
 
+duet_status_t duet__cal_ref_predict(duet_sim_ws_t *ws, const duet__cal_set_t *s, const duet_hw_t *hw,
+                                    duet_cal_progress_fn progress, void *progress_arg, double *pred,
+                                    duet_cal_fit_t *fit_p, int *have_p)
+{
+    duet_cal_params_t base = duet_cal_default_params();
+    base.progress = progress;
+    base.progress_arg = progress_arg;
+    duet_cal_params_t sp = duet__seed_params(&base);
+    *have_p = duet__have_seed_rows(s);
+    if (!*have_p) {
+        /* Nothing to fit (no remote traffic): the rules as the profile gives them, its calibrated
+         * GEMM constants included. */
+        memset(fit_p, 0, sizeof(*fit_p));
+        fit_p->hw = *hw;
+        snprintf(fit_p->stop_reason, sizeof(fit_p->stop_reason), "not fitted: no fused row moves remote bytes");
+        return duet__cal_predict_all(ws, &duet_sim_policy_frozen, hw, s, pred);
+    }
+    duet__cal_stage_t stage = {"reference rules: fit seed_link_gbs", 0, 1, duet__cal_now()};
+    DUET_CHECK(duet__cal_fit_set(s, NULL, hw, &sp, &stage, fit_p));
+    return duet__cal_predict_all(ws, &duet_sim_policy_frozen, &fit_p->hw, s, pred);
+}
+
 duet_status_t duet_cal_validate(const duet_corpus_t *corpora, const char *const *names, int n, const duet_hw_t *hw,
                                 duet_cal_progress_fn progress, void *progress_arg, duet_cal_validation_t *v_p)
 {
@@ -368,17 +393,11 @@ duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *c
         rows(rows_arg, &r);
     }
 
-    duet_cal_params_t base = duet_cal_default_params();
-    base.progress = progress;
-    base.progress_arg = progress_arg;
-    duet_cal_params_t sp = duet__seed_params(&base);
-    int have_fused = duet__have_seed_rows(&s);
-    if (have_fused) {
-        duet__cal_stage_t stage = {"reference rules: fit seed_link_gbs", 0, 1, duet__cal_now()};
-        DUET_CHECK_GOTO(duet__cal_fit_set(&s, NULL, hw, &sp, &stage, &v.seed_fit), st, cleanup);
-        DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_frozen, &v.seed_fit.hw, &s, pred), st, cleanup);
+    int have_fused;
+    DUET_CHECK_GOTO(duet__cal_ref_predict(ws, &s, hw, progress, progress_arg, pred, &v.seed_fit, &have_fused), st,
+                    cleanup);
+    if (have_fused)
         DUET_CHECK_GOTO(duet__cal_metrics(&s, pred, NULL, &v.seed), st, cleanup);
-    }
     DUET_CHECK_GOTO(duet__cal_noise(&s, &v.noise), st, cleanup);
     v.rows_total = (int64_t)s.n;
     v.rows_failed = s.rows_failed;

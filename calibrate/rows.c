@@ -244,7 +244,7 @@ int duet__cal_row_usable(const duet__cal_set_t *s, size_t i, const duet_sim_poli
     if (!r->ok)
         return 0;
     /* The reference design modelled fused mode only, and no K split. */
-    if (policy == &duet_sim_policy_frozen && (r->cfg.mode != DUET_MODE_FUSED || r->cfg.split_k > 1))
+    if (duet_sim_policy_is_frozen(policy) && (r->cfg.mode != DUET_MODE_FUSED || r->cfg.split_k > 1))
         return 0;
     return 1;
 }

@@ -37,11 +37,31 @@ int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **ar
 
 int cli_corpora_load(cli_corpora_t *cs, const char *cmd)
 {
+    duet_build_info_t bi = duet_build_info();
+    cs->stale = 0;
     for (int i = 0; i < cs->n; i++) {
         duet_status_t st = duet_corpus_load(cs->path[i], &cs->c[i]);
         if (st < 0)
             return cli_fail(cmd, st);
         cs->loaded = i + 1;
+    }
+    /* After every file loaded, so that a bad file's error stays the one line of its own. */
+    for (int i = 0; i < cs->n; i++) {
+        /* No silent staleness: a fit or an accuracy figure from kernels that have changed since
+         * describes other kernels. Said on every run, and kept in the fitted profile's sources. */
+        char why[256];
+        int same = duet_corpus_kernel_check(&cs->c[i], &bi, why, sizeof(why));
+        const char *k = cs->c[i].prov.kernel_commit[0] ? cs->c[i].prov.kernel_commit : "unknown";
+        if (same == 1 || cs->c[i].n == 0) { /* no rows: nothing measured, nothing stale (refused later) */
+            snprintf(cs->label_buf[i], sizeof(cs->label_buf[i]), "%s (kernels %s)", cs->path[i], k);
+        } else {
+            fprintf(stderr, "duet: %s: warning: %s %s%s\n", cmd, cs->path[i], why,
+                    same == 0 ? ": its numbers describe other kernels than this build's" : "");
+            snprintf(cs->label_buf[i], sizeof(cs->label_buf[i]), "%s (kernels %s%s %s)", cs->path[i], k,
+                     same == 0 ? ", STALE: backend now" : "; backend", bi.kernel_commit);
+            cs->stale++;
+        }
+        cs->label[i] = cs->label_buf[i];
     }
     return CLI_EXIT_OK;
 }

@@ -20,7 +20,8 @@ enum {
     OPT_QUIET,
     OPT_ACCEPT,
     OPT_THREADS,
-    OPT_ROWS
+    OPT_ROWS,
+    OPT_SWEEP2
 };
 
 #define CLI_CAL_MAX_CORPORA 64
@@ -29,7 +30,11 @@ enum {
 typedef struct cli_corpora {
     const char *path[CLI_CAL_MAX_CORPORA];
     duet_corpus_t c[CLI_CAL_MAX_CORPORA];
-    int n, loaded;
+    /* Each file as a fitted profile's sources name it: with the kernels it measured, and
+     * "STALE" when they are not this build's (cli_corpora_load()). */
+    char label_buf[CLI_CAL_MAX_CORPORA][160];
+    const char *label[CLI_CAL_MAX_CORPORA];
+    int n, loaded, stale;
 } cli_corpora_t;
 
 /* Progress with an estimate of the time left, on stderr. */
@@ -48,7 +53,11 @@ typedef struct cli_column {
 int cli_corpora_add(cli_corpora_t *cs, const char *cmd, const char *path);
 /** The corpus files after the first, which arrive as operands; at least one is required. */
 int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **argv);
-/** Load every corpus file (the first bad one is the error). */
+/**
+ * Load every corpus file (the first bad one is the error). A corpus whose kernels are not this
+ * build's backend, or that does not say which they were, gets a warning on stderr
+ * ("duet: CMD: warning: ..."), and its label says so.
+ */
 int cli_corpora_load(cli_corpora_t *cs, const char *cmd);
 void cli_corpora_free(cli_corpora_t *cs);
 

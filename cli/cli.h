@@ -141,5 +141,6 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_derive_candidates(int argc, char **argv);
+int cmd_shapes(int argc, char **argv);
 
 #endif /* DUET_CLI_H */

@@ -305,7 +305,7 @@ static int cmd_calibrate_fit(int argc, char **argv)
         rc = CLI_EXIT_FAILED;
         goto cleanup;
     }
-    duet_status_t st = duet_cal_fit_save(rep, o.cs->path, o.cs->n, o.hw_arg, o.name, o.date, o.out, o.report);
+    duet_status_t st = duet_cal_fit_save(rep, o.cs->label, o.cs->n, o.hw_arg, o.name, o.date, o.out, o.report);
     if (st < 0) {
         rc = cli_fail(cmd, st);
         goto cleanup;

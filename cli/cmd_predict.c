@@ -9,14 +9,15 @@
 #include "base/base.h"
 #include "cli/cli.h"
 
-enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE };
+enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE, OPT_REF };
 
 static void cmd_predict_usage(FILE *f)
 {
     fprintf(
         f,
         "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
-        "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--svg FILE] [--json]\n"
+        "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
+        "                    [--svg FILE] [--json]\n"
         "\n"
         "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
         "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
@@ -35,6 +36,10 @@ static void cmd_predict_usage(FILE *f)
         "  --group-m G           GEMM swizzle (default 8)\n"
         "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
         "                        design's scheduler and rules; fused mode only)\n"
+        "  --reference-pricing   with --policy frozen: price as the reference predictor did, unchanged (its\n"
+        "                        fused-kernel factor 1.44, its spreading over num_wgs; duet's GEMM time stands\n"
+        "                        in for origami), and also print the reference's own pick (predict_split: its\n"
+        "                        candidates max(16, SMs/8)..SMs step 8, its 20 %% tile margin gate)\n"
         "output:\n"
         "  --top K               rows to print (default 10; 0 prints all)\n"
         "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
@@ -153,6 +158,60 @@ static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_par
     return st < 0 ? cli_fail("predict", st) : CLI_EXIT_OK;
 }
 
+/*
+ * The reference's predict_split on this workload: its candidate range and margin gate over the
+ * sweep's tiles (else the reference's default tile), duet's full-chip GEMM time standing in for
+ * origami, the profile's seed_* constants. *ref_p is allocated (the curve is large).
+ */
+static duet_status_t cmd_predict_reference(duet_sim_ws_t *ws, const cli_common_t *c, const duet_sweep_params_t *sp,
+                                           duet_frozen_ref_result_t **ref_p)
+{
+    duet_frozen_ref_params_t *p = malloc(sizeof(*p));
+    duet_frozen_ref_result_t *r = malloc(sizeof(*r));
+    duet_status_t st = DUET_OK;
+    if (p == NULL || r == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    *p = duet_frozen_ref_default_params();
+    const duet_hw_t *hw = &c->hw;
+    p->gemm_m = c->wl.m;
+    p->gemm_n = c->wl.n;
+    p->gemm_k = c->wl.k;
+    p->comm_m = c->wl.mc;
+    p->comm_n = c->wl.nc;
+    p->coll = c->wl.coll;
+    p->world = c->wl.world;
+    p->num_wgs = sp->num_wgs > 0 ? sp->num_wgs : hw->n_sms;
+    if (sp->cm > 0)
+        p->cb_m = sp->cm;
+    if (sp->cn > 0)
+        p->cb_n = sp->cn;
+    p->c_atomic_gemm_ms = hw->seed_dequeue_gemm_us * 1e-3;
+    p->c_atomic_comm_ms = hw->seed_dequeue_comm_us * 1e-3;
+    p->comm_sat = hw->seed_sat_channels;
+    p->alpha = hw->seed_alpha;
+    p->link_gbs = hw->seed_link_gbs;
+    p->launch_us = hw->seed_launch_us;
+    p->n_tiles =
+        sp->n_tiles > 0 ? (sp->n_tiles < DUET_FROZEN_REF_MAX_TILES ? sp->n_tiles : DUET_FROZEN_REF_MAX_TILES) : 1;
+    for (int i = 0; i < p->n_tiles; i++) {
+        if (sp->n_tiles > 0)
+            p->tiles[i] = sp->tiles[i];
+        if (c->wl.m > 0)
+            DUET_CHECK_GOTO(duet_frozen_ref_gemm_full(hw, &c->wl, p->tiles[i], p->num_wgs, &p->gemm_full_ms[i]), st,
+                            fail);
+    }
+    DUET_CHECK_GOTO(duet_frozen_ref_predict(ws, p, r), st, fail);
+    free(p);
+    *ref_p = r;
+    return DUET_OK;
+fail:
+    free(r);
+    free(p);
+    return st;
+}
+
 int cmd_predict(int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
@@ -168,6 +227,7 @@ int cmd_predict(int argc, char **argv)
                                              {"svg", required_argument, NULL, OPT_SVG},
                                              {"timeline", required_argument, NULL, OPT_TIMELINE},
                                              {"trace", required_argument, NULL, OPT_TRACE},
+                                             {"reference-pricing", no_argument, NULL, OPT_REF},
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -176,7 +236,7 @@ int cmd_predict(int argc, char **argv)
     duet_sweep_params_t sp = duet_sweep_default_params();
     long long top = 10;
     const char *svg = NULL, *timeline = NULL, *trace_path = NULL;
-    int opt, rc;
+    int opt, rc, ref_pricing = 0;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -237,6 +297,9 @@ int cmd_predict(int argc, char **argv)
         case OPT_TRACE:
             trace_path = optarg;
             continue;
+        case OPT_REF:
+            ref_pricing = 1;
+            continue;
         default:
             break;
         }
@@ -250,7 +313,12 @@ int cmd_predict(int argc, char **argv)
         return cli_usage_error("predict", "unexpected argument '%s'", duet__q(argv[optind]));
     if ((rc = cli_common_workload(&c, "predict")) != CLI_EXIT_OK)
         return rc;
-    if (sp.policy == &duet_sim_policy_frozen && c.mode_arg == NULL)
+    if (ref_pricing) {
+        if (!duet_sim_policy_is_frozen(sp.policy))
+            return cli_usage_error("predict", "--reference-pricing needs --policy frozen");
+        sp.policy = &duet_sim_policy_frozen_reference;
+    }
+    if (duet_sim_policy_is_frozen(sp.policy) && c.mode_arg == NULL)
         sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
     if (c.num_wgs > 0) {
         if (c.num_wgs > c.hw.n_sms)
@@ -281,11 +349,17 @@ int cmd_predict(int argc, char **argv)
 
     duet_sim_ws_t *ws = NULL;
     duet_sweep_result_t res;
+    duet_frozen_ref_result_t *ref = NULL;
     duet_status_t st = duet_sim_ws_create(&ws);
     if (st < 0)
         return cli_fail("predict", st);
-    st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
+    if (ref_pricing)
+        st = cmd_predict_reference(ws, &c, &sp, &ref);
+    if (st >= 0)
+        st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
     duet_sim_ws_destroy(ws);
+    if (st < 0)
+        free(ref);
     if (st < 0)
         return cli_fail("predict", st);
 
@@ -313,6 +387,14 @@ int cmd_predict(int argc, char **argv)
         cJSON_AddNumberToObject(d, "rank", (double)res.default_rank);
         cJSON_AddNumberToObject(d, "tied_with", (double)res.default_ties);
         cJSON_AddItemToObject(o, "static_default", d);
+        if (ref != NULL) {
+            cJSON *rp = cJSON_AddObjectToObject(o, "reference_predict_split");
+            char tile[32];
+            snprintf(tile, sizeof(tile), "%dx%dx%d", ref->tile.bm, ref->tile.bn, ref->tile.bk);
+            cJSON_AddNumberToObject(rp, "gemm_wgs", ref->gemm_wgs);
+            cJSON_AddStringToObject(rp, "tile", tile);
+            cJSON_AddNumberToObject(rp, "pred_ms", ref->pred_ms);
+        }
         char *text = cJSON_Print(o);
         cJSON_Delete(o);
         if (text == NULL) {
@@ -342,7 +424,12 @@ int cmd_predict(int argc, char **argv)
         printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
                d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3);
         cmd_predict_default_rank(&res);
+        if (ref != NULL)
+            printf("the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile "
+                   "%dx%dx%d, %.4f ms\n",
+                   ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms);
     }
+    free(ref);
     if (rc == CLI_EXIT_OK && svg != NULL) {
         char title[256];
         snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s (policy %s)", c.hw.name,

@@ -10,7 +10,7 @@
 
 static void cmd_validate_usage(FILE *f)
 {
-    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--json] [--rows FILE] [--quiet]\n"
+    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--sweep2 FILE] [--json] [--rows FILE] [--quiet]\n"
                "\n"
                "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
                "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
@@ -23,6 +23,10 @@ static void cmd_validate_usage(FILE *f)
                "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
                "  --json             machine-readable output\n"
                "  --rows FILE        per-row predictions as CSV (measured and predicted ms), for residual analysis\n"
+               "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
+               "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
+               "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
+               "                     ceiling, and the reference rules scored within their own options (repeatable)\n"
                "  --quiet            no progress on stderr\n"
                "  -h, --help         this text\n"
                "\n"
@@ -34,6 +38,7 @@ static void cmd_validate_usage(FILE *f)
 /* The options of `validate`. */
 typedef struct cli_validate_opts {
     cli_corpora_t *cs;
+    cli_corpora_t *sweep2;
     const char *hw_arg, *rows;
     int json, quiet, help;
 } cli_validate_opts_t;
@@ -46,6 +51,7 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
+                                             {"sweep2", required_argument, NULL, OPT_SWEEP2},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int rc, opt;
@@ -57,6 +63,9 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
             return CLI_EXIT_OK;
         } else if (opt == OPT_CORPUS) {
             if ((rc = cli_corpora_add(o->cs, cmd, optarg)) != CLI_EXIT_OK)
+                return rc;
+        } else if (opt == OPT_SWEEP2) {
+            if ((rc = cli_corpora_add(o->sweep2, cmd, optarg)) != CLI_EXIT_OK)
                 return rc;
         } else if (opt == OPT_HW || opt == OPT_ROWS) {
             *(opt == OPT_HW ? &o->hw_arg : &o->rows) = optarg;
@@ -112,7 +121,57 @@ static void cli_validate_print(const cli_validate_opts_t *o, const duet_hw_t *hw
                v->seed_fit.params[0].value, (long long)v->seed_fit.rows, v->seed_fit.stop_reason,
                v->seed_fit.params[0].at_bound ? ", at its bound" : "");
     else
-        printf("\nreference rules: not available (the corpora have no measured unsplit fused op rows)\n");
+        printf("\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their one "
+               "constant, seed_link_gbs, has nothing to fit)\n");
+}
+
+/* One line of the target table: value and interval in percent, the target, met or not. */
+static void cli_target_line(const char *what, const duet_cal_ci_t *c, const char *target, int met)
+{
+    printf("  %-44s %7.2f %%  [%6.2f, %6.2f] %%  %-9s %s\n", what, 100 * c->value, 100 * c->lo, 100 * c->hi, target,
+           met < 0 ? ""
+           : met   ? "met"
+                   : "NOT MET");
+}
+
+/* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
+static void cli_validate_targets(const duet_cal_eval_t *e, const duet_corpus_t *c)
+{
+    printf("\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
+           c->prov.shapes[0] ? c->prov.shapes : "not recorded", c->date, (long long)c->prov.order_seed,
+           c->prov.kernel_commit[0] ? c->prov.kernel_commit : "not recorded");
+    printf("\n\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
+           "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %u); noise band per workload = "
+           "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
+           e->workloads, e->gemm_rows, e->op_rows, e->resamples, DUET_CAL_EVAL_SEED, 100 * DUET_CAL_EVAL_BAND_Q,
+           100 * e->band_median);
+    printf("  %-44s %9s  %18s  %-9s %s\n", "figure", "value", "95 % interval", "target", "");
+    cli_target_line("GEMM alone (>= 1/4 SMs): APE median", &e->gemm_ape_median, "<= 3 %",
+                    e->gemm_ape_median.value <= 0.03);
+    cli_target_line("GEMM alone (>= 1/4 SMs): APE p95", &e->gemm_ape_p95, "<= 8 %", e->gemm_ape_p95.value <= 0.08);
+    cli_target_line("every mode, W = 1: makespan APE median", &e->op_ape_median, "<= 4 %",
+                    e->op_ape_median.value <= 0.04);
+    cli_target_line("every mode, W = 1: makespan APE p95", &e->op_ape_p95, "<= 10 %", e->op_ape_p95.value <= 0.10);
+    cli_target_line("noise-aware pick", &e->pick, ">= 90 %", e->pick.value >= 0.90);
+    cli_target_line("  re-measurement ceiling (sweep 2 picking)", &e->ceiling, "", -1);
+    cli_target_line("  pick within 3 points of the ceiling", &e->pick, "ceil - 3",
+                    e->pick.value >= e->ceiling.value - 0.03);
+    cli_target_line("exact pick (for reference)", &e->exact_pick, "", -1);
+    cli_target_line("regret p95", &e->regret_p95, "<= 3 %", e->regret_p95.value <= 0.03);
+    cli_target_line("regret mean", &e->regret_mean, "", -1);
+    printf("\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within their own "
+           "options (%d workloads):\n",
+           e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
+    cli_target_line("  makespan APE median (fused rows)", &e->ref_op_ape_median, "", -1);
+    cli_target_line("  makespan APE p95 (fused rows)", &e->ref_op_ape_p95, "", -1);
+    cli_target_line("  noise-aware pick", &e->ref_pick, "", -1);
+    cli_target_line("  regret p95", &e->ref_regret_p95, "", -1);
+    cli_target_line("  regret mean", &e->ref_regret_mean, "", -1);
+    int better = e->regret_p95.hi < e->ref_regret_p95.lo && e->regret_mean.hi < e->ref_regret_mean.lo;
+    printf("\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
+           e->ref_workloads == 0 ? "not available (no rows the reference rules predict)"
+           : better              ? "met"
+                                 : "NOT MET");
 }
 
 int cmd_validate(int argc, char **argv)
@@ -121,7 +180,10 @@ int cmd_validate(int argc, char **argv)
     cli_validate_opts_t o;
     memset(&o, 0, sizeof(o));
     o.cs = calloc(1, sizeof(*o.cs));
-    if (o.cs == NULL) {
+    o.sweep2 = calloc(1, sizeof(*o.sweep2));
+    if (o.cs == NULL || o.sweep2 == NULL) {
+        free(o.cs);
+        free(o.sweep2);
         cli_error(cmd, "out of memory");
         return CLI_EXIT_FAILED;
     }
@@ -137,6 +199,18 @@ int cmd_validate(int argc, char **argv)
                (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK) {
         if (!o.json) {
             cli_validate_print(&o, &hw, &v);
+            if (o.sweep2->n > 0 && (rc = cli_corpora_load(o.sweep2, cmd)) == CLI_EXIT_OK) {
+                duet_cal_eval_t e;
+                cli_progress_t pr;
+                cli_progress_init(&pr, o.quiet);
+                duet_status_t st =
+                    duet_cal_evaluate(o.cs->c, o.cs->n, o.sweep2->c, o.sweep2->n, &hw, cli_progress_fn, &pr, &e);
+                cli_progress_end(&pr);
+                if (st < 0)
+                    rc = cli_fail(cmd, st);
+                else
+                    cli_validate_targets(&e, &o.cs->c[0]);
+            }
         } else {
             duet_status_t st = duet_cal_validation_to_json(&v, o.cs->path, o.cs->n, hw.name, &text);
             if (st < 0)
@@ -147,6 +221,8 @@ int cmd_validate(int argc, char **argv)
     }
     free(text);
     cli_corpora_free(o.cs);
+    cli_corpora_free(o.sweep2);
     free(o.cs);
+    free(o.sweep2);
     return rc;
 }

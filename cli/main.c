@@ -41,6 +41,7 @@ static const cli_command_t cli_commands[] = {
     {"validate", cmd_validate, "accuracy of a profile on measured corpora, beside the reference design's rules"},
     {"tune", cmd_tune, "tuning database (--list, --clear) and the tuner replayed on corpora (--evaluate)"},
     {"derive-candidates", cmd_derive_candidates, "greedy candidate set and coverage curves from corpora"},
+    {"shapes", cmd_shapes, "draw a random shape set (seeded) and write it as a shape file"},
     {"bench", cmd_bench_gpu, "duet vs cuBLASLt + NCCL side by side on the GPUs (mpirun; GPU build)"},
     {"run", cmd_run_gpu, "run one operation on the GPUs, timed, with its measured timeline (mpirun; GPU build)"},
 };

@@ -3,6 +3,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +18,45 @@ const char *duet_row_kind_name(int32_t kind)
     return kind >= 0 && kind < DUET_ROW_KIND_COUNT ? duet__row_kinds[kind] : "unknown";
 }
 
+static void duet__prov_init(duet_corpus_provenance_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->seed = -1;
+    p->warmup_ms = -1;
+    p->order_seed = -1;
+}
+
 void duet_corpus_init(duet_corpus_t *c)
 {
     memset(c, 0, sizeof(*c));
     c->rounds = 1;
+    duet__prov_init(&c->prov);
+}
+
+static int duet__known(const char *s)
+{
+    return s[0] != '\0' && strcmp(s, "unknown") != 0;
+}
+
+int duet_corpus_kernel_check(const duet_corpus_t *c, const duet_build_info_t *b, char *why, size_t n)
+{
+    const duet_corpus_provenance_t *p = &c->prov;
+    int hashes = duet__known(p->kernel_hash) && duet__known(b->kernel_hash);
+    int commits = duet__known(p->kernel_commit) && duet__known(b->kernel_commit);
+    if (!hashes && !commits) {
+        snprintf(why, n,
+                 "records no kernel commit: nothing tells whether it measured this build's kernels (backend "
+                 "at %s, hash %s)",
+                 b->kernel_commit, b->kernel_hash);
+        return -1;
+    }
+    /* The content hash decides where both sides have one: a copy of the tree without .git
+     * records no commit, and a commit that left the kernels alone changes no hash. */
+    int same = hashes ? strcmp(p->kernel_hash, b->kernel_hash) == 0 : strcmp(p->kernel_commit, b->kernel_commit) == 0;
+    snprintf(why, n, "measured with kernels at %s (hash %s); this build's backend is at %s (hash %s)",
+             p->kernel_commit[0] ? p->kernel_commit : "unknown", p->kernel_hash[0] ? p->kernel_hash : "unknown",
+             b->kernel_commit, b->kernel_hash);
+    return same;
 }
 
 void duet_corpus_free(duet_corpus_t *c)
@@ -270,12 +306,65 @@ static long duet__row_set_add(duet__row_set_t *s, const duet_corpus_t *c, size_t
     }
 }
 
+/* The optional "provenance" object: every member optional, unknown members refused. */
+static duet_status_t duet__corpus_prov_from_json(const cJSON *root, const char *origin, duet_corpus_provenance_t *p)
+{
+    duet__prov_init(p);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+    if (o == NULL)
+        return DUET_OK;
+    char where[192];
+    snprintf(where, sizeof(where), "%s: provenance", origin);
+    if (!cJSON_IsObject(o))
+        return duet__error(DUET_ERR_PARSE, "%s: must be an object", where);
+    static const struct {
+        const char *key;
+        size_t off, len;
+    } strs[] = {
+        {"duet_commit", offsetof(duet_corpus_provenance_t, duet_commit), sizeof(p->duet_commit)},
+        {"kernel_commit", offsetof(duet_corpus_provenance_t, kernel_commit), sizeof(p->kernel_commit)},
+        {"kernel_hash", offsetof(duet_corpus_provenance_t, kernel_hash), sizeof(p->kernel_hash)},
+        {"shapes", offsetof(duet_corpus_provenance_t, shapes), sizeof(p->shapes)},
+        {"clocks", offsetof(duet_corpus_provenance_t, clocks), sizeof(p->clocks)},
+        {"grid", offsetof(duet_corpus_provenance_t, grid), sizeof(p->grid)},
+    };
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        int known = strcmp(it->string, "seed") == 0 || strcmp(it->string, "warmup_ms") == 0 ||
+                    strcmp(it->string, "order_seed") == 0;
+        for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+            known |= strcmp(it->string, strs[i].key) == 0;
+        if (!known)
+            return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", where, it->string);
+    }
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        if (cJSON_GetObjectItemCaseSensitive(o, strs[i].key) != NULL)
+            DUET_CHECK(duet__json_member_str(o, strs[i].key, where, (char *)p + strs[i].off, strs[i].len));
+    int64_t v;
+    if (cJSON_GetObjectItemCaseSensitive(o, "seed") != NULL) {
+        DUET_CHECK(duet__json_member_int(o, "seed", 0, INT64_MAX, where, &v));
+        p->seed = v;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(o, "order_seed") != NULL) {
+        DUET_CHECK(duet__json_member_int(o, "order_seed", 0, INT64_MAX, where, &v));
+        p->order_seed = v;
+    }
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warmup_ms");
+    if (w != NULL) {
+        if (!cJSON_IsNumber(w) || !(w->valuedouble >= 0 && w->valuedouble <= 3.6e6))
+            return duet__error(DUET_ERR_PARSE, "%s.warmup_ms: must be a number of ms in [0, 3.6e6]", where);
+        p->warmup_ms = w->valuedouble;
+    }
+    return DUET_OK;
+}
+
 static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
 {
     duet__ctx_t x = {origin, ""};
     duet__ctx_at(&x, "corpus");
-    static const char *const keys[] = {"schema", "device", "arch",    "sms",    "world",  "driver", "runtime",
-                                       "date",   "duet",   "repeats", "warmup", "rounds", "grid",   "rows"};
+    static const char *const keys[] = {"schema", "device",  "arch",   "sms",    "world", "driver", "runtime",   "date",
+                                       "duet",   "repeats", "warmup", "rounds", "grid",  "rows",   "provenance"};
     if (!cJSON_IsObject(root))
         return duet__error(DUET_ERR_PARSE, "%s: a corpus must be a JSON object", origin);
     const cJSON *it;
@@ -312,6 +401,8 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
         DUET_CHECK(duet__json_member_int(root, "rounds", 1, 1 << 20, x.where, &v));
         c->rounds = (int32_t)v;
     }
+
+    DUET_CHECK(duet__corpus_prov_from_json(root, origin, &c->prov));
 
     const cJSON *grid, *arr, *e;
     DUET_CHECK(duet__json_member(root, "grid", DUET__JSON_OBJECT, x.where, &grid));
@@ -397,6 +488,39 @@ static void duet__json_list(duet__sbuf_t *b, const char *key, const double *d, c
     duet__sbuf_printf(b, "]");
 }
 
+/* The "provenance" object, with the members that say something; nothing when none does, so that
+ * an older corpus saves back unchanged. */
+static void duet__corpus_prov_text(duet__sbuf_t *b, const duet_corpus_provenance_t *p)
+{
+    const char *keys[] = {"duet_commit", "kernel_commit", "kernel_hash", "shapes", "clocks", "grid"};
+    const char *vals[] = {p->duet_commit, p->kernel_commit, p->kernel_hash, p->shapes, p->clocks, p->grid};
+    int any = p->seed >= 0 || p->warmup_ms >= 0 || p->order_seed >= 0;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        any |= vals[i][0] != '\0';
+    if (!any)
+        return;
+    const char *sep = "";
+    duet__sbuf_printf(b, ",\n  \"provenance\": {");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (vals[i][0] == '\0')
+            continue;
+        duet__sbuf_printf(b, "%s\"%s\": ", sep, keys[i]);
+        duet__json_str(b, vals[i]);
+        sep = ", ";
+    }
+    if (p->seed >= 0) {
+        duet__sbuf_printf(b, "%s\"seed\": %lld", sep, (long long)p->seed);
+        sep = ", ";
+    }
+    if (p->order_seed >= 0) {
+        duet__sbuf_printf(b, "%s\"order_seed\": %lld", sep, (long long)p->order_seed);
+        sep = ", ";
+    }
+    if (p->warmup_ms >= 0)
+        duet__sbuf_printf(b, "%s\"warmup_ms\": %.17g", sep, p->warmup_ms);
+    duet__sbuf_printf(b, "}");
+}
+
 duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
 {
     /* JSON has no infinity or NaN: a file with one would not load again, so nothing is written. */
@@ -424,6 +548,7 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
     /* Written only when it says something, so that an older corpus saves back unchanged. */
     if (c->rounds > 1)
         duet__sbuf_printf(&b, ",\n  \"rounds\": %d", c->rounds);
+    duet__corpus_prov_text(&b, &c->prov);
     duet__sbuf_printf(&b, ",\n  \"grid\": {");
     duet__json_list(&b, "fused_fracs", c->fracs, NULL, c->n_fracs);
     duet__sbuf_printf(&b, ", \"tiles\": [");

@@ -191,6 +191,27 @@ duet_status_t duet_workloads_random(const duet_random_params_t *p, size_t n, due
     return DUET_OK;
 }
 
+void duet_random_describe(const duet_random_params_t *p, size_t n, char *buf, size_t len)
+{
+    duet_random_params_t d = duet_random_default_params();
+    int k = snprintf(buf, len, "random n=%zu seed=%llu world=%d", n, (unsigned long long)p->seed, (int)p->world);
+    /* Only what differs from the defaults, so that the usual case stays short. */
+#define DUET__DESCRIBE(cond, ...)                                                                                      \
+    if ((cond) && k >= 0 && (size_t)k < len)                                                                           \
+    k += snprintf(buf + k, len - (size_t)k, __VA_ARGS__)
+    DUET__DESCRIBE(p->min_dim != d.min_dim, " min_dim=%lld", (long long)p->min_dim);
+    DUET__DESCRIBE(p->max_dim != d.max_dim, " max_dim=%lld", (long long)p->max_dim);
+    DUET__DESCRIBE(p->ragged != d.ragged, " ragged=%g", p->ragged);
+    DUET__DESCRIBE(p->skinny != d.skinny, " skinny=%g", p->skinny);
+    DUET__DESCRIBE(p->small_k != d.small_k, " small_k=%g", p->small_k);
+    DUET__DESCRIBE(p->skinny_max != d.skinny_max, " skinny_max=%lld", (long long)p->skinny_max);
+    DUET__DESCRIBE(p->dtypes != d.dtypes, " dtypes=0x%x", p->dtypes);
+    DUET__DESCRIBE(p->colls != d.colls, " colls=0x%x", p->colls);
+    DUET__DESCRIBE(p->min_comm_bytes != d.min_comm_bytes, " min_comm_bytes=%g", p->min_comm_bytes);
+    DUET__DESCRIBE(p->max_comm_bytes != d.max_comm_bytes, " max_comm_bytes=%g", p->max_comm_bytes);
+#undef DUET__DESCRIBE
+}
+
 duet_status_t duet_workloads_save(const char *path, const duet_workloads_t *w, const char *header)
 {
     duet__sbuf_t b;

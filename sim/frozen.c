@@ -1,6 +1,16 @@
 /*
  * Policy "frozen": the reference design's scheduler (iris.concurrent predictor.py
- * schedule_makespan, iris-concurrent.md 3.5), reproduced bit for bit, and its pricing rules.
+ * schedule_makespan, iris-concurrent.md 3.5), reproduced bit for bit (its 41 golden cases,
+ * tests/data/seed-golden.json), priced by the reference's rules in one of two ways:
+ *  - policy "frozen" (DUET_FROZEN_PRICING_DUET, the default): duet's adaptation, which spreads the
+ *    full-chip GEMM time over min(num_wgs, tiles) and leaves out the reference's fused-kernel
+ *    factor 1.44 (docs/model.md, last section). Its makespans are not the reference's;
+ *  - policy "frozen-reference" (DUET_FROZEN_PRICING_REFERENCE): the reference's pricing unchanged
+ *    (the 1.44 factor, the interference term, spreading over num_wgs). Only the full-chip GEMM
+ *    time differs: duet's closed form stands in for origami.
+ * The reference's predict_split around this (its candidate range, strict-< split pick, and the
+ * 20 % tile margin gate) is sim/frozen_ref.c; given the reference's own full-chip GEMM times it
+ * reproduces the reference's 60 golden predictions (tests/data/seed-golden-predict.json).
  *
  * Semantics: every worker (CTA) starts free at t = 0; the earliest free worker (ties: lowest
  * id) takes a tile from its home queue (GEMM if id < gemm_wgs), else from the other queue. A
@@ -173,11 +183,14 @@ duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_para
     return DUET_OK;
 }
 
-duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_params_t *p_p)
+duet_status_t duet_sim_frozen_params_priced(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_pricing_t pricing,
+                                            duet_frozen_params_t *p_p)
 {
     if (plan->cfg.mode != DUET_MODE_FUSED)
         return duet__error(DUET_ERR_UNSUPPORTED,
                            "policy frozen models fused mode only, as the reference design did (use policy fluid)");
+    if (pricing != DUET_FROZEN_PRICING_DUET && pricing != DUET_FROZEN_PRICING_REFERENCE)
+        return duet__error(DUET_ERR_INVALID_ARG, "frozen pricing %d is not DUET or REFERENCE", (int)pricing);
     duet_frozen_params_t p;
     memset(&p, 0, sizeof(p));
     const double us = 1e-6;
@@ -202,15 +215,16 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
     /* GEMM: the whole-chip time on num_wgs CTAs spread over the tiles ("CU-seconds" per tile),
      * slowed by comm-home CTAs in proportion to the comm intensity. Origami priced a GEMM of
      * fewer tiles than CUs as if one tile had the whole chip, which the reference's spreading
-     * compensated; duet's stand-in already prices one wave per SM, so fewer tiles than CTAs
-     * spread over the tiles, not over the CTAs. */
+     * over num_wgs compensated; duet's stand-in already prices one wave per SM, so duet's pricing
+     * spreads fewer tiles than CTAs over the tiles, not over the CTAs, and leaves out the
+     * reference's fused-kernel factor (duet's tile cost prices duet's kernel). The reference
+     * pricing keeps both as the reference had them. */
     if (p.n_gemm > 0) {
         double t_full = duet_cost_gemm_static_s(hw, plan, nw) - hw->launch_us * us;
-        double spread = p.n_gemm < nw ? (double)p.n_gemm : (double)nw;
-        double l_tile = t_full * spread / (double)p.n_gemm;
-        double f_comm = (double)(nw - plan->cfg.gemm_wgs) / nw;
-        double intensity = t_full > 0 ? comm_full / t_full : 0.0;
-        p.lg = l_tile * (1.0 + hw->seed_alpha * f_comm * fmax(0.0, intensity));
+        int ref = pricing == DUET_FROZEN_PRICING_REFERENCE;
+        double spread = ref || p.n_gemm >= nw ? (double)nw : (double)p.n_gemm;
+        p.lg = duet_frozen_ref_lg(t_full, p.n_gemm, spread, nw, plan->cfg.gemm_wgs, comm_full,
+                                  ref ? DUET_REF_FUSED_GEMM_MULT : 1.0, hw->seed_alpha);
     }
     int32_t sat = 1;
     if (plan->wl.coll == DUET_COLL_ALL_REDUCE) {
@@ -223,18 +237,37 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
     return DUET_OK;
 }
 
+duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_params_t *p_p)
+{
+    return duet_sim_frozen_params_priced(hw, plan, DUET_FROZEN_PRICING_DUET, p_p);
+}
+
+static duet_status_t duet__frozen_run_priced(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
+                                             duet_frozen_pricing_t pricing, duet_trace_t *trace,
+                                             duet_sim_result_t *res_p)
+{
+    duet_frozen_params_t p;
+    DUET_CHECK(duet_sim_frozen_params_priced(hw, plan, pricing, &p));
+    return duet_sim_frozen_schedule(ws, &p, trace, res_p);
+}
+
 static duet_status_t duet__frozen_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
                                       duet_trace_t *trace, duet_sim_result_t *res_p)
 {
-    duet_frozen_params_t p;
-    DUET_CHECK(duet_sim_frozen_params(hw, plan, &p));
-    return duet_sim_frozen_schedule(ws, &p, trace, res_p);
+    return duet__frozen_run_priced(ws, hw, plan, DUET_FROZEN_PRICING_DUET, trace, res_p);
+}
+
+static duet_status_t duet__frozen_ref_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan,
+                                          duet_trace_t *trace, duet_sim_result_t *res_p)
+{
+    return duet__frozen_run_priced(ws, hw, plan, DUET_FROZEN_PRICING_REFERENCE, trace, res_p);
 }
 
 /*
  * The reference's workers: num_wgs of them, one per SM, ids below gemm_wgs on the GEMM queue first.
  * A worker whose home queue is empty takes from the other one (the reference's rule), so each
- * steals. The reference knows one grid: the plan's kernel that has the CTAs.
+ * steals. The reference knows one grid: the plan's kernel that has the CTAs. Pricing does not
+ * move workers, so both pricings share this.
  */
 static duet_status_t duet__frozen_workers(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_plan_t *plan, int32_t *n_p)
 {
@@ -252,7 +285,14 @@ static duet_status_t duet__frozen_workers(duet_sim_ws_t *ws, const duet_hw_t *hw
 
 const duet_sim_policy_ops_t duet_sim_policy_frozen = {
     "frozen",
-    "the reference design's scheduler and pricing, bit for bit (fused mode only)",
+    "the reference design's scheduler, bit for bit, with duet's adaptation of its pricing (fused mode only)",
     duet__frozen_run,
+    duet__frozen_workers,
+};
+
+const duet_sim_policy_ops_t duet_sim_policy_frozen_reference = {
+    "frozen-reference",
+    "the reference design's scheduler and pricing unchanged, duet's GEMM time standing in for origami (fused only)",
+    duet__frozen_ref_run,
     duet__frozen_workers,
 };

@@ -61,7 +61,7 @@ static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, 
     static const int32_t autos[] = DUET_AUTO_SPLIT_KS;
     const int32_t *list = p->n_split_ks > 0 ? p->split_ks : autos;
     int n_list = p->n_split_ks > 0 ? p->n_split_ks : (int)(sizeof(autos) / sizeof(autos[0]));
-    if (p->n_split_ks == 0 && p->policy == &duet_sim_policy_frozen)
+    if (p->n_split_ks == 0 && duet_sim_policy_is_frozen(p->policy))
         n_list = 1;
     int n = 0;
     for (int i = 0; i < n_list; i++) {
@@ -129,7 +129,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         p.policy = &duet_sim_policy_fluid;
     if (p.modes == 0)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: no mode selected");
-    if (p.policy == &duet_sim_policy_frozen && (p.modes & ~(1u << DUET_MODE_FUSED)))
+    if (duet_sim_policy_is_frozen(p.policy) && (p.modes & ~(1u << DUET_MODE_FUSED)))
         return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (use --mode fused)");
     /* Tiles: the given list, else every supported tile that fits the profile's shared memory and
      * keeps the GEMM queue within DUET_MAX_GEMM_TILES (a small tile on a large GEMM may not). */

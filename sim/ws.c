@@ -76,7 +76,14 @@ const duet_sim_policy_ops_t *duet_sim_policy_find(const char *name)
         return &duet_sim_policy_fluid;
     if (strcmp(name, duet_sim_policy_frozen.name) == 0)
         return &duet_sim_policy_frozen;
+    if (strcmp(name, duet_sim_policy_frozen_reference.name) == 0)
+        return &duet_sim_policy_frozen_reference;
     return NULL;
+}
+
+int duet_sim_policy_is_frozen(const duet_sim_policy_ops_t *policy)
+{
+    return policy == &duet_sim_policy_frozen || policy == &duet_sim_policy_frozen_reference;
 }
 
 duet_status_t duet_sim_run(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,

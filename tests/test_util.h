@@ -190,28 +190,29 @@ static inline int t_rel_eq(double got, double want, double rel)
     return fabs(got - want) <= rel * scale;
 }
 
-/* The golden file of the reference simulator, parsed; NULL if missing. The tests run from the
- * repository root; the reference lives beside the checkout or in tests/data. */
+/* A JSON file of tests/data, parsed; NULL if missing or not JSON. The tests run from the
+ * repository root. */
+static inline cJSON *t_load_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    return root;
+}
+
+/* The golden file of the reference simulator (tests/data/README.md), parsed; NULL if missing. */
 static inline cJSON *t_load_golden(void)
 {
-    static const char *const paths[] = {"tests/data/seed-golden.json", "../shared/reference/seed-golden.json"};
-    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-        FILE *f = fopen(paths[i], "rb");
-        if (f == NULL)
-            continue;
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        char *buf = malloc((size_t)n + 1);
-        size_t got = fread(buf, 1, (size_t)n, f);
-        buf[got] = '\0';
-        fclose(f);
-        cJSON *root = cJSON_Parse(buf);
-        free(buf);
-        if (root)
-            return root;
-    }
-    return NULL;
+    return t_load_json("tests/data/seed-golden.json");
 }
 
 static inline double t_num(const cJSON *o, const char *key)

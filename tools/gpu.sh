@@ -30,6 +30,11 @@
 #   collect    duet calibrate collect at NP ranks -> DEVICE_TAG_worldNP.json (resumable: `resume`
 #              runs it again and must measure nothing); `ties`: bench/shapes/ties.txt, 27 runs in 9
 #              rounds a point -> DEVICE_TAG_worldNP-ties.json
+#   corpus     the one-GPU corpus (docs/calibration.md): duet calibrate collect --grid w1 at W = 1 on the
+#              training set (random 64, seed 1) and the test set (random 32, seed 20261203, written
+#              down in tuning_data/testset-h200-w1.txt), each in two sweeps of different orders
+#              (--order-seed 1, 2), at the settled clock (--warmup-ms, default 200)
+#              -> DEVICE_TAG_world1-{train,test}-s{1,2}.json; the expected duration is printed first
 #   fit        CPU: duet calibrate fit (defaults: the committed H200 corpus and start profile)
 #   builtin    CPU: regenerate the built-in h200 profile (model/hw_h200.inc) from tuning_data/h200.json
 #   ablation   CPU: the H200 fit with the model's newer terms switched on one at a time
@@ -68,7 +73,7 @@ if [ $# -eq 0 ] || [ "$1" = help ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
     exit 0
 fi
-STEPS=" info build smoke test quick example sanitize perf bench gemm gemm-random sm-budget collect resume ties fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
+STEPS=" info build smoke test quick example sanitize perf bench gemm gemm-random sm-budget collect resume ties corpus fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
 for step in "$@"; do
     [[ $STEPS == *" $step "* ]] || { echo "duet: tools/gpu.sh: unknown step '$step' (tools/gpu.sh help lists them)" >&2; exit 2; }
 done
@@ -406,6 +411,22 @@ for step in "$@"; do
         step_run "$step" "${COLLECT_LIMIT:-3000}" $(mpiw "$NP") "$DUET" calibrate collect "${args[@]}" \
             -o "$corpus" ${COLLECT_ARGS:-}
         record "$corpus" "$step" "duet calibrate collect ${args[*]} ${COLLECT_ARGS:-} ($NP ranks)"
+        ;;
+    corpus)
+        # W = 1 on one GPU. About 4-5 min on one H200 in all by the h200 profile's predictions with
+        # 0.5 ms of overhead per run (each run prints its own estimate before it starts; start-up of
+        # the context and the vendor libraries adds a few seconds each). CORPUS_ARGS adds options.
+        for set in train test; do
+            if [ $set = train ]; then n=64 seed=1; else n=32 seed=20261203; fi
+            for sweep in 1 2; do
+                corpus=$OUT/${DEVICE_TAG}_world1-$set-s$sweep.json
+                # shellcheck disable=SC2046,SC2086
+                step_run "corpus-$set-s$sweep" "${CORPUS_LIMIT:-1200}" $(mpiw 1) "$DUET" calibrate collect --grid w1 \
+                    --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 \
+                    --warmup-ms "${CORPUS_WARMUP_MS:-200}" -o "$corpus" ${CORPUS_ARGS:-}
+                record "$corpus" corpus "duet calibrate collect --grid w1 --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 --warmup-ms ${CORPUS_WARMUP_MS:-200} ${CORPUS_ARGS:-} (1 rank)"
+            done
+        done
         ;;
     fit)
         # CPU. Defaults reproduce the committed H200 profile: FIT_CORPUS (files), FIT_BASE (start

@@ -15,6 +15,61 @@
 #include "cli/gpu/gpu.h"
 #include "duet/corpus.h"
 
+/* Where the numbers come from (the corpus's "provenance"). */
+static void collect_provenance(const duet_collect_params_t *cp, const char *shapes, duet_corpus_provenance_t *p)
+{
+    duet_build_info_t bi = duet_build_info();
+    snprintf(p->duet_commit, sizeof(p->duet_commit), "%s", bi.source_commit);
+    snprintf(p->kernel_commit, sizeof(p->kernel_commit), "%s", bi.kernel_commit);
+    snprintf(p->kernel_hash, sizeof(p->kernel_hash), "%s", bi.kernel_hash);
+    snprintf(p->shapes, sizeof(p->shapes), "%s", shapes);
+    snprintf(p->grid, sizeof(p->grid), "%s", duet_collect_grid_name(cp->grid));
+    p->order_seed = (int64_t)cp->order_seed;
+    p->warmup_ms = cp->warmup_ms;
+    /* duet does not lock clocks: the driver's default boost under its power limit. */
+    if (cp->warmup_ms > 0)
+        snprintf(p->clocks, sizeof(p->clocks), "driver default (not locked), settled by %g ms of warm-up per workload",
+                 cp->warmup_ms);
+    else
+        snprintf(p->clocks, sizeof(p->clocks), "driver default (not locked), no time-based warm-up");
+}
+
+/*
+ * The expected duration (s): each point's executions (warm-up and timed) at the profile's
+ * predicted time (policy fluid), plus a per-execution overhead (launch, barrier, event reads,
+ * about 0.5 ms: the reference grid's 100k executions took 110 s on 2 x H200, about half of it overhead) and the
+ * settling warm-up per workload.
+ */
+static double collect_estimate_s(const gpu_env_t *e, const duet_collect_params_t *cp, const duet_workloads_t *wls,
+                                 duet_corpus_row_t *pts)
+{
+    const double overhead_s = 0.5e-3;
+    int32_t per_point = duet_collect_runs_per_point(cp);
+    int32_t execs = per_point + cp->warmup + (cp->rounds - 1) * (cp->warmup > 0 ? 1 : 0);
+    duet_sim_ws_t *ws = NULL;
+    if (duet_sim_ws_create(&ws) < 0)
+        return -1;
+    double total = 0;
+    for (size_t i = 0; i < wls->n; i++) {
+        size_t np = duet_collect_points_grid(e->hw, e->gpu->sms, cp->grid, &wls->w[i], pts, DUET_COLLECT_MAX_POINTS);
+        total += cp->warmup_ms * 1e-3;
+        for (size_t p = 0; p < np; p++) {
+            duet_workload_t part = pts[p].kind == DUET_ROW_GEMM_ALONE   ? duet_measure_gemm_part(&pts[p].wl)
+                                   : pts[p].kind == DUET_ROW_COMM_ALONE ? duet_measure_comm_part(&pts[p].wl)
+                                                                        : pts[p].wl;
+            duet_plan_t plan;
+            duet_sim_result_t r;
+            double t = 0;
+            if (duet_plan_build(&part, &pts[p].cfg, duet_plan_critical_rank(&part), &plan) >= 0 &&
+                duet_sim_run(ws, &duet_sim_policy_fluid, e->hw, &plan, NULL, &r) >= 0)
+                t = r.makespan_s;
+            total += execs * (t + overhead_s);
+        }
+    }
+    duet_sim_ws_destroy(ws);
+    return total;
+}
+
 static void collect_meta(const gpu_env_t *e, int runs, int warm, int rounds, duet_corpus_t *c)
 {
     snprintf(c->device, sizeof(c->device), "%s", e->gpu->name);
@@ -29,7 +84,6 @@ static void collect_meta(const gpu_env_t *e, int runs, int warm, int rounds, due
     c->repeats = runs;
     c->warmup = warm;
     c->rounds = rounds;
-    duet_collect_grid(c);
 }
 
 /*
@@ -99,9 +153,10 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
     size_t measured = 0, failed = 0;
     collect_progress_t pr = {e, 0, 0, 0, gpu_now()};
     for (size_t i = 0; i < wls->n; i++)
-        pr.total += duet_collect_points(hw, sms, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS) * (size_t)cp->rounds;
+        pr.total += duet_collect_points_grid(hw, sms, cp->grid, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS) *
+                    (size_t)cp->rounds;
     for (size_t i = 0; i < wls->n; i++, pr.base += pr.np * (size_t)cp->rounds) {
-        size_t np = pr.np = duet_collect_points(hw, sms, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS);
+        size_t np = pr.np = duet_collect_points_grid(hw, sms, cp->grid, &wls->w[i], w->pts, DUET_COLLECT_MAX_POINTS);
         /* Which points are still missing: rank 0 decides, every rank follows. */
         int todo = 0;
         for (size_t p = 0; p < np; p++)
@@ -120,7 +175,7 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
         if (st < 0)
             return cli_fail(cmd, st);
         /* Rows in the order of the first round (the order of the collector before rounds). */
-        duet_collect_order(&wls->w[i], 0, w->order, np);
+        duet_collect_order_seeded(&wls->w[i], 0, cp->order_seed, w->order, np);
         for (size_t q = 0; q < np; q++) {
             size_t p = w->order[q];
             if (w->state[p] == DUET_COLLECT_SKIP)
@@ -141,7 +196,20 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
 
 int cmd_collect(int argc, char **argv)
 {
-    enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_ROUNDS, O_WARM, O_HW };
+    enum {
+        O_SHAPES = 300,
+        O_COLL,
+        O_DTYPE,
+        O_REP,
+        O_ROUNDS,
+        O_WARM,
+        O_HW,
+        O_RANDOM,
+        O_SEED,
+        O_GRID,
+        O_ORDER,
+        O_WARMMS
+    };
     static const struct option longopts[] = {{"shapes", required_argument, NULL, O_SHAPES},
                                              {"collective", required_argument, NULL, O_COLL},
                                              {"dtype", required_argument, NULL, O_DTYPE},
@@ -149,12 +217,18 @@ int cmd_collect(int argc, char **argv)
                                              {"rounds", required_argument, NULL, O_ROUNDS},
                                              {"warmup", required_argument, NULL, O_WARM},
                                              {"hw", required_argument, NULL, O_HW},
+                                             {"random", required_argument, NULL, O_RANDOM},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"grid", required_argument, NULL, O_GRID},
+                                             {"order-seed", required_argument, NULL, O_ORDER},
+                                             {"warmup-ms", required_argument, NULL, O_WARMMS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *shapes = NULL, *out = NULL, *hw = NULL;
     uint32_t colls = 0;
     int32_t dtype = DUET_DTYPE_FP16;
-    long long reps = 8, warm = 3, rounds = 3;
+    long long reps = 8, warm = 3, rounds = 3, n_random = 0, seed = -1, order_seed = 0, warm_ms = 0;
+    int32_t grid = DUET_COLLECT_GRID_REFERENCE;
     int opt;
     optind = 1;
     opterr = 0;
@@ -194,6 +268,31 @@ int cmd_collect(int argc, char **argv)
         case O_HW:
             hw = optarg;
             break;
+        case O_RANDOM:
+            if (cli_parse_i64(optarg, 1, 100000, &n_random) != 0)
+                return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]", optarg);
+            break;
+        case O_SEED:
+            if (cli_parse_i64(optarg, 0, INT64_MAX, &seed) != 0)
+                return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer", optarg);
+            break;
+        case O_ORDER:
+            if (cli_parse_i64(optarg, 0, INT64_MAX, &order_seed) != 0)
+                return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer", optarg);
+            break;
+        case O_WARMMS:
+            if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
+                return cli_usage_error("calibrate collect", "--warmup-ms: '%s' is not an integer in [0, 60000]",
+                                       optarg);
+            break;
+        case O_GRID:
+            if (strcmp(optarg, "reference") == 0)
+                grid = DUET_COLLECT_GRID_REFERENCE;
+            else if (strcmp(optarg, "w1") == 0)
+                grid = DUET_COLLECT_GRID_W1;
+            else
+                return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", optarg);
+            break;
         default:
             return cli_getopt_error("calibrate collect", argv, opt);
         }
@@ -202,16 +301,22 @@ int cmd_collect(int argc, char **argv)
         return cli_usage_error("calibrate collect", "unexpected argument '%s'", argv[optind]);
     if (out == NULL)
         return cli_usage_error("calibrate collect", "give the corpus file with -o FILE");
+    if ((n_random > 0) != (seed >= 0) || (n_random > 0 && shapes != NULL))
+        return cli_usage_error("calibrate collect", "--random N and --seed S go together, instead of --shapes");
     duet_collect_params_t cp = duet_collect_default_params();
     cp.warmup = (int32_t)warm;
     cp.repeats = (int32_t)reps;
     cp.rounds = (int32_t)rounds;
+    cp.grid = grid;
+    cp.order_seed = (uint64_t)order_seed;
+    cp.warmup_ms = (double)warm_ms;
     const int per_point = (int)duet_collect_runs_per_point(&cp);
 
     gpu_env_t e;
     duet_measure_params_t mp = duet_measure_default_params();
     mp.ctx.heap_bytes = (size_t)2 << 30;
     mp.ctx.hw = hw;
+    mp.baseline = grid == DUET_COLLECT_GRID_W1; /* its vendor rows run the vendor library */
     int rc = gpu_env_init(&e, "calibrate collect", &argc, &argv, &mp);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -234,10 +339,35 @@ int cmd_collect(int argc, char **argv)
         goto out;
     }
     collect_meta(&e, per_point, (int)warm, (int)rounds, &corpus);
-    st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls) : duet_workloads_seed(e.world, colls, dtype, &wls);
+    duet_collect_grid_of(&corpus, grid);
+    char desc[160];
+    if (n_random > 0) {
+        duet_random_params_t rp = duet_random_default_params();
+        rp.seed = (uint64_t)seed;
+        rp.world = e.world;
+        st = duet_workloads_random(&rp, (size_t)n_random, &wls);
+        duet_random_describe(&rp, (size_t)n_random, desc, sizeof(desc));
+    } else {
+        st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls)
+                    : duet_workloads_seed(e.world, colls, dtype, &wls);
+        snprintf(desc, sizeof(desc), "%s", shapes ? shapes : "the reference design's shape set");
+    }
     if (st < 0) {
         rc = cli_fail(cmd, st);
         goto out;
+    }
+    /* A resumed file keeps the provenance it was started with, except what this run adds. */
+    if (corpus.n == 0 || corpus.prov.kernel_hash[0] == '\0')
+        collect_provenance(&cp, desc, &corpus.prov);
+    if (n_random > 0)
+        corpus.prov.seed = seed;
+    if (e.rank == 0) {
+        double est = collect_estimate_s(&e, &cp, &wls, w->pts);
+        if (est >= 0)
+            printf("%s: %zu workloads, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
+                   "(%.1f min) by the %s profile's predictions\n",
+                   cmd, wls.n, duet_collect_grid_name(grid), per_point, (int)rounds, est, est / 60, e.hw->name);
+        fflush(stdout);
     }
     rc = collect_all(&e, &cp, &wls, out, &corpus, w);
 out:

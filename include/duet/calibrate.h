@@ -380,6 +380,71 @@ duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *c
                                      duet_cal_progress_fn progress, void *progress_arg, duet_cal_row_fn rows,
                                      void *rows_arg, duet_cal_validation_t *v_p);
 
+/* ========================================================================================== */
+/* Honest evaluation: a held-out test set in two sweeps, bootstrap intervals, the targets     */
+/* ========================================================================================== */
+
+/** Bootstrap resamples and seed of duet_cal_eval_compute() (fixed, so a table is reproducible). */
+#define DUET_CAL_EVAL_RESAMPLES 2000
+#define DUET_CAL_EVAL_SEED 20261203u
+/* The noise band of a workload: this quantile of its configurations' sweep-to-sweep spreads. */
+#define DUET_CAL_EVAL_BAND_Q 0.9
+
+/** One measured row for the evaluation, flattened (times in ms; NaN: absent). */
+typedef struct duet_cal_eval_row {
+    int32_t workload;  /* 0..n_workloads-1 */
+    int32_t kind;      /* duet_row_kind_t */
+    int32_t budget_ok; /* GEMM alone on at least a quarter of the SMs (the GEMM target's rows) */
+    double m1, m2;     /* sweep 1 (the truth scored against) and sweep 2 (NaN: not re-measured) */
+    double pred;       /* the model's prediction (NaN: none) */
+    double ref_pred;   /* the reference rules' prediction (NaN: outside their options) */
+} duet_cal_eval_row_t;
+
+/** A point estimate with its bootstrap 95 % interval (percentiles 2.5 and 97.5). */
+typedef struct duet_cal_ci {
+    double value, lo, hi;
+} duet_cal_ci_t;
+
+/**
+ * The evaluation (docs/calibration.md, "Honest evaluation"). APEs are |pred / m1 - 1|. Per
+ * workload: its band is the DUET_CAL_EVAL_BAND_Q quantile over its op rows measured in both
+ * sweeps of |m1 - m2| / min(m1, m2); the model's pick is its fastest predicted op row (ties: the
+ * first row); the pick is right (noise-aware) when m1(pick) <= (1 + band) x the fastest m1; the
+ * ceiling scores sweep 2's fastest row the same way (how well a re-measurement picks); regret is
+ * m1(pick) / fastest m1 - 1. The reference rules are scored within their own options: their pick,
+ * best and band among the rows they predict.
+ */
+typedef struct duet_cal_eval {
+    int32_t workloads, gemm_rows, op_rows, ref_workloads;
+    duet_cal_ci_t gemm_ape_median, gemm_ape_p95; /* GEMM alone, budget >= 1/4 */
+    duet_cal_ci_t op_ape_median, op_ape_p95;     /* op rows, every mode */
+    duet_cal_ci_t pick, ceiling;                 /* noise-aware pick, re-measurement ceiling */
+    duet_cal_ci_t exact_pick;                    /* the pick is the fastest m1 row */
+    duet_cal_ci_t regret_p95, regret_mean;
+    duet_cal_ci_t ref_op_ape_median, ref_op_ape_p95, ref_pick, ref_regret_p95, ref_regret_mean;
+    double band_median; /* median over workloads of the band */
+    int32_t resamples;
+    int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
+} duet_cal_eval_t;
+
+/**
+ * Evaluate rows[0..n) over n_workloads workloads: point estimates and bootstrap intervals
+ * (`resamples` resamples of the workloads with replacement, splitmix64 seeded by `seed`).
+ * @return DUET_ERR_INVALID_ARG without rows or with a workload id out of range.
+ */
+duet_status_t duet_cal_eval_compute(const duet_cal_eval_row_t *rows, size_t n, int32_t n_workloads, int32_t resamples,
+                                    uint64_t seed, duet_cal_eval_t *e_p);
+
+/**
+ * The evaluation of a profile on a test set measured in two sweeps: `s1` and `s2` (n1 and n2
+ * corpora) hold the same grid; rows pair by point (duet_corpus_row_same_point). The model is policy
+ * fluid on `hw`; the reference rules are policy frozen with seed_link_gbs fitted on sweep 1's
+ * fused rows (duet_cal_validate's). GEMM-alone rows count for the GEMM target when they run on at
+ * least a quarter of the SMs.
+ */
+duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corpus_t *s2, int n2, const duet_hw_t *hw,
+                                duet_cal_progress_fn progress, void *progress_arg, duet_cal_eval_t *e_p);
+
 /**
  * A validation as JSON text (DUET_CAL_VALIDATION_SCHEMA, what `duet validate --json` prints),
  * malloc'd, ending in a newline: the profile's name, the corpora (`files`, n of them), row and

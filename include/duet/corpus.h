@@ -46,8 +46,44 @@ typedef struct duet_corpus_row {
     int32_t repeats;
 } duet_corpus_row_t;
 
+typedef struct duet_corpus duet_corpus_t;
+
+/**
+ * Where a corpus's numbers come from, beyond the device (the optional "provenance" object; a
+ * corpus without it has every string empty and the numbers -1). Calibration compares
+ * kernel_commit / kernel_hash with the build's (duet_corpus_kernel_check()).
+ */
+typedef struct duet_corpus_provenance {
+    char duet_commit[48];   /* the commit of the duet that measured ("+dirty" when modified) */
+    char kernel_commit[48]; /* the commit of the backend's last change in that build */
+    char kernel_hash[24];   /* hash of that build's backend and baseline sources */
+    char shapes[128];       /* where the workloads came from: "random n=24 seed=1 world=1", a file */
+    int64_t seed;           /* the shape generator's seed, -1 when not random */
+    char clocks[96];        /* the clock regime, e.g. "as the driver runs them; settled by 200 ms of warm-up" */
+    double warmup_ms;       /* time-based warm-up before each workload, ms (-1: not recorded) */
+    int64_t order_seed;     /* the seed of the measurement order (one sweep), -1 when not recorded */
+    char grid[16];          /* the collector's grid: "reference", "w1" */
+} duet_corpus_provenance_t;
+
+/** What this build was made from (Makefile: build/gen/duet_build_info.h); "unknown" where not known. */
+typedef struct duet_build_info {
+    const char *kernel_commit; /* `git log -1 --format=%h -- backend/ baseline/` */
+    const char *kernel_hash;   /* sha256 (12 hex digits) of the backend and baseline sources */
+    const char *source_commit; /* the tree's commit */
+} duet_build_info_t;
+
+duet_build_info_t duet_build_info(void);
+
+/**
+ * Whether a corpus measured the kernels this build has: the content hashes when both are known,
+ * else the commits. @return 1 the same, 0 different (why says how, e.g. "measured with kernels
+ * at 1a2b3c4 (hash ...); this build's backend is at 5d6e7f8 (hash ...)"), -1 unknown (the
+ * corpus records neither).
+ */
+int duet_corpus_kernel_check(const duet_corpus_t *c, const duet_build_info_t *b, char *why, size_t n);
+
 /** A corpus: where it was measured, the grid, and the rows. Owns its row array. */
-typedef struct duet_corpus {
+struct duet_corpus {
     char device[96];  /* "NVIDIA H200" */
     char arch[32];    /* "sm_90", "gfx942" */
     int32_t sms;      /* SMs (CUs) of the device */
@@ -71,9 +107,10 @@ typedef struct duet_corpus {
     int32_t split_ks[16]; /* K splits of the split rows */
     int32_t n_split_fracs;
     double split_fracs[32]; /* fused gemm_wgs fractions of the split op rows */
+    duet_corpus_provenance_t prov;
     duet_corpus_row_t *rows;
     size_t n, cap;
-} duet_corpus_t;
+};
 
 /** An empty corpus (no rows, rounds 1). */
 void duet_corpus_init(duet_corpus_t *c);

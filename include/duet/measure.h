@@ -398,8 +398,22 @@ duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const 
 /** Points of one workload at most. */
 #define DUET_COLLECT_MAX_POINTS 96
 
+/*
+ * The collector's grids:
+ *  - REFERENCE (default): the grid below (duet_collect_points()), the reference design's fractions;
+ *  - W1: the one-GPU corpus (docs/calibration.md, "A corpus of one GPU"): every mode at W = 1
+ *    (fused at 4 fractions x 5 tiles, concurrent and vendor with 8, 16, 32 CTAs on the
+ *    collective), the GEMM alone at a quarter, half, three quarters and all of the SMs for every
+ *    tile (and K in 2 and 4 parts where worth trying), the vendor GEMM alone at the same SM
+ *    targets, and the collective alone at 8 to 132 CTAs. Vendor rows need the baseline context.
+ */
+enum { DUET_COLLECT_GRID_REFERENCE = 0, DUET_COLLECT_GRID_W1 = 1, DUET_COLLECT_GRID_COUNT };
+const char *duet_collect_grid_name(int32_t grid); /* "reference", "w1" */
+
 /** Record the grid the collector sweeps in a corpus's header (fracs, tiles, comm grids, K splits). */
 void duet_collect_grid(duet_corpus_t *c);
+/** The same for a grid of duet_collect_points_grid(). */
+void duet_collect_grid_of(duet_corpus_t *c, int32_t grid);
 
 /**
  * The points of one workload on a device of `sms` SMs and profile `hw`, in grid order: fused
@@ -409,18 +423,33 @@ void duet_collect_grid(duet_corpus_t *c);
  */
 size_t duet_collect_points(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
                            size_t cap);
+/** The points of one workload in grid `grid` (DUET_COLLECT_GRID_*). */
+size_t duet_collect_points_grid(const duet_hw_t *hw, int32_t sms, int32_t grid, const duet_workload_t *wl,
+                                duet_corpus_row_t *pts, size_t cap);
 
 /**
  * The order in which round `round` visits a workload's n points: a permutation of 0..n-1 seeded
  * by the workload and the round, the same on every rank and in a resumed run.
  */
 void duet_collect_order(const duet_workload_t *wl, int32_t round, size_t *order, size_t n);
+/**
+ * The same with an order seed: 0 gives duet_collect_order()'s permutations; another seed gives
+ * other permutations in every round (a second sweep of the same grid in another order, whose
+ * spread against the first is the measurement's noise band).
+ */
+void duet_collect_order_seeded(const duet_workload_t *wl, int32_t round, uint64_t order_seed, size_t *order, size_t n);
 
 /** How a workload's points are measured. Start from duet_collect_default_params(). */
 typedef struct duet_collect_params {
-    int32_t warmup;  /* untimed runs at a point's first visit (one at each later visit); default 3 */
-    int32_t repeats; /* timed runs per point at least; default 8 */
-    int32_t rounds;  /* interleaved rounds; each takes ceil(repeats / rounds) runs per point; default 3 */
+    int32_t warmup;      /* untimed runs at a point's first visit (one at each later visit); default 3 */
+    int32_t repeats;     /* timed runs per point at least; default 8 */
+    int32_t rounds;      /* interleaved rounds; each takes ceil(repeats / rounds) runs per point; default 3 */
+    int32_t grid;        /* DUET_COLLECT_GRID_*; default REFERENCE */
+    uint64_t order_seed; /* duet_collect_order_seeded()'s seed; default 0 */
+    /* Untimed runs of a workload's first point until this many ms of them have run (default 0):
+     * the points after it, measured back to back, then run at the clock the board's power limit
+     * settles at, not at the boost of an idle GPU. */
+    double warmup_ms;
 } duet_collect_params_t;
 
 duet_collect_params_t duet_collect_default_params(void);

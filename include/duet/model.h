@@ -78,6 +78,7 @@ typedef enum {
     X(gemm_sm_contention, DBL, "1", 0, 100, "relative growth of a GEMM tile's K step with every SM running the GEMM")  \
     X(clock_heat, DBL, "1", 0, 100, "growth of K steps and comm tiles with the operation's sustained matrix work")     \
     X(heat_half_us, DBL, "us", 0.01, 1e6, "the matrix work, in us at the peak rate, for half of clock_heat")           \
+    X(heat_sm_exp, DBL, "1", 0, 8, "clock_heat scales as (share of SMs running the GEMM)^heat_sm_exp; 0: not at all")  \
     X(tile_oob_row_ns, DBL, "ns", 0, 1000, "extra K-step time per operand row a GEMM tile loads from beyond M or N")   \
     X(box_rows_per_us, DBL, "rows/us", 1, 1e8, "128-byte operand box rows the chip fetches past L2 or zero-fills")     \
     X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
@@ -392,6 +393,11 @@ duet_random_params_t duet_random_default_params(void);
  * the same set. @return DUET_ERR_INVALID_ARG for parameters that cannot produce a valid workload.
  */
 duet_status_t duet_workloads_random(const duet_random_params_t *p, size_t n, duet_workloads_t *out_p);
+/**
+ * The set in one line, for the provenance of what was measured on it: "random n=24 seed=1
+ * world=1", plus every parameter that is not its default (e.g. " max_dim=8192").
+ */
+void duet_random_describe(const duet_random_params_t *p, size_t n, char *buf, size_t len);
 /**
  * Write a shape set as a shape file that duet_workloads_load() reads back (one workload per
  * line; `header` lines, if any, become comments). Written by the careful writer.

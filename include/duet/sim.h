@@ -7,7 +7,12 @@
  *  - "fluid" (default): link, HBM and SM resources are shared among the running tiles with
  *    max-min fairness, re-solved whenever a tile starts or ends;
  *  - "frozen": the reference design's scheduler, bit for bit (comm duration frozen at dequeue
- *    as max(active, sat) * Lc), driven by the reference design's pricing rules.
+ *    as max(active, sat) * Lc), driven by duet's adaptation of the reference's pricing rules
+ *    (not the reference's makespans: no 1.44 fused factor, spreading over min(num_wgs, tiles));
+ *  - "frozen-reference": the same scheduler with the reference's pricing unchanged; only the
+ *    full-chip GEMM time (duet's closed form for origami) differs from the reference.
+ * duet_frozen_ref_predict() is the reference's predict_split end to end; given origami's GEMM
+ * times it reproduces the reference's outputs (tests/data/seed-golden-predict.json).
  */
 #ifndef DUET_SIM_H
 #define DUET_SIM_H
@@ -119,8 +124,10 @@ typedef struct duet_sim_policy_ops {
 
 extern const duet_sim_policy_ops_t duet_sim_policy_fluid;
 extern const duet_sim_policy_ops_t duet_sim_policy_frozen;
-/** @return the policy of that name ("fluid", "frozen"), or NULL. */
+/** @return the policy of that name ("fluid", "frozen", "frozen-reference"), or NULL. */
 const duet_sim_policy_ops_t *duet_sim_policy_find(const char *name);
+/** 1 for the reference design's scheduler under either pricing (fused mode only, no K split). */
+int duet_sim_policy_is_frozen(const duet_sim_policy_ops_t *policy);
 
 /**
  * Simulate one plan on one profile. `trace` may be NULL; when given, one record per tile is
@@ -170,6 +177,117 @@ duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_para
  * all_reduce gets the saturation floor min(2 x sat_channels, num_wgs).
  */
 duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_params_t *p_p);
+
+/*
+ * How policy frozen prices a plan. The scheduler is the reference's in both; the pricing differs:
+ *  - DUET (the default, policy "frozen"): duet's adaptations of the reference's rules
+ *    (docs/model.md): the full-chip time is spread over min(num_wgs, tiles), and the reference's
+ *    fused-kernel factor 1.44 is not applied, since duet's tile cost prices duet's kernel;
+ *  - REFERENCE (policy "frozen-reference"): the reference predictor's rules unchanged: the
+ *    full-chip time spread over num_wgs whatever the tile count, times DUET_REF_FUSED_GEMM_MULT.
+ *    Only the full-chip GEMM time itself differs from the reference's (duet's closed form stands
+ *    in for origami, which the reference called).
+ */
+typedef enum duet_frozen_pricing {
+    DUET_FROZEN_PRICING_DUET = 0,
+    DUET_FROZEN_PRICING_REFERENCE = 1,
+} duet_frozen_pricing_t;
+
+/* The reference predictor's FUSED_GEMM_MULT (iris-concurrent.md 3.1): its fused Triton kernel's
+ * GEMM tile over calibrated origami. A property of that kernel, not of a device, so not a profile
+ * constant; used only by DUET_FROZEN_PRICING_REFERENCE. */
+#define DUET_REF_FUSED_GEMM_MULT 1.44
+
+/** duet_sim_frozen_params() with the pricing named. */
+duet_status_t duet_sim_frozen_params_priced(const duet_hw_t *hw, const duet_plan_t *plan, duet_frozen_pricing_t pricing,
+                                            duet_frozen_params_t *p_p);
+
+/** Policy frozen with DUET_FROZEN_PRICING_REFERENCE ("frozen-reference"). */
+extern const duet_sim_policy_ops_t duet_sim_policy_frozen_reference;
+
+/**
+ * The reference predictor's GEMM tile duration (its Lg, iris-concurrent.md 3.2), in the unit of
+ * `t_full`: t_full x spread / n_gemm x mult x (1 + alpha x f_comm x max(0, I)), f_comm =
+ * (num_wgs - gemm_wgs) / num_wgs (0 when negative), I = comm_full / t_full. The reference's
+ * spread is num_wgs; duet's pricing passes min(num_wgs, n_gemm) and mult 1. Evaluated in the
+ * reference's order of operations, so its floating-point results are reproduced.
+ */
+double duet_frozen_ref_lg(double t_full, int64_t n_gemm, double spread, int32_t num_wgs, int32_t gemm_wgs,
+                          double comm_full, double mult, double alpha);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The reference predictor end to end (its predict_split)                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+#define DUET_FROZEN_REF_MAX_TILES 8
+#define DUET_FROZEN_REF_MAX_CANDIDATES 1024
+
+/**
+ * The inputs of the reference's predict_split (iris-concurrent.md 3.6), times in ms as the
+ * reference computed them. Start from duet_frozen_ref_default_params(), which holds the
+ * reference's constants; the caller sets the workload, num_wgs, the tiles and each tile's
+ * full-chip GEMM time (the reference asked origami for it and multiplied by its
+ * ORIGAMI_GEMM_CAL; duet_frozen_ref_gemm_full() gives duet's stand-in).
+ */
+typedef struct duet_frozen_ref_params {
+    int64_t gemm_m, gemm_n, gemm_k; /* GEMM; gemm_m 0 for none */
+    int64_t comm_m, comm_n;         /* collective's tensor per rank */
+    int32_t coll, world;
+    int32_t num_wgs;      /* workers (the reference: one per CU) */
+    int32_t n_candidates; /* 0: the reference's range(max(16, num_wgs // 8), num_wgs + 1, 8) */
+    int32_t candidates[DUET_FROZEN_REF_MAX_CANDIDATES];
+    int32_t cb_m, cb_n;  /* comm tile, default 256 x 64 */
+    int32_t dtype_bytes; /* default 2 */
+    int32_t n_tiles;     /* GEMM tiles to try (the reference's mt_candidates, in its order) */
+    duet_gemm_tile_t tiles[DUET_FROZEN_REF_MAX_TILES];
+    double gemm_full_ms[DUET_FROZEN_REF_MAX_TILES]; /* full-chip GEMM time of each tile on num_wgs CUs, ms */
+    duet_gemm_tile_t prefer;                        /* mt_prefer, default 256x256x64 */
+    double margin; /* mt_margin: a tile other than `prefer` must win by more than this (0.20) */
+    double c_atomic_gemm_ms, c_atomic_comm_ms; /* per-dequeue charges (0.99e-3, 2.36e-3) */
+    int32_t comm_sat;                          /* COMM_SAT_CHANNELS (64); all_reduce's floor is twice it */
+    double fused_mult;                         /* FUSED_GEMM_MULT (1.44) */
+    double alpha;                              /* GEMM_INTERFERENCE_ALPHA (0.40) */
+    double link_gbs;                           /* XGMI_BW_GBPS (120) */
+    double launch_us;                          /* COMM_LAUNCH_US (5) */
+} duet_frozen_ref_params_t;
+
+/** One point of the reference's curve: [gemm_wgs, T_gemm, T_comm, makespan] (ms). */
+typedef struct duet_frozen_ref_point {
+    int32_t gemm_wgs;
+    double t_gemm_ms, t_comm_ms, makespan_ms;
+} duet_frozen_ref_point_t;
+
+/** What predict_split returns, for the chosen tile. */
+typedef struct duet_frozen_ref_result {
+    int32_t gemm_wgs;
+    int32_t tile_index; /* into params.tiles */
+    duet_gemm_tile_t tile;
+    double pred_ms, t_gemm_ms, t_comm_ms, lg_ms, lc_ms;
+    int64_t n_gemm, n_comm;
+    int32_t n_curve;
+    duet_frozen_ref_point_t curve[DUET_FROZEN_REF_MAX_CANDIDATES];
+} duet_frozen_ref_result_t;
+
+duet_frozen_ref_params_t duet_frozen_ref_default_params(void);
+
+/**
+ * The reference's predict_split: for each tile the best split over the candidates (strict <, so
+ * the first candidate wins a tie) with its scheduler (duet_sim_frozen_schedule), then the tile of
+ * the smallest makespan unless `prefer` was tried and the winner is not more than `margin`
+ * faster. Reproduces the reference's 60 golden cases (tests/data/seed-golden-predict.json) to
+ * 1e-9 relative. @return DUET_ERR_INVALID_ARG for inputs the reference could not price (no tile,
+ * a non-positive or non-finite full-chip time, a candidate outside 1..num_wgs).
+ */
+duet_status_t duet_frozen_ref_predict(duet_sim_ws_t *ws, const duet_frozen_ref_params_t *p,
+                                      duet_frozen_ref_result_t *res_p);
+
+/**
+ * duet's stand-in for the reference's origami call: the full-chip time (ms) of the workload's
+ * GEMM in `tile` on `num_wgs` CTAs, duet's closed-form static GEMM time without the launch (as
+ * policy frozen uses it).
+ */
+duet_status_t duet_frozen_ref_gemm_full(const duet_hw_t *hw, const duet_workload_t *wl, duet_gemm_tile_t tile,
+                                        int32_t num_wgs, double *ms_p);
 
 /* ========================================================================================== */
 /* Sweeps                                                                                      */

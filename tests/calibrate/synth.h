@@ -135,6 +135,10 @@ static inline duet_corpus_t t_synthetic_corpus(const duet_hw_t *truth, const due
     static const int32_t comm_concurrent[] = {8, 64}, gemm_alone[] = {16, 66, 132}, comm_alone[] = {1, 4, 16, 64, 128};
     const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {128, 128, 64}};
     duet_corpus_t c = t_corpus_header(truth->n_sms, 2);
+    /* Measured (by the simulator) with this build's kernels, as a fresh corpus would be. */
+    duet_build_info_t bi = duet_build_info();
+    snprintf(c.prov.kernel_commit, sizeof(c.prov.kernel_commit), "%s", bi.kernel_commit);
+    snprintf(c.prov.kernel_hash, sizeof(c.prov.kernel_hash), "%s", bi.kernel_hash);
     duet_sim_ws_t *ws = NULL;
     if (duet_sim_ws_create(&ws) != DUET_OK)
         abort();

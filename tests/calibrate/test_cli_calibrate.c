@@ -88,7 +88,8 @@ Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TI
     cr_assert_eq(duet_hw_load(prof, &hw), DUET_OK, "%s", duet_last_error());
     cr_assert_str_eq(hw.name, "h200-test");
     char want[160];
-    snprintf(want, sizeof(want), "fit: %s, 2026-12-01, +-", corpus);
+    /* The sources name the corpus and the kernels it measured (this build's). */
+    snprintf(want, sizeof(want), "fit: %s (kernels %s), 2026-12-01, +-", corpus, duet_build_info().kernel_commit);
     cr_assert(strncmp(hw.source[DUET_HW_F_link_gbs], want, strlen(want)) == 0, "%s", hw.source[DUET_HW_F_link_gbs]);
     duet_hw_t h200 = t_hw("h200");
     cr_assert_str_eq(hw.source[DUET_HW_F_hbm_gbs], h200.source[DUET_HW_F_hbm_gbs]);

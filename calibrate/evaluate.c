@@ -1,0 +1,348 @@
+/*
+ * Honest evaluation (docs/calibration.md, "Honest evaluation"): a profile scored on a held-out test
+ * set measured in two sweeps, every figure with a bootstrap 95 % interval over the workloads, a
+ * pick metric that knows the measurements' own noise, and the ceiling that noise sets.
+ *
+ * Workloads, not rows, are resampled: the rows of one workload share its shape and its moment on
+ * the GPU, so they are not independent draws; the workloads are (a random set, drawn by seed).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/internal.h"
+
+static int duet__fin(double x)
+{
+    return isfinite(x) && x > 0;
+}
+
+/* What one workload contributes: its APE values (as index ranges into three pools) and its picks. */
+typedef struct duet__eval_wl {
+    size_t g0, g1, o0, o1, r0, r1; /* [g0, g1) in gemm, [o0, o1) in op, [r0, r1) in ref APEs */
+    int has_pick, pick_ok, exact, has_ceiling, ceiling_ok;
+    double regret, band;
+    int has_ref, ref_ok;
+    double ref_regret;
+} duet__eval_wl_t;
+
+typedef struct duet__eval_pools {
+    double *gemm, *op, *ref; /* APE values, grouped by workload */
+    duet__eval_wl_t *wl;
+    int32_t n_wl;
+} duet__eval_pools_t;
+
+/* The per-workload figures of rows[0..n) (rows of each workload need not be contiguous). */
+static duet_status_t duet__eval_pools(const duet_cal_eval_row_t *rows, size_t n, int32_t n_wl, duet__eval_pools_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->n_wl = n_wl;
+    p->gemm = malloc((n ? n : 1) * sizeof(double));
+    p->op = malloc((n ? n : 1) * sizeof(double));
+    p->ref = malloc((n ? n : 1) * sizeof(double));
+    p->wl = calloc((size_t)n_wl, sizeof(*p->wl));
+    double *spread = malloc((n ? n : 1) * sizeof(double));
+    if (p->gemm == NULL || p->op == NULL || p->ref == NULL || p->wl == NULL || spread == NULL) {
+        free(spread);
+        return duet__error(DUET_ERR_NO_MEMORY, "evaluate: cannot allocate for %zu rows", n);
+    }
+    size_t ng = 0, no = 0, nr = 0;
+    for (int32_t w = 0; w < n_wl; w++) {
+        duet__eval_wl_t *x = &p->wl[w];
+        x->g0 = ng;
+        x->o0 = no;
+        x->r0 = nr;
+        double best = INFINITY, pick_pred = INFINITY, pick_m = NAN, s2_best = INFINITY, s2_m = NAN;
+        double ref_best = INFINITY, ref_pred = INFINITY, ref_m = NAN;
+        size_t ns = 0;
+        for (size_t i = 0; i < n; i++) {
+            const duet_cal_eval_row_t *r = &rows[i];
+            if (r->workload != w || !duet__fin(r->m1))
+                continue;
+            if (r->kind == DUET_ROW_GEMM_ALONE && r->budget_ok && duet__fin(r->pred))
+                p->gemm[ng++] = fabs(r->pred / r->m1 - 1.0);
+            if (r->kind != DUET_ROW_OP)
+                continue;
+            best = fmin(best, r->m1);
+            if (duet__fin(r->pred)) {
+                p->op[no++] = fabs(r->pred / r->m1 - 1.0);
+                if (r->pred < pick_pred) {
+                    pick_pred = r->pred;
+                    pick_m = r->m1;
+                }
+            }
+            if (duet__fin(r->ref_pred)) {
+                p->ref[nr++] = fabs(r->ref_pred / r->m1 - 1.0);
+                ref_best = fmin(ref_best, r->m1);
+                if (r->ref_pred < ref_pred) {
+                    ref_pred = r->ref_pred;
+                    ref_m = r->m1;
+                }
+            }
+            if (duet__fin(r->m2)) {
+                spread[ns++] = fabs(r->m1 - r->m2) / fmin(r->m1, r->m2);
+                if (r->m2 < s2_best) {
+                    s2_best = r->m2;
+                    s2_m = r->m1;
+                }
+            }
+        }
+        x->g1 = ng;
+        x->o1 = no;
+        x->r1 = nr;
+        x->band = ns > 0 ? duet__quantile(spread, ns, DUET_CAL_EVAL_BAND_Q) : 0.0;
+        if (isfinite(pick_m)) {
+            x->has_pick = 1;
+            x->regret = pick_m / best - 1.0;
+            x->exact = pick_m == best;
+            x->pick_ok = pick_m <= best * (1.0 + x->band);
+        }
+        if (isfinite(s2_m)) {
+            x->has_ceiling = 1;
+            x->ceiling_ok = s2_m <= best * (1.0 + x->band);
+        }
+        if (isfinite(ref_m)) {
+            x->has_ref = 1;
+            x->ref_regret = ref_m / ref_best - 1.0;
+            x->ref_ok = ref_m <= ref_best * (1.0 + x->band);
+        }
+    }
+    free(spread);
+    return DUET_OK;
+}
+
+static void duet__eval_pools_free(duet__eval_pools_t *p)
+{
+    free(p->wl);
+    free(p->ref);
+    free(p->op);
+    free(p->gemm);
+}
+
+/* The statistics of one sample of workloads (idx[0..k), repeats allowed). */
+enum {
+    E_GM,
+    E_GP,
+    E_OM,
+    E_OP,
+    E_PICK,
+    E_CEIL,
+    E_EXACT,
+    E_RP95,
+    E_RMEAN,
+    E_ROM,
+    E_ROP,
+    E_RPICK,
+    E_RRP95,
+    E_RRMEAN,
+    E_N
+};
+
+static void duet__eval_sample(const duet__eval_pools_t *p, const int32_t *idx, int32_t k, double *buf, double *out)
+{
+    size_t nb;
+    /* APE quantiles over the sampled workloads' rows. */
+    const double *pools[3] = {p->gemm, p->op, p->ref};
+    for (int q = 0; q < 3; q++) {
+        nb = 0;
+        for (int32_t j = 0; j < k; j++) {
+            const duet__eval_wl_t *x = &p->wl[idx[j]];
+            size_t a = q == 0 ? x->g0 : q == 1 ? x->o0 : x->r0, b = q == 0 ? x->g1 : q == 1 ? x->o1 : x->r1;
+            for (size_t i = a; i < b; i++)
+                buf[nb++] = pools[q][i];
+        }
+        duet__sort_doubles(buf, nb);
+        int at = q == 0 ? E_GM : q == 1 ? E_OM : E_ROM;
+        out[at] = duet__quantile_sorted(buf, nb, 0.5);
+        out[at + 1] = duet__quantile_sorted(buf, nb, 0.95);
+    }
+    /* Picks: shares and regret over the sampled workloads that have one. */
+    double n_pick = 0, ok = 0, exact = 0, n_ceil = 0, ceil_ok = 0, n_ref = 0, ref_ok = 0, rsum = 0, rrsum = 0;
+    nb = 0;
+    for (int32_t j = 0; j < k; j++) {
+        const duet__eval_wl_t *x = &p->wl[idx[j]];
+        if (x->has_pick) {
+            n_pick++;
+            ok += x->pick_ok;
+            exact += x->exact;
+            rsum += x->regret;
+            buf[nb++] = x->regret;
+        }
+        if (x->has_ceiling) {
+            n_ceil++;
+            ceil_ok += x->ceiling_ok;
+        }
+    }
+    out[E_PICK] = n_pick > 0 ? ok / n_pick : NAN;
+    out[E_EXACT] = n_pick > 0 ? exact / n_pick : NAN;
+    out[E_CEIL] = n_ceil > 0 ? ceil_ok / n_ceil : NAN;
+    out[E_RMEAN] = n_pick > 0 ? rsum / n_pick : NAN;
+    out[E_RP95] = duet__quantile(buf, nb, 0.95);
+    nb = 0;
+    for (int32_t j = 0; j < k; j++) {
+        const duet__eval_wl_t *x = &p->wl[idx[j]];
+        if (x->has_ref) {
+            n_ref++;
+            ref_ok += x->ref_ok;
+            rrsum += x->ref_regret;
+            buf[nb++] = x->ref_regret;
+        }
+    }
+    out[E_RPICK] = n_ref > 0 ? ref_ok / n_ref : NAN;
+    out[E_RRMEAN] = n_ref > 0 ? rrsum / n_ref : NAN;
+    out[E_RRP95] = duet__quantile(buf, nb, 0.95);
+}
+
+duet_status_t duet_cal_eval_compute(const duet_cal_eval_row_t *rows, size_t n, int32_t n_workloads, int32_t resamples,
+                                    uint64_t seed, duet_cal_eval_t *e_p)
+{
+    if (rows == NULL || n == 0 || n_workloads < 1 || resamples < 1)
+        return duet__error(DUET_ERR_INVALID_ARG, "evaluate: no rows, workloads or resamples");
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].workload < 0 || rows[i].workload >= n_workloads)
+            return duet__error(DUET_ERR_INVALID_ARG, "evaluate: row %zu names workload %d of %d", i,
+                               (int)rows[i].workload, (int)n_workloads);
+    duet__eval_pools_t p;
+    DUET_CHECK(duet__eval_pools(rows, n, n_workloads, &p));
+    duet_status_t st = DUET_OK;
+    /* A sample can hold every row once per draw: at most n_workloads draws of the largest workload. */
+    size_t most = 1;
+    for (int32_t w = 0; w < n_workloads; w++) {
+        const duet__eval_wl_t *x = &p.wl[w];
+        size_t c = x->g1 - x->g0;
+        c = c > x->o1 - x->o0 ? c : x->o1 - x->o0;
+        c = c > x->r1 - x->r0 ? c : x->r1 - x->r0;
+        most = c > most ? c : most;
+    }
+    double *buf = malloc(most * (size_t)n_workloads * sizeof(double));
+    double *rep = malloc((size_t)resamples * E_N * sizeof(double));
+    double *col = malloc((size_t)resamples * sizeof(double));
+    int32_t *idx = malloc((size_t)n_workloads * sizeof(int32_t));
+    if (buf == NULL || rep == NULL || col == NULL || idx == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "evaluate: cannot allocate %d resamples", (int)resamples);
+        goto cleanup;
+    }
+    double point[E_N];
+    for (int32_t w = 0; w < n_workloads; w++)
+        idx[w] = w;
+    duet__eval_sample(&p, idx, n_workloads, buf, point);
+    duet_rng_t rng;
+    duet_rng_seed(&rng, seed);
+    for (int32_t b = 0; b < resamples; b++) {
+        for (int32_t w = 0; w < n_workloads; w++)
+            idx[w] = (int32_t)duet_rng_int(&rng, 0, n_workloads - 1);
+        duet__eval_sample(&p, idx, n_workloads, buf, rep + (size_t)b * E_N);
+    }
+    duet_cal_ci_t ci[E_N];
+    for (int m = 0; m < E_N; m++) {
+        size_t k = 0;
+        for (int32_t b = 0; b < resamples; b++) {
+            double v = rep[(size_t)b * E_N + m];
+            if (isfinite(v))
+                col[k++] = v;
+        }
+        duet__sort_doubles(col, k);
+        ci[m].value = point[m];
+        ci[m].lo = duet__quantile_sorted(col, k, 0.025);
+        ci[m].hi = duet__quantile_sorted(col, k, 0.975);
+    }
+    duet_cal_eval_t e;
+    memset(&e, 0, sizeof(e));
+    e.workloads = n_workloads;
+    e.resamples = resamples;
+    e.gemm_rows = (int32_t)p.wl[n_workloads - 1].g1;
+    e.op_rows = (int32_t)p.wl[n_workloads - 1].o1;
+    double *bands = buf;
+    for (int32_t w = 0; w < n_workloads; w++) {
+        bands[w] = p.wl[w].band;
+        e.ref_workloads += p.wl[w].has_ref;
+    }
+    e.band_median = duet__quantile(bands, (size_t)n_workloads, 0.5);
+    e.gemm_ape_median = ci[E_GM];
+    e.gemm_ape_p95 = ci[E_GP];
+    e.op_ape_median = ci[E_OM];
+    e.op_ape_p95 = ci[E_OP];
+    e.pick = ci[E_PICK];
+    e.ceiling = ci[E_CEIL];
+    e.exact_pick = ci[E_EXACT];
+    e.regret_p95 = ci[E_RP95];
+    e.regret_mean = ci[E_RMEAN];
+    e.ref_op_ape_median = ci[E_ROM];
+    e.ref_op_ape_p95 = ci[E_ROP];
+    e.ref_pick = ci[E_RPICK];
+    e.ref_regret_p95 = ci[E_RRP95];
+    e.ref_regret_mean = ci[E_RRMEAN];
+    *e_p = e;
+cleanup:
+    free(idx);
+    free(col);
+    free(rep);
+    free(buf);
+    duet__eval_pools_free(&p);
+    return st;
+}
+
+/* The row of the sweep-2 corpora measuring the same point as r, or NULL. */
+static const duet_corpus_row_t *duet__eval_twin(const duet_corpus_t *s2, int n2, const duet_corpus_row_t *r)
+{
+    for (int f = 0; f < n2; f++) {
+        long j = duet_corpus_find(&s2[f], r);
+        if (j >= 0)
+            return &s2[f].rows[j];
+    }
+    return NULL;
+}
+
+duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corpus_t *s2, int n2, const duet_hw_t *hw,
+                                duet_cal_progress_fn progress, void *progress_arg, duet_cal_eval_t *e_p)
+{
+    DUET_CHECK(duet_cal_init());
+    duet__cal_set_t s;
+    DUET_CHECK(duet__cal_set_from_corpora(s1, NULL, n1, &s));
+    duet_status_t st = DUET_OK;
+    duet_sim_ws_t *ws = NULL;
+    size_t n = s.n ? s.n : 1;
+    double *pred = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
+    duet_cal_eval_row_t *rows = malloc(n * sizeof(*rows));
+    if (pred == NULL || ref == NULL || rows == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "evaluate: cannot allocate for %zu rows", s.n);
+        goto cleanup;
+    }
+    DUET_CHECK_GOTO(duet__cal_set_check(&s, hw, &duet_sim_policy_fluid), st, cleanup);
+    DUET_CHECK_GOTO(duet_sim_ws_create(&ws), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_fluid, hw, &s, pred), st, cleanup);
+    duet_cal_fit_t fit;
+    int have;
+    DUET_CHECK_GOTO(duet__cal_ref_predict(ws, &s, hw, progress, progress_arg, ref, &fit, &have), st, cleanup);
+    size_t k = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const duet_corpus_row_t *r = s.row[i];
+        if (!r->ok)
+            continue;
+        const duet_corpus_row_t *t = duet__eval_twin(s2, n2, r);
+        /* The SMs the GEMM alone runs on: the fused grid, or the vendor library's SM target. */
+        int32_t gemm_sms = r->cfg.mode == DUET_MODE_VENDOR ? r->cfg.gemm_wgs : r->cfg.num_wgs;
+        duet_cal_eval_row_t x = {s.shape[i],
+                                 r->kind,
+                                 r->kind == DUET_ROW_GEMM_ALONE && 4 * gemm_sms >= hw->n_sms,
+                                 r->ms,
+                                 t != NULL && t->ok ? t->ms : NAN,
+                                 pred[i],
+                                 ref[i]};
+        rows[k++] = x;
+    }
+    if (k == 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "evaluate: no measured row");
+        goto cleanup;
+    }
+    st = duet_cal_eval_compute(rows, k, s.n_shapes, DUET_CAL_EVAL_RESAMPLES, DUET_CAL_EVAL_SEED, e_p);
+    if (st >= 0)
+        e_p->ref_fitted = have;
+cleanup:
+    duet_sim_ws_destroy(ws);
+    free(rows);
+    free(ref);
+    free(pred);
+    duet__cal_set_free(&s);
+    return st;
+}
