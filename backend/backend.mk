@@ -100,6 +100,54 @@ GPU_TESTBIN   := $(GPU_BUILD)/duet-gpu-tests
 GPU_EXAMPLES  := $(GPU_EXAMPLE_SRCS:examples/%.hip=$(GPU_BUILD)/%)
 GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard baseline/*.h) $(wildcard include/duet/*.h)
 
+# ------------------------------------------------------------------------------------------------
+# The GPU build as one shared library, and its installation. libduet_backend.so.X.Y.Z (soname
+# libduet_backend.so.X) holds the backend, the baselines and all of libduet (the backend calls the
+# library's internals, which libduet.so does not export), and exports the public API of both
+# (duet_*, base/libduet.map): a program links it instead of libduet, through duet-backend.pc. The
+# objects are position-independent so that one set serves libduet_backend.a and the .so.
+# make install-gpu installs the CPU parts (make install), then the GPU duet in
+# place of the CPU one, both backend libraries, the headers that need MPI and duet-backend.pc.
+ifeq ($(GPU),cuda)
+GPU_CXXFLAGS += -Xcompiler -fPIC
+else
+GPU_CXXFLAGS += -fPIC
+endif
+$(BACKEND_C_SRCS:%.c=$(GPU_BUILD)/%.o): FINAL_CFLAGS += -fPIC
+# A change of flags (-fPIC added here) rebuilds the objects of a GPU build folder made before.
+$(GPU_BUILD)/flags.txt: FORCE
+	$(call flags_stamp,$(GPU_CXX) $(GPU_CXXFLAGS) $(CC) $(FINAL_CFLAGS))
+$(GPU_OBJS) $(GPU_TEST_OBJS): $(GPU_BUILD)/flags.txt
+
+BACKEND_SONAME := libduet_backend.so.$(VERSION_MAJOR)
+BACKEND_SHLIB  := $(GPU_BUILD)/libduet_backend.so.$(VERSION)
+BACKEND_PC     := $(GPU_BUILD)/duet-backend.pc
+BACKEND_LIBS   := $(GPU_LDLIBS) $(if $(BASELINE_SRCS),$(BASELINE_LDLIBS)) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+
+$(BACKEND_SHLIB): $(GPU_OBJS) $(LIB) base/libduet.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(GPU_LINK) -shared -Wl,-soname,$(BACKEND_SONAME) -Wl,--version-script=base/libduet.map -o $@ $(GPU_OBJS) \
+	    -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDFLAGS) $(BACKEND_LIBS)
+	$(Q)$(call so_links,$(GPU_BUILD),$(notdir $@),$(BACKEND_SONAME))
+
+$(BACKEND_PC): FORCE
+	@mkdir -p $(dir $@)
+	$(Q)$(call pc_write,duet-backend,duet with its GPU backend (HIP/CUDA + MPI) and vendor baselines,\
+	    -lduet_backend,$(BACKEND_LIBS),$(MPI_INCS))
+
+# make gpu-shared builds the .so alone (make gpu builds the static library and the programs only);
+# $(GPU_BUILD)/duet is named here because cli/gpu/gpu.mk, which defines GPU_DUET, is read after this file.
+.PHONY: install-gpu gpu-shared
+gpu-shared:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(BACKEND_SHLIB)
+install-gpu: install $(GPU_BUILD)/duet $(BACKEND_SHLIB) $(BACKEND_LIB) $(BACKEND_PC)
+	$(INSTALL) -m 755 $(GPU_DUET) $(DESTDIR)$(BINDIR)/duet
+	$(INSTALL) -m 755 $(BACKEND_SHLIB) $(DESTDIR)$(LIBDIR)/
+	$(call so_links,$(DESTDIR)$(LIBDIR),$(notdir $(BACKEND_SHLIB)),$(BACKEND_SONAME))
+	$(INSTALL) -m 644 $(BACKEND_LIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 644 $(GPU_PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/duet/
+	$(INSTALL) -m 644 $(BACKEND_PC) $(DESTDIR)$(PKGCONFIGDIR)/duet-backend.pc
+
 .PHONY: gpu test-gpu check-cuda check-amd
 
 $(GPU_BUILD)/%.o: %.hip $(GPU_HEADERS)
