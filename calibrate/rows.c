@@ -11,15 +11,7 @@
 
 duet_workload_t duet_cal_row_workload(const duet_corpus_row_t *row)
 {
-    duet_workload_t wl = row->wl;
-    if (row->kind == DUET_ROW_GEMM_ALONE) {
-        wl.coll = DUET_COLL_NONE;
-        wl.mc = wl.nc = 0;
-        wl.root = 0;
-    } else if (row->kind == DUET_ROW_COMM_ALONE) {
-        wl.m = wl.n = wl.k = 0;
-    }
-    return wl;
+    return duet_corpus_row_part(row);
 }
 
 duet_status_t duet_cal_row_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *policy, const duet_hw_t *hw,

@@ -340,7 +340,7 @@ int cmd_collect(int argc, char **argv)
     }
     collect_meta(&e, per_point, (int)warm, (int)rounds, &corpus);
     duet_collect_grid_of(&corpus, grid);
-    char desc[160];
+    char desc[sizeof(corpus.prov.shapes)];
     if (n_random > 0) {
         duet_random_params_t rp = duet_random_default_params();
         rp.seed = (uint64_t)seed;

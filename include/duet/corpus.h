@@ -130,6 +130,9 @@ duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpu
 /** Write a corpus atomically (temporary file and rename). */
 duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path);
 
+/** The part of the row's workload that ran: without the collective (gemm_alone), without the GEMM (comm_alone). */
+duet_workload_t duet_corpus_row_part(const duet_corpus_row_t *row);
+
 /** 1 if two rows measure the same thing (kind, workload and configuration). */
 int duet_corpus_row_same_point(const duet_corpus_row_t *a, const duet_corpus_row_t *b);
 /** Index of the row measuring the same point as `key`, or -1 (used to resume a collection). */

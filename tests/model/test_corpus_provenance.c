@@ -131,3 +131,32 @@ Test(corpus_provenance, the_build_knows_its_kernel_hash)
     cr_assert_eq(strlen(b.kernel_hash), 12, "%s", b.kernel_hash);
     cr_assert_str_neq(b.kernel_commit, "");
 }
+
+/* A row's configuration is checked against what ran: the vendor GEMM alone (no comm kernel,
+ * comm_wgs 0) of a workload with a collective loads; the same configuration on an op row does not. */
+Test(corpus_provenance, a_row_is_checked_against_its_part)
+{
+    duet_corpus_t c = t_corpus_header(132, 1), back;
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_row_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = DUET_ROW_GEMM_ALONE;
+    r.wl = t_wl(1024, 1024, 1024, DUET_COLL_ALL_GATHER, 512, 2048, 1);
+    r.cfg = duet_config_default(&hw, DUET_MODE_VENDOR);
+    r.cfg.gemm_wgs = r.cfg.num_wgs = 66;
+    r.cfg.comm_wgs = 0;
+    r.ok = 1;
+    r.ms = r.min_ms = r.max_ms = 0.5;
+    r.repeats = 3;
+    cr_assert_eq(duet_corpus_add(&c, &r), DUET_OK);
+    char path[512];
+    t_tmp_path(path, sizeof(path), "part.json");
+    cr_assert_eq(duet_corpus_save(&c, path), DUET_OK);
+    cr_assert_eq(duet_corpus_load(path, &back), DUET_OK, "%s", duet_last_error());
+    duet_corpus_free(&back);
+    c.rows[0].kind = DUET_ROW_OP;
+    cr_assert_eq(duet_corpus_save(&c, path), DUET_OK);
+    cr_assert_eq(duet_corpus_load(path, &back), DUET_ERR_PARSE);
+    cr_assert(strstr(duet_last_error(), "comm_wgs") != NULL, "%s", duet_last_error());
+    duet_corpus_free(&c);
+}
