@@ -59,7 +59,8 @@ duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r);
 /**
  * Write a timeline as JSON: {"schema": "duet-trace/1", "label", "makespan_s", "n_ctas",
  * "plan": {...}, "tiles": [{"cta", "sm", "queue", "tile", "start_us", "end_us", "stolen"}]}.
- * `plan` and `hw` may be NULL. Written atomically.
+ * `plan` and `hw` may be NULL. Written atomically. A time that is not finite or not in [0, 1e15] us,
+ * or a tile that ends before it starts, is refused (DUET_ERR_INVALID_ARG) and nothing is written.
  */
 duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw,
                                     const char *path);
@@ -226,6 +227,13 @@ typedef struct duet_sweep_result {
 duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
                              const duet_sweep_params_t *params, duet_sweep_result_t *res_p);
 void duet_sweep_result_free(duet_sweep_result_t *res);
+/**
+ * Where the static default ranks, ties worded as ties (within DUET_RANK_TIE_REL), into `buf` (n bytes,
+ * 96 are enough): "rank 1 of 8; tied with 3 others for best", "rank 4 of 8, tied with 1 other; the best
+ * is 2.5 % faster", "rank 1 of 8; nothing in the sweep beats it". The one wording of `duet predict` and
+ * the sweep's SVG. @return buf.
+ */
+const char *duet_sweep_rank_str(const duet_sweep_result_t *res, char *buf, size_t n);
 /** Draw predicted makespan against gemm_wgs, one line per (mode, tile), as SVG. */
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
 
