@@ -84,12 +84,14 @@ deps:
 
 # `make test` and `make demo` are the two set-up commands of README: each installs what is
 # missing first. Tests run from the repository root so they find tests/data and the golden file.
-# Then every repository path the documentation cites must exist (tools/check_doc_paths.py), and the
-# mutation runner must leave no process behind (tests/mutate/test_mutate.py).
+# Then every repository path the documentation and the sources cite must exist (tools/check_doc_paths.py,
+# whose self-test plants stale citations it must catch), and the mutation runner must leave no process
+# behind (tests/mutate/test_mutate.py).
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
 	$(Q)python3 tools/check_doc_paths.py
+	$(Q)python3 tools/check_doc_paths.py --self-test
 	$(Q)python3 tests/mutate/test_mutate.py -q
 
 sanitize:

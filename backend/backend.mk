@@ -29,7 +29,8 @@ GPU_WORLDS   ?= 1 2 3 4
 GPU_PLANT_NP ?= 2
 AMD_ARCHS    ?= gfx90a gfx940
 MPIRUN       ?= mpirun
-# NVLink multicast stays off on shared machines (see ../shared/reference/h200.md); -x hands the
+# NVLink multicast stays off on shared machines: the lent H200 machines are shared, and multicast
+# objects that a killed job leaves behind are not freed until the machine is reset; -x hands the
 # variables to every rank.
 GPU_ENV      := NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 MPIRUN_FLAGS ?= --allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \

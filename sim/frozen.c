@@ -1,6 +1,6 @@
 /*
  * Policy "frozen": the reference design's scheduler (iris.concurrent predictor.py
- * schedule_makespan, iris-concurrent.md 3.5), reproduced bit for bit, and its pricing rules.
+ * schedule_makespan in predictor.py), reproduced bit for bit, and its pricing rules.
  *
  * Semantics: every worker (CTA) starts free at t = 0; the earliest free worker (ties: lowest
  * id) takes a tile from its home queue (GEMM if id < gemm_wgs), else from the other queue. A

@@ -144,7 +144,7 @@ duet_status_t duet_sim_workers(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *p
 /* The reference design's scheduler                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Inputs of the reference design's schedule_makespan() (iris-concurrent.md 3.5). */
+/** Inputs of the reference design's schedule_makespan() (its predictor.py). */
 typedef struct duet_frozen_params {
     int64_t n_gemm;       /* GEMM tiles */
     double lg;            /* GEMM tile duration */
@@ -164,7 +164,7 @@ typedef struct duet_frozen_params {
 duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_params_t *p, duet_trace_t *trace,
                                        duet_sim_result_t *res_p);
 /**
- * The reference design's pricing of a plan (iris-concurrent.md 3.2-3.4), in seconds: GEMM tile
+ * The reference design's pricing of a plan (its predictor.py), in seconds: GEMM tile
  * = static full-chip time x num_wgs / tiles x (1 + alpha x comm-home fraction x comm
  * intensity), with duet's GEMM cost standing in for origami; comm = tile-granular remote bytes
  * at one effective link bandwidth plus a launch floor, split evenly over the comm tiles;
@@ -182,9 +182,10 @@ duet_status_t duet_sim_frozen_params(const duet_hw_t *hw, const duet_plan_t *pla
  * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
  * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
  * limits that would be minutes. A sweep that passes this many events (or its parameters'
- * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: 0.7 to 1.9 s at the fluid
- * policy's 2.4e7 to 8.9e6 events/s measured by `duet bench-sim` (docs/simulator.md). The
- * reference shape set's heaviest sweep takes 3.2e6.
+ * max_events) stops with DUET_ERR_INVALID_ARG naming the limit, about 1.7e7 events: what that
+ * costs in seconds is the limit over the fluid policy's events per second on the machine at hand,
+ * which `duet bench-sim` measures (per sweep and per policy; docs/simulator.md, "Speed", records a
+ * run). The reference shape set's heaviest sweep takes 3.2e6.
  */
 #define DUET_SWEEP_MAX_EVENTS (INT64_C(1) << 24)
 
