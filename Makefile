@@ -244,13 +244,16 @@ deps:
 # `make test` and `make demo` are the two set-up commands of README: each installs what is
 # missing first. Tests run from the repository root so they find tests/data and the golden file.
 # Then the install check (not under SAN=1: a sanitized libduet.so would need the sanitizer runtime
-# preloaded into the example) and every repository path the documentation cites must exist
-# (tools/check_doc_paths.py).
+# preloaded into the example), every repository path the documentation and the sources cite must
+# exist (tools/check_doc_paths.py, whose self-test plants stale citations it must catch), and the
+# mutation runner must leave no process behind (tests/mutate/test_mutate.py).
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN) $(SHLIB)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
 	$(Q)$(if $(filter 1,$(SAN)),,$(MAKE) --no-print-directory check-install)
 	$(Q)python3 tools/check_doc_paths.py
+	$(Q)python3 tools/check_doc_paths.py --self-test
+	$(Q)python3 tests/mutate/test_mutate.py -q
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory test SAN=1

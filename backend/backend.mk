@@ -39,7 +39,8 @@ AMD_ARCHS_FOUND = $(shell { offload-arch 2>/dev/null || amdgpu-arch 2>/dev/null 
                     grep -o '^gfx[0-9a-z]*' | sort -u | tr '\n' ' ')
 AMD_ARCHS    ?= $(eval AMD_ARCHS := $(or $(strip $(AMD_ARCHS_FOUND)),gfx942 gfx950))$(AMD_ARCHS)
 MPIRUN       ?= mpirun
-# NVLink multicast stays off on shared machines (see ../shared/reference/h200.md); -x hands the
+# NVLink multicast stays off on shared machines: the lent H200 machines are shared, and multicast
+# objects that a killed job leaves behind are not freed until the machine is reset; -x hands the
 # variables to every rank.
 GPU_ENV      := NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 MPIRUN_FLAGS ?= --allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \

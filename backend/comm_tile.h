@@ -1,5 +1,5 @@
 /*
- * Comm tiles: one CTA moves one tile of the plan's comm queue (DESIGN.md, the workload table).
+ * Comm tiles: one CTA moves one tile of the plan's comm queue (docs/architecture.md, "the comm queue").
  *
  *   all_gather      push the local tile to every rank at rows rank*mc + r
  *   all_reduce      (owned tile) pull the W partials, add in fp32 in rank order, store, push
@@ -27,8 +27,8 @@
  * kernel at once: with four, the 128x256 tile's spills grew from 196 to 1964 bytes and
  * 4096x512x8192 took 0.0968 ms against 0.0741; with two, 196 -> 208 bytes and 2-4 % on the
  * small-M GEMMs, more than one run could tell from noise. One H200, both ranks on it
- * (tools/h200-onegpu.sh), 64 MB reduce_scatter alone on 4 CTAs: 1.70 ms with one, 1.37 with two,
- * 0.88 with four.
+ * (measured 2026-12, as tools/gpu.sh comm runs it), 64 MB reduce_scatter alone on 4 CTAs: 1.70 ms with one, 1.37 with
+ * two, 0.88 with four.
  */
 #define DUET__COMM_BATCH(BM) ((BM) == 0 ? 4 : 1)
 

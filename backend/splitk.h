@@ -88,8 +88,9 @@ __device__ static inline void duet__sum8_add(float (&s)[8], float4 lo, float4 hi
  * that are not inlined, so they reach the parameters through a generic pointer, and the compiler
  * reloaded C's address, N, the 16-byte flag and the element type from it after every store to C
  * (which might alias them; seen in the PTX), and branched on the type per element. Measured (one
- * H200, bench/results/onegpu-h200-hoist.txt): the summing parts of 4096x512x8192 57.4 -> 55.9 us,
- * of a sum loop that costs about 8 us in all (onegpu-h200-sumdiag.txt).
+ * H200, bench/results/archive/2026-12-01-h200x1/onegpu-h200-hoist.txt): the summing parts of
+ * 4096x512x8192 57.4 -> 55.9 us, of a sum loop that costs about 8 us in all (onegpu-h200-sumdiag.txt
+ * in the same folder).
  */
 typedef struct duet__c_out {
     uint16_t *c;

@@ -13,7 +13,7 @@
 #include <rccl/rccl.h>
 #define DUET_BLASLT_NAME "hipBLASLt"
 #define DUET_CCL_NAME "RCCL"
-/* hipBLASLt has no SM-count target (anchors.md: pytorch #149280). */
+/* hipBLASLt has no SM-count target (pytorch issue #149280). */
 #define DUET_BLASLT_HAS_SM_TARGET 0
 #else
 #include <cublasLt.h>

@@ -1,6 +1,6 @@
 /*
  * Accuracy metrics: makespan error, and how well the predicted ranking picks configurations.
- * These are the reference design's metrics (iris-concurrent.md 3.1, 5.3 and 9), so that its
+ * These are the reference design's metrics (its predictor.py and its evaluation), so that its
  * numbers and duet's compare: exact-pick rate, picks within 8 CTAs, regret of the predicted best,
  * top-k coverage within 3 %, and the median absolute percentage error of the makespan.
  */

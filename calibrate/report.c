@@ -12,7 +12,7 @@
 #include "calibrate/internal.h"
 
 /* The reference design's rules as a fit: policy frozen on unsplit fused op rows, with its one effective
- * link bandwidth (XGMI_BW_GBPS, iris-concurrent.md 3.1) as the only constant, as its author
+ * link bandwidth (predictor.py's XGMI_BW_GBPS) as the only constant, as its author
  * tuned it by regret sweeps over the corpus. */
 static duet_cal_params_t duet__seed_params(const duet_cal_params_t *p)
 {

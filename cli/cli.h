@@ -113,11 +113,6 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
 /** Parse "all_gather,all_reduce" into a bitmask of 1 << duet_collective_t. @return an exit code. */
 int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p);
 
-/** Sort doubles ascending in place (base/stats.c's duet__sort_doubles). */
-void cli_sort_doubles(double *v, size_t n);
-/** Sort in place and return the median (the mean of the middle two for even n; NaN for n = 0): duet__median. */
-double cli_median(double *v, size_t n);
-
 /* JSON output shared by the commands (cJSON objects). */
 struct cJSON;
 /**

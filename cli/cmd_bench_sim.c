@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "cli/cli.h"
 
 enum { OPT_REPEAT = OPT_FIRST_PRIVATE };
@@ -109,8 +110,7 @@ static duet_status_t bench_run(duet_sim_ws_t *ws, const bench_case_t *bc, long l
         row->configs = res.n + 1; /* the ranked configurations and the static default */
         duet_sweep_result_free(&res);
     }
-    cli_sort_doubles(t, (size_t)repeat);
-    row->med_s = t[repeat / 2];
+    row->med_s = duet__median(t, (size_t)repeat); /* sorts t */
     row->min_s = t[0];
     row->max_s = t[repeat - 1];
     return DUET_OK;

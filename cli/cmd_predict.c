@@ -105,29 +105,6 @@ static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
     return CLI_EXIT_OK;
 }
 
-/*
- * "rank R of N" and what it means, ties worded as ties (the sweep's tolerance, DUET_RANK_TIE_REL):
- * "rank 1 of 8; tied with 3 others for best", "rank 4 of 8, tied with 1 other; the best is 2.5 %
- * faster", "rank 1 of 8; nothing in the sweep beats it".
- */
-static void cmd_predict_default_rank(const duet_sweep_result_t *res)
-{
-    size_t t = res->default_ties;
-    char tied[64] = "";
-    if (t > 0)
-        snprintf(tied, sizeof(tied), "tied with %zu other%s", t, t == 1 ? "" : "s");
-    if (res->default_rank == 1) {
-        if (t > 0)
-            printf("rank 1 of %zu; %s for best\n", res->n, tied);
-        else
-            printf("rank 1 of %zu; nothing in the sweep beats it\n", res->n);
-        return;
-    }
-    double pct = (res->dflt.makespan_s / res->points[0].makespan_s - 1) * 100;
-    printf("rank %zu of %zu%s%s; the best is %.*f %% faster\n", res->default_rank, res->n, t > 0 ? ", " : "", tied,
-           pct < 0.1 ? 3 : 1, pct);
-}
-
 /* Simulate the best configuration again, with its trace, and draw or write it. */
 static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp,
                                      const duet_sweep_point_t *best, const char *svg, const char *json)
@@ -423,7 +400,8 @@ int cmd_predict(int argc, char **argv)
         const duet_sweep_point_t *d = &res.dflt;
         printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
                d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3);
-        cmd_predict_default_rank(&res);
+        char rank[128];
+        printf("%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
         if (ref != NULL)
             printf("the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile "
                    "%dx%dx%d, %.4f ms\n",

@@ -173,17 +173,6 @@ int cli_parse_collectives(const char *cmd, const char *arg, uint32_t *mask_p)
     return CLI_EXIT_OK;
 }
 
-/* The base layer's statistics, under the names the GPU commands use. */
-void cli_sort_doubles(double *v, size_t n)
-{
-    duet__sort_doubles(v, n);
-}
-
-double cli_median(double *v, size_t n)
-{
-    return duet__median(v, n);
-}
-
 void cli_json_add_config(cJSON *o, const duet_config_t *c)
 {
     /* The configuration codec of the model layer; a member cJSON cannot allocate is left out, as

@@ -76,7 +76,7 @@ static double duet__oob_rows(const duet_gemm_geom_t *g)
 }
 
 /*
- * L2 reuse of the group_m swizzle ("tile-of-tiles", origami.md 2.3): `active` tiles that run
+ * L2 reuse of the group_m swizzle (\"tile-of-tiles\", as in AMD's origami GEMM model): `active` tiles that run
  * together cover l2_m tile-rows x l2_n tile-columns. Per K step they request
  * active * (rm + rn) * BK elements but only (l2_m * rm + l2_n * rn) * BK are distinct; the rest
  * hit in L2. The block shrinks until its A and B panels over the whole K fit in L2. rm and rn are

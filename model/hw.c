@@ -112,13 +112,13 @@ typedef struct duet__hw_init {
 
 /* Sources for the reference design's rules, common to every built-in profile. */
 #define SEED_RULES                                                                                                     \
-    {F(seed_link_gbs), 120.0, "iris.concurrent predictor XGMI_BW_GBPS (iris-concurrent.md 3.1), tuned on MI300X"},     \
-        {F(seed_launch_us), 5.0, "iris.concurrent predictor COMM_LAUNCH_US (iris-concurrent.md 3.1)"},                 \
-        {F(seed_alpha), 0.40, "iris.concurrent predictor GEMM_INTERFERENCE_ALPHA (iris-concurrent.md 3.1)"},           \
-        {F(seed_sat_channels), 64, "iris.concurrent predictor COMM_SAT_CHANNELS (iris-concurrent.md 3.1)"},            \
-        {F(seed_dequeue_gemm_us), 0.99, "iris.concurrent predictor C_ATOMIC_GEMM_MS (iris-concurrent.md 3.1)"},        \
+    {F(seed_link_gbs), 120.0, "iris.concurrent predictor.py XGMI_BW_GBPS (the reference design), tuned on MI300X"},    \
+        {F(seed_launch_us), 5.0, "iris.concurrent predictor.py COMM_LAUNCH_US (the reference design)"},                \
+        {F(seed_alpha), 0.40, "iris.concurrent predictor.py GEMM_INTERFERENCE_ALPHA (the reference design)"},          \
+        {F(seed_sat_channels), 64, "iris.concurrent predictor.py COMM_SAT_CHANNELS (the reference design)"},           \
+        {F(seed_dequeue_gemm_us), 0.99, "iris.concurrent predictor.py C_ATOMIC_GEMM_MS (the reference design)"},       \
     {                                                                                                                  \
-        F(seed_dequeue_comm_us), 2.36, "iris.concurrent predictor C_ATOMIC_COMM_MS (iris-concurrent.md 3.1)"           \
+        F(seed_dequeue_comm_us), 2.36, "iris.concurrent predictor.py C_ATOMIC_COMM_MS (the reference design)"          \
     }
 
 /* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
@@ -134,9 +134,9 @@ typedef struct duet__hw_init {
 
 /*
  * H200: the profile calibrated on duet's own kernels (tuning_data/h200.json, fitted by
- * tools/h200-fit.sh from tuning_data/h200_start.json, the datasheet values and estimates), so that
+ * tools/gpu.sh fit from tuning_data/h200_start.json, the datasheet values and estimates), so that
  * `--hw h200` predicts what duet's kernels do on the machine. Each constant keeps the source the
- * file gives it. The raw fabric constants of h200.md (19.9 GB/s per pushing CTA, the link's
+ * file gives it. The raw fabric constants measured on two H200s (2026-11: 19.9 GB/s per pushing CTA, the link's
  * saturation curve) describe a streaming store kernel, not duet's comm tile; they stay in
  * h200_start.json and in the simulator test that reproduces that curve.
  */
@@ -144,26 +144,32 @@ static const duet__hw_init_t duet__h200[] = {
 #include "model/hw_h200.inc"
 };
 
+/*
+ * MI300X and MI350X: datasheet values and published figures, uncalibrated. Their sources name
+ * "origami", AMD's analytical GEMM model (as used by hipBLASLt; origami::comm is its collective
+ * model), whose hardware tables and empirical constants give most of the per-CU figures, and "the
+ * reference design" (docs/architecture.md), whose measurements on MI300X give the dequeue costs.
+ */
 static const duet__hw_init_t duet__mi300x[] = {
-    {F(n_sms), 304, "anchors.md C.2: 304 CUs (8 XCDs x 38)"},
-    {F(clock_ghz), 2.1, "origami.md 2.2/3.3: gfx942 engine clock 2100 MHz (rocjitsu descriptor)"},
-    {F(mma_flops_fp16), 2048, "origami.md 2.2: 16x16x16 f16 MFMA, 16 cycles per SIMD, 4 SIMDs -> 2048 FLOP/cycle/CU"},
-    {F(mma_flops_bf16), 2048, "origami.md 2.2: 16x16x16 bf16 MFMA, 2048 FLOP/cycle/CU (1307 TFLOP/s peak)"},
+    {F(n_sms), 304, "the MI300X datasheet: 304 CUs (8 XCDs x 38)"},
+    {F(clock_ghz), 2.1, "origami: gfx942 engine clock 2100 MHz (rocjitsu descriptor)"},
+    {F(mma_flops_fp16), 2048, "origami: 16x16x16 f16 MFMA, 16 cycles per SIMD, 4 SIMDs -> 2048 FLOP/cycle/CU"},
+    {F(mma_flops_bf16), 2048, "origami: 16x16x16 bf16 MFMA, 2048 FLOP/cycle/CU (1307 TFLOP/s peak)"},
     {F(gemm_eff_fp16), 0.88,
-     "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; "
+     "estimate: only the 1307 TFLOP/s datasheet rate is published; set so 8192^3 lands within 25 % of it; "
      "calibrate"},
     {F(gemm_eff_bf16), 0.88,
-     "estimate: anchors.md gives only the 1307 TFLOP/s datasheet rate; set so 8192^3 lands within 25 % of it; "
+     "estimate: only the 1307 TFLOP/s datasheet rate is published; set so 8192^3 lands within 25 % of it; "
      "calibrate"},
     NEUTRAL_TILE_EFF,
     {F(vendor_gemm_eff_fp16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
-    {F(smem_kib), 64, "origami.md 3.3: 64 KiB LDS per CU"},
+    {F(smem_kib), 64, "origami: 64 KiB LDS per CU"},
     {F(gemm_stages), 1, "one LDS buffer: a 256x256x64 fp16 A+B tile fills the 64 KiB LDS"},
-    {F(l2_mib), 32, "origami.md 3.3: 4 MiB L2 per XCD x 8 (the 256 MiB MALL is not modelled)"},
-    {F(l2_gbs), 17000, "origami.md 3.2: gfx942 c_mem1 = 17 TB/s L2 bandwidth"},
-    {F(hbm_gbs), 4730, "origami.md 3.3: measured MI300X HBM read 4.73 TB/s (5.3 TB/s spec)"},
-    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies (391 ns measured, origami.md 3.3)"},
+    {F(l2_mib), 32, "origami: 4 MiB L2 per XCD x 8 (the 256 MiB MALL is not modelled)"},
+    {F(l2_gbs), 17000, "origami: gfx942 c_mem1 = 17 TB/s L2 bandwidth"},
+    {F(hbm_gbs), 4730, "origami: measured MI300X HBM read 4.73 TB/s (5.3 TB/s spec)"},
+    {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies (391 ns measured, per origami's device table)"},
     {F(gemm_sm_contention), 0, "no measurement: the K step does not depend on how many SMs run the GEMM"},
     {F(clock_heat), 0, "no measurement: the clock does not depend on the operation's matrix work"},
     {F(heat_half_us), 50, "estimate: as fitted on H200 (tuning_data/h200.json); no effect while clock_heat is 0"},
@@ -172,21 +178,22 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(box_rows_per_us), 1e7, "no measurement: set not to bind (the MFMA tile has no TMA box; 1.3 PB/s of rows)"},
     {F(box_min_share), 1, "no measurement: every SM count reaches all of box_rows_per_us"},
     {F(splitk_sm_gbs), 56, "estimate: one CU's share of L2, l2_gbs / CUs (no K-split measurement)"},
-    {F(tile_overhead_us), 0.71, "origami.md 2.10: TILE_FIXED_OVERHEAD 1500 cycles at 2.1 GHz"},
-    {F(dequeue_gemm_us), 0.99, "iris-concurrent.md 3.1: effective GEMM dequeue 0.99 us (304 WGs, p50 3.96 us)"},
-    {F(dequeue_comm_us), 2.36, "iris-concurrent.md 3.1: effective comm dequeue 2.36 us (p50 9.44 us)"},
-    {F(launch_us), 4.7, "origami.md 2.10: kernel launch 9900 cycles at 2.1 GHz"},
+    {F(tile_overhead_us), 0.71, "origami's empirical constants: TILE_FIXED_OVERHEAD 1500 cycles at 2.1 GHz"},
+    {F(dequeue_gemm_us), 0.99,
+     "the reference design's measurements: effective GEMM dequeue 0.99 us (304 WGs, p50 3.96 us)"},
+    {F(dequeue_comm_us), 2.36, "the reference design's measurements: effective comm dequeue 2.36 us (p50 9.44 us)"},
+    {F(launch_us), 4.7, "origami's empirical constants: kernel launch 9900 cycles at 2.1 GHz"},
     {F(comm_sync_us), 2.6, "estimate: entry and exit barrier, each about two xGMI flag round trips of 0.66 us"},
-    {F(n_links), 7, "anchors.md C.2: fully connected 8-GPU mesh, 7 xGMI links per GPU"},
-    {F(link_gbs), 42.86, "origami.md 5.1: 49.1 GiB/s wire / 1.23 = 42.86 GB/s payload per link and direction"},
+    {F(n_links), 7, "the MI300X datasheet: fully connected 8-GPU mesh, 7 xGMI links per GPU"},
+    {F(link_gbs), 42.86, "origami::comm: 49.1 GiB/s wire / 1.23 = 42.86 GB/s payload per link and direction"},
     {F(link_half_inflight_kib), 16,
      "[derived] origami::comm ramp 1-exp(-w/4) is half at 2.8 WGs x 5.9 KB in flight per pushing WG"},
-    {F(cta_push_gbs), 9.0, "[derived] origami.md 5.3: one WG drives ~21 % of a 42.86 GB/s link"},
-    {F(remote_rtt_us), 0.66, "origami.md 5.1: xGMI remote-load round trip 660 ns"},
-    {F(cta_pull_inflight_kib), 7.5, "origami.md 5.2: MSHR 12 x 10 waves x 64 B lines in flight per WG"},
+    {F(cta_push_gbs), 9.0, "[derived] origami::comm: one WG drives ~21 % of a 42.86 GB/s link"},
+    {F(remote_rtt_us), 0.66, "origami::comm: xGMI remote-load round trip 660 ns"},
+    {F(cta_pull_inflight_kib), 7.5, "origami::comm: MSHR 12 x 10 waves x 64 B lines in flight per WG"},
     {F(rtt_gemm_stretch), 0.5,
      "estimate: remote loads queue behind the GEMM's L2 traffic, 1.5x the round trip with every CU busy; calibrate"},
-    {F(cta_local_gbs), 150, "origami.md 6: ~150 GB/s per CU measured HBM bandwidth"},
+    {F(cta_local_gbs), 150, "origami's published results: ~150 GB/s per CU measured HBM bandwidth"},
     {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
     {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
     {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
@@ -195,20 +202,24 @@ static const duet__hw_init_t duet__mi300x[] = {
 };
 
 static const duet__hw_init_t duet__mi350x[] = {
-    {F(n_sms), 256, "anchors.md C.3: 256 CUs (32 per XCD x 8)"},
-    {F(clock_ghz), 2.2, "[derived] 2.3 PFLOP/s dense bf16 (anchors.md C.3) / (256 CUs x 4096 FLOP/cycle)"},
-    {F(mma_flops_fp16), 4096, "origami.md 2.2: gfx950 16x16x32 f16 MFMA, 4096 FLOP/cycle/CU"},
-    {F(mma_flops_bf16), 4096, "origami.md 2.2: gfx950 16x16x32 bf16 MFMA, 4096 FLOP/cycle/CU"},
-    {F(gemm_eff_fp16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
-    {F(gemm_eff_bf16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
+    {F(n_sms), 256, "MI350X datasheet: 256 CUs (32 per XCD x 8)"},
+    {F(clock_ghz), 2.2, "[derived] 2.3 PFLOP/s dense bf16 (MI350X datasheet) / (256 CUs x 4096 FLOP/cycle)"},
+    {F(mma_flops_fp16), 4096, "origami: gfx950 16x16x32 f16 MFMA, 4096 FLOP/cycle/CU"},
+    {F(mma_flops_bf16), 4096, "origami: gfx950 16x16x32 bf16 MFMA, 4096 FLOP/cycle/CU"},
+    {F(gemm_eff_fp16), 0.68,
+     "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
+    {F(gemm_eff_bf16), 0.68,
+     "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s = 0.65 of peak"},
     NEUTRAL_TILE_EFF,
-    {F(vendor_gemm_eff_fp16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
-    {F(vendor_gemm_eff_bf16), 0.68, "[derived] origami.md 6: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
-    {F(smem_kib), 160, "anchors.md C.3 / origami.md 2.9: 160 KiB LDS per CU"},
+    {F(vendor_gemm_eff_fp16), 0.68,
+     "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
+    {F(vendor_gemm_eff_bf16), 0.68,
+     "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
+    {F(smem_kib), 160, "MI350X datasheet and origami: 160 KiB LDS per CU"},
     {F(gemm_stages), 2, "two LDS buffers of a 256x256x64 fp16 tile fit in 160 KiB"},
-    {F(l2_mib), 32, "origami.md 3.3: 4 MiB L2 per XCD x 8 (rocjitsu; the wiki says 8 MiB per XCD)"},
-    {F(l2_gbs), 17000, "origami.md 3.2: gfx950 c_mem1 = 17 TB/s L2 bandwidth"},
-    {F(hbm_gbs), 8000, "anchors.md C.3: 8 TB/s HBM3E datasheet (not measured)"},
+    {F(l2_mib), 32, "origami: 4 MiB L2 per XCD x 8 (rocjitsu; the wiki says 8 MiB per XCD)"},
+    {F(l2_gbs), 17000, "origami: gfx950 c_mem1 = 17 TB/s L2 bandwidth"},
+    {F(hbm_gbs), 8000, "MI350X datasheet: 8 TB/s HBM3E (not measured)"},
     {F(tile_prologue_us), 1.0, "estimate: about two HBM latencies"},
     {F(gemm_sm_contention), 0, "no measurement: the K step does not depend on how many SMs run the GEMM"},
     {F(clock_heat), 0, "no measurement: the clock does not depend on the operation's matrix work"},
@@ -218,13 +229,13 @@ static const duet__hw_init_t duet__mi350x[] = {
     {F(box_rows_per_us), 1e7, "no measurement: set not to bind (the MFMA tile has no TMA box; 1.3 PB/s of rows)"},
     {F(box_min_share), 1, "no measurement: every SM count reaches all of box_rows_per_us"},
     {F(splitk_sm_gbs), 66, "estimate: one CU's share of L2, l2_gbs / CUs (no K-split measurement)"},
-    {F(tile_overhead_us), 0.68, "origami.md 2.10: TILE_FIXED_OVERHEAD 1500 cycles at 2.2 GHz"},
-    {F(dequeue_gemm_us), 0.99, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
-    {F(dequeue_comm_us), 2.36, "estimate: as measured on MI300X (iris-concurrent.md 3.1)"},
-    {F(launch_us), 4.5, "origami.md 2.10: kernel launch 9900 cycles at 2.2 GHz"},
+    {F(tile_overhead_us), 0.68, "origami's empirical constants: TILE_FIXED_OVERHEAD 1500 cycles at 2.2 GHz"},
+    {F(dequeue_gemm_us), 0.99, "estimate: as measured on MI300X (the reference design's measurements)"},
+    {F(dequeue_comm_us), 2.36, "estimate: as measured on MI300X (the reference design's measurements)"},
+    {F(launch_us), 4.5, "origami's empirical constants: kernel launch 9900 cycles at 2.2 GHz"},
     {F(comm_sync_us), 2.6, "estimate: entry and exit barrier, each about two xGMI flag round trips of 0.66 us"},
     {F(n_links), 7, "fully connected 8-GPU mesh, 7 xGMI links per GPU"},
-    {F(link_gbs), 57.4, "[derived] origami.md 5.1: MI355X link bandwidth +34 % over MI300X's 42.86 GB/s"},
+    {F(link_gbs), 57.4, "[derived] origami::comm: MI355X link bandwidth +34 % over MI300X's 42.86 GB/s"},
     {F(link_half_inflight_kib), 16, "estimate: as MI300X"},
     {F(cta_push_gbs), 12.0, "[derived] MI300X per-WG push rate x 1.34"},
     {F(remote_rtt_us), 0.66, "estimate: as MI300X (660 ns)"},

@@ -8,7 +8,7 @@
 #include "duet/model.h"
 #include "model/internal.h"
 
-/* iris-concurrent.md 5.2 (collect_corpus.py SHAPES): M, N, K, comm_m multiplier, comm_n. */
+/* The reference design's collect_corpus.py SHAPES: M, N, K, comm_m multiplier, comm_n. */
 static const duet_seed_shape_t duet__seed_shapes[] = {
     {1, 8192, 8192, 1, 4096, "decode/tiny-M"},    {16, 8192, 8192, 1, 4096, "decode/tiny-M"},
     {128, 8192, 8192, 1, 4096, "decode/tiny-M"},  {512, 8192, 8192, 1, 4096, "small/mid"},

@@ -1,6 +1,6 @@
 /*
  * Policy "frozen": the reference design's scheduler (iris.concurrent predictor.py
- * schedule_makespan, iris-concurrent.md 3.5), reproduced bit for bit (its 41 golden cases,
+ * schedule_makespan, in predictor.py), reproduced bit for bit (its 41 golden cases,
  * tests/data/seed-golden.json), priced by the reference's rules in one of two ways:
  *  - policy "frozen" (DUET_FROZEN_PRICING_DUET, the default): duet's adaptation, which spreads the
  *    full-chip GEMM time over min(num_wgs, tiles) and leaves out the reference's fused-kernel

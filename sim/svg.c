@@ -244,11 +244,12 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                       "%.4g ms (circle)</text>\n",
                       FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
                       duet_config_tile_str(&best->cfg, tile, sizeof(tile)), best->makespan_s * 1e3);
+    char rank[128];
     duet__sbuf_printf(&b,
-                      "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default: fused, gemm_wgs %d, "
-                      "tile %dx%dx%d: %.4g ms, rank %zu of %zu (square)%s</text>\n",
+                      "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default (square): fused, "
+                      "gemm_wgs %d, tile %dx%dx%d: %.4g ms, %s%s</text>\n",
                       COL_MAKESPAN, FONT, res->dflt.cfg.gemm_wgs, res->dflt.cfg.tile.bm, res->dflt.cfg.tile.bn,
-                      res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, res->default_rank, res->n,
+                      res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, duet_sweep_rank_str(res, rank, sizeof(rank)),
                       clipped ? "; curves clipped at 3x the best" : "");
     duet__sbuf_printf(&b,
                       "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",

@@ -3,6 +3,7 @@
  * inner loop, so it allocates once (the result array and the workspace) and then only runs
  * the simulator.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,26 @@ duet_sweep_params_t duet_sweep_default_params(void)
     p.policy = &duet_sim_policy_fluid;
     p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
     return p;
+}
+
+const char *duet_sweep_rank_str(const duet_sweep_result_t *res, char *buf, size_t n)
+{
+    size_t t = res->default_ties;
+    char tied[64] = "";
+    if (t > 0)
+        snprintf(tied, sizeof(tied), "tied with %zu other%s", t, t == 1 ? "" : "s");
+    if (res->default_rank == 1) {
+        if (t > 0)
+            snprintf(buf, n, "rank 1 of %zu; %s for best", res->n, tied);
+        else
+            snprintf(buf, n, "rank 1 of %zu; nothing in the sweep beats it", res->n);
+        return buf;
+    }
+    /* Below 0.1 % the difference is shown with three decimals, so that it never reads "0.0 % faster". */
+    double pct = (res->dflt.makespan_s / res->points[0].makespan_s - 1) * 100;
+    snprintf(buf, n, "rank %zu of %zu%s%s; the best is %.*f %% faster", res->default_rank, res->n, t > 0 ? ", " : "",
+             tied, pct < 0.1 ? 3 : 1, pct);
+    return buf;
 }
 
 void duet_sweep_result_free(duet_sweep_result_t *res)

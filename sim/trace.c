@@ -47,9 +47,50 @@ duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r)
     return DUET_OK;
 }
 
+/*
+ * The values a timeline may hold. CTA and SM ids are those of one device (at most a million);
+ * tile ids are queue positions (below 2^53, where a double still holds every integer); times are
+ * microseconds from the start of the operation, up to 1e15 us (about 32 years), which no
+ * simulated or measured operation reaches and which keeps every coordinate of the SVG finite.
+ */
+#define DUET__TRACE_MAX_ID 1e6
+#define DUET__TRACE_MAX_TILE 9007199254740992.0 /* 2^53 */
+#define DUET__TRACE_MAX_US 1e15
+/* What the reader accepts: the writer prints seconds x 1e6, which can pass a bound of exactly
+ * 1e15 us by the rounding of the two conversions; 1e-9 of slack absorbs that for any number of
+ * round trips a file will see. */
+#define DUET__TRACE_READ_MAX_US (DUET__TRACE_MAX_US * (1 + 1e-9))
+
+/*
+ * A time the writer may print: seconds x 1e6 must be a finite number of microseconds in [0,
+ * DUET__TRACE_READ_MAX_US], or "%.6f" would print "inf", "nan" or a number the reader rejects.
+ * The reader's own bound, so that whatever is written reads back.
+ */
+static duet_status_t duet__trace_time_ok(const duet_trace_t *t, const char *what, size_t i, double s)
+{
+    double us = s * 1e6;
+    if (!(us >= 0 && us <= DUET__TRACE_READ_MAX_US)) {
+        if (i == (size_t)-1)
+            return duet__error(DUET_ERR_INVALID_ARG, "timeline '%s': %s %g us is not a time in [0, %g] us",
+                               duet__q(t->label), what, us, DUET__TRACE_MAX_US);
+        return duet__error(DUET_ERR_INVALID_ARG, "timeline '%s': tiles[%zu].%s %g us is not a time in [0, %g] us",
+                           duet__q(t->label), i, what, us, DUET__TRACE_MAX_US);
+    }
+    return DUET_OK;
+}
+
 duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw,
                                     const char *path)
 {
+    /* Every time is checked before anything is written: an invalid timeline writes no file. */
+    DUET_CHECK(duet__trace_time_ok(t, "makespan_us", (size_t)-1, t->makespan_s));
+    for (size_t i = 0; i < t->n; i++) {
+        DUET_CHECK(duet__trace_time_ok(t, "start_us", i, t->recs[i].start_s));
+        DUET_CHECK(duet__trace_time_ok(t, "end_us", i, t->recs[i].end_s));
+        if (t->recs[i].end_s < t->recs[i].start_s)
+            return duet__error(DUET_ERR_INVALID_ARG, "timeline '%s': tiles[%zu] ends (%g us) before it starts (%g us)",
+                               duet__q(t->label), i, t->recs[i].end_s * 1e6, t->recs[i].start_s * 1e6);
+    }
     duet__sbuf_t b;
     duet__sbuf_init(&b);
     duet__sbuf_printf(&b, "{\n  \"schema\": \"%s\",\n  \"label\": ", DUET_TRACE_SCHEMA);
@@ -85,20 +126,6 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
     duet__sbuf_printf(&b, "\n  ]\n}\n");
     return duet__sbuf_write(&b, path);
 }
-
-/*
- * The values a timeline may hold. CTA and SM ids are those of one device (at most a million);
- * tile ids are queue positions (below 2^53, where a double still holds every integer); times are
- * microseconds from the start of the operation, up to 1e15 us (about 32 years), which no
- * simulated or measured operation reaches and which keeps every coordinate of the SVG finite.
- */
-#define DUET__TRACE_MAX_ID 1e6
-#define DUET__TRACE_MAX_TILE 9007199254740992.0 /* 2^53 */
-#define DUET__TRACE_MAX_US 1e15
-/* What the reader accepts: the writer prints seconds x 1e6, which can pass a bound of exactly
- * 1e15 us by the rounding of the two conversions; 1e-9 of slack absorbs that for any number of
- * round trips a file will see. */
-#define DUET__TRACE_READ_MAX_US (DUET__TRACE_MAX_US * (1 + 1e-9))
 
 /* tiles[i].key: a number in [lo, hi]; an integer if `integral`. Checked before any cast. */
 static duet_status_t duet__trace_num(const cJSON *o, const char *key, const char *path, size_t i, double lo, double hi,

@@ -73,6 +73,23 @@ static inline char *t_tmp_path(char *buf, size_t n, const char *name)
     return buf;
 }
 
+/* This host as the careful writer's temporaries name it (base/fileio.c's header): letters, digits
+ * and '_', at most 32 characters. */
+static inline void t_host_part(char *out, size_t n)
+{
+    char h[256] = "";
+    gethostname(h, sizeof(h) - 1);
+    if (h[0] == '\0')
+        snprintf(h, sizeof(h), "host");
+    size_t j = 0;
+    for (size_t i = 0; h[i] && j + 1 < n && j < 32; i++) {
+        char c = h[i];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        out[j++] = keep ? c : '_';
+    }
+    out[j] = '\0';
+}
+
 /* A file as found (lstat, not followed) and its first 64 KiB: to show that something left it alone. */
 typedef struct t_file {
     int exists;
@@ -200,10 +217,12 @@ static inline cJSON *t_load_json(const char *path)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
     fclose(f);
+    if (buf == NULL)
+        return NULL;
+    buf[got] = '\0';
     cJSON *root = cJSON_Parse(buf);
     free(buf);
     return root;
@@ -244,7 +263,7 @@ static inline duet_hw_t t_hw(const char *name)
 }
 
 /*
- * The uncalibrated H200 profile (datasheet values, h200.md measurements of the raw hardware and
+ * The uncalibrated H200 profile (datasheet values, 2026-11 measurements of the raw hardware and
  * estimates; tuning_data/h200_start.json, where the calibration starts). The built-in h200 is the
  * calibrated profile; tests that work the model's equations by hand with round datasheet numbers
  * (19.9 GB/s per pushing CTA, 6 us launch, ...) use this one, so they keep testing the equations.

@@ -2,7 +2,7 @@
  * NVLink rate of one CTA and of a few: plain 16-byte loads and stores against the bulk copy
  * engine (cp.async.bulk, sm_90), from GPU 0 to or from GPU 1's memory, one process, peer access
  * on. Why: duet's comm tiles move about 20 GB/s per CTA with plain stores and 7.6 GB/s with plain
- * loads (reference/h200.md), so a collective beside a GEMM needs 16-66 SMs to fill the link. If
+ * loads (measured on two H200s, 2026-11), so a collective beside a GEMM needs 16-66 SMs to fill the link. If
  * the copy engine moves more per SM, a few CTAs could carry the collective and leave the GEMM the
  * rest.
  *

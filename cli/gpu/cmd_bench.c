@@ -182,19 +182,19 @@ int cmd_bench(int argc, char **argv)
         }
         case O_REP:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
-                return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", optarg);
+                return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", duet__q(optarg));
             break;
         case O_WARM:
             if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
-                return cli_usage_error("bench", "--warmup: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("bench", "--warmup: '%s' is not a non-negative integer", duet__q(optarg));
             break;
         case O_WARMMS:
             if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
-                return cli_usage_error("bench", "--warmup-ms: '%s' is not an integer in [0, 60000]", optarg);
+                return cli_usage_error("bench", "--warmup-ms: '%s' is not an integer in [0, 60000]", duet__q(optarg));
             break;
         case O_TOP:
             if (cli_parse_i64(optarg, 0, 64, &top) != 0)
-                return cli_usage_error("bench", "--top: '%s' is not an integer in [0, 64]", optarg);
+                return cli_usage_error("bench", "--top: '%s' is not an integer in [0, 64]", duet__q(optarg));
             break;
         case O_NOGRID:
             grid = 0;
@@ -216,7 +216,7 @@ int cmd_bench(int argc, char **argv)
         }
     }
     if (optind < argc)
-        return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("bench", "unexpected argument '%s'", duet__q(argv[optind]));
     if (gemm_only && svg)
         return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
     if (rnd > 0 && (!gemm_only || shapes || colls))

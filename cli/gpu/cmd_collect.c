@@ -103,11 +103,11 @@ static int collect_resume(const gpu_env_t *e, const char *out, int per_point, in
         return 1;
     }
     if (strcmp(corpus->arch, e->gpu->arch) != 0 || corpus->sms != e->gpu->sms || corpus->world != e->world) {
-        cli_error(cmd, "%s was measured on %s (%d SMs) at world %d, this is %s (%d SMs) at world %d", out, corpus->arch,
-                  corpus->sms, corpus->world, e->gpu->arch, e->gpu->sms, e->world);
+        cli_error(cmd, "%s was measured on %s (%d SMs) at world %d, this is %s (%d SMs) at world %d", duet__q(out),
+                  duet__q(corpus->arch), corpus->sms, corpus->world, e->gpu->arch, e->gpu->sms, e->world);
         return 1;
     }
-    fprintf(stderr, "duet: %s: resuming %s: %zu points already measured\n", cmd, out, corpus->n);
+    fprintf(stderr, "duet: %s: resuming %s: %zu points already measured\n", cmd, duet__q(out), corpus->n);
     if (corpus->n > 0 && (corpus->repeats != per_point || corpus->rounds != n_rounds))
         fprintf(stderr,
                 "duet: %s: warning: its points have %d timed runs in %d round(s), new ones get %d in %d "
@@ -255,15 +255,18 @@ int cmd_collect(int argc, char **argv)
             break;
         case O_REP:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
-                return cli_usage_error("calibrate collect", "--repeats: '%s' is not a positive integer", optarg);
+                return cli_usage_error("calibrate collect", "--repeats: '%s' is not a positive integer",
+                                       duet__q(optarg));
             break;
         case O_ROUNDS:
             if (cli_parse_i64(optarg, 1, 1000, &rounds) != 0)
-                return cli_usage_error("calibrate collect", "--rounds: '%s' is not an integer in [1, 1000]", optarg);
+                return cli_usage_error("calibrate collect", "--rounds: '%s' is not an integer in [1, 1000]",
+                                       duet__q(optarg));
             break;
         case O_WARM:
             if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
-                return cli_usage_error("calibrate collect", "--warmup: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("calibrate collect", "--warmup: '%s' is not a non-negative integer",
+                                       duet__q(optarg));
             break;
         case O_HW:
             hw = optarg;
@@ -298,7 +301,7 @@ int cmd_collect(int argc, char **argv)
         }
     }
     if (optind < argc)
-        return cli_usage_error("calibrate collect", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("calibrate collect", "unexpected argument '%s'", duet__q(argv[optind]));
     if (out == NULL)
         return cli_usage_error("calibrate collect", "give the corpus file with -o FILE");
     if ((n_random > 0) != (seed >= 0) || (n_random > 0 && shapes != NULL))

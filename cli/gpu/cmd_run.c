@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cli/gpu/gpu.h"
 
 enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_WARMUP_MS, OPT_TRACE, OPT_SVG, OPT_POLICY };
@@ -37,15 +38,15 @@ int cmd_run(int argc, char **argv)
             return CLI_EXIT_OK;
         case OPT_REPEAT:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
-                return cli_usage_error("run", "--repeats: '%s' is not a positive integer", optarg);
+                return cli_usage_error("run", "--repeats: '%s' is not a positive integer", duet__q(optarg));
             continue;
         case OPT_WARMUP:
             if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
-                return cli_usage_error("run", "--warmup: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("run", "--warmup: '%s' is not a non-negative integer", duet__q(optarg));
             continue;
         case OPT_WARMUP_MS:
             if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
-                return cli_usage_error("run", "--warmup-ms: '%s' is not an integer in [0, 60000]", optarg);
+                return cli_usage_error("run", "--warmup-ms: '%s' is not an integer in [0, 60000]", duet__q(optarg));
             continue;
         case OPT_TRACE:
             trace_path = optarg;
@@ -55,7 +56,7 @@ int cmd_run(int argc, char **argv)
             continue;
         case OPT_POLICY:
             if ((policy = duet_sim_policy_find(optarg)) == NULL)
-                return cli_usage_error("run", "--policy: '%s' is not fluid or frozen", optarg);
+                return cli_usage_error("run", "--policy: '%s' is not fluid or frozen", duet__q(optarg));
             continue;
         default:
             break;
@@ -67,7 +68,7 @@ int cmd_run(int argc, char **argv)
             return cli_getopt_error("run", argv, opt);
     }
     if (optind < argc)
-        return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("run", "unexpected argument '%s'", duet__q(argv[optind]));
     /* Vendor mode runs the GEMM in BLASLt, whose tiles the device clock cannot record: its timeline
      * would show the comm kernel alone, so it is refused here rather than drawn half. */
     int32_t mode = DUET_MODE_FUSED;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cli/gpu/gpu.h"
 #include "duet/tune.h"
 
@@ -16,7 +17,7 @@
 static void tune_warn(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "duet: tune: warning: %s\n", msg);
+    fprintf(stderr, "duet: tune: warning: %s\n", duet__q(msg));
 }
 
 int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *hw_arg, int json, int *argc,
@@ -48,7 +49,7 @@ int cmd_tune_gpu(cli_common_t *c, const duet_tune_params_t *params, const char *
             if (!res->cands[i].ok)
                 fprintf(stderr, "duet: tune: candidate %s gemm_wgs %d comm_wgs %d failed: %s\n",
                         duet_mode_name(res->cands[i].cfg.mode), res->cands[i].cfg.gemm_wgs, res->cands[i].cfg.comm_wgs,
-                        res->cands[i].error);
+                        duet__q(res->cands[i].error));
     }
     if (st >= 0 && e.rank == 0) {
         if (json) {

@@ -318,7 +318,7 @@ double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages);
 /* ========================================================================================== */
 
 /**
- * The reference design's 15 GEMM shapes (iris-concurrent.md 5.2), each with the comm tensor it
+ * The reference design's 15 GEMM shapes (its collect_corpus.py SHAPES), each with the comm tensor it
  * pairs with at world W: mc = 256 * W * comm_mult rows, nc columns.
  */
 typedef struct duet_seed_shape {

@@ -64,7 +64,8 @@ duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r);
 /**
  * Write a timeline as JSON: {"schema": "duet-trace/1", "label", "makespan_s", "n_ctas",
  * "plan": {...}, "tiles": [{"cta", "sm", "queue", "tile", "start_us", "end_us", "stolen"}]}.
- * `plan` and `hw` may be NULL. Written atomically.
+ * `plan` and `hw` may be NULL. Written atomically. A time that is not finite or not in [0, 1e15] us,
+ * or a tile that ends before it starts, is refused (DUET_ERR_INVALID_ARG) and nothing is written.
  */
 duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw,
                                     const char *path);
@@ -150,7 +151,7 @@ duet_status_t duet_sim_workers(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *p
 /* The reference design's scheduler                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Inputs of the reference design's schedule_makespan() (iris-concurrent.md 3.5). */
+/** Inputs of the reference design's schedule_makespan() (its predictor.py). */
 typedef struct duet_frozen_params {
     int64_t n_gemm;       /* GEMM tiles */
     double lg;            /* GEMM tile duration */
@@ -170,7 +171,7 @@ typedef struct duet_frozen_params {
 duet_status_t duet_sim_frozen_schedule(duet_sim_ws_t *ws, const duet_frozen_params_t *p, duet_trace_t *trace,
                                        duet_sim_result_t *res_p);
 /**
- * The reference design's pricing of a plan (iris-concurrent.md 3.2-3.4), in seconds: GEMM tile
+ * The reference design's pricing of a plan (its predictor.py), in seconds: GEMM tile
  * = static full-chip time x num_wgs / tiles x (1 + alpha x comm-home fraction x comm
  * intensity), with duet's GEMM cost standing in for origami; comm = tile-granular remote bytes
  * at one effective link bandwidth plus a launch floor, split evenly over the comm tiles;
@@ -299,9 +300,10 @@ duet_status_t duet_frozen_ref_gemm_full(const duet_hw_t *hw, const duet_workload
  * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
  * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
  * limits that would be minutes. A sweep that passes this many events (or its parameters'
- * max_events) stops with DUET_ERR_INVALID_ARG naming the limit: 0.7 to 1.9 s at the fluid
- * policy's 2.4e7 to 8.9e6 events/s measured by `duet bench-sim` (docs/simulator.md). The
- * reference shape set's heaviest sweep takes 3.2e6.
+ * max_events) stops with DUET_ERR_INVALID_ARG naming the limit, about 1.7e7 events: what that
+ * costs in seconds is the limit over the fluid policy's events per second on the machine at hand,
+ * which `duet bench-sim` measures (per sweep and per policy; docs/simulator.md, "Speed", records a
+ * run). The reference shape set's heaviest sweep takes 3.2e6.
  */
 #define DUET_SWEEP_MAX_EVENTS (INT64_C(1) << 24)
 
@@ -344,6 +346,13 @@ typedef struct duet_sweep_result {
 duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
                              const duet_sweep_params_t *params, duet_sweep_result_t *res_p);
 void duet_sweep_result_free(duet_sweep_result_t *res);
+/**
+ * Where the static default ranks, ties worded as ties (within DUET_RANK_TIE_REL), into `buf` (n bytes,
+ * 96 are enough): "rank 1 of 8; tied with 3 others for best", "rank 4 of 8, tied with 1 other; the best
+ * is 2.5 % faster", "rank 1 of 8; nothing in the sweep beats it". The one wording of `duet predict` and
+ * the sweep's SVG. @return buf.
+ */
+const char *duet_sweep_rank_str(const duet_sweep_result_t *res, char *buf, size_t n);
 /** Draw predicted makespan against gemm_wgs, one line per (mode, tile), as SVG. */
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
 

@@ -46,20 +46,6 @@ static duet_status_t write_text(const char *path, const char *text)
     return duet__write_file_atomic(path, text, strlen(text));
 }
 
-/* The host part of a temporary's name, by the rule of model/fileio.c's header. */
-static void host_part(char *out, size_t n)
-{
-    char h[256] = "";
-    gethostname(h, sizeof(h) - 1);
-    size_t j = 0;
-    for (size_t i = 0; h[i] && j + 1 < n && j < 32; i++) {
-        char c = h[i];
-        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        out[j++] = keep ? c : '_';
-    }
-    out[j] = '\0';
-}
-
 /* A pid that was alive a moment ago and is not now (a child, reaped). */
 static pid_t dead_pid(void)
 {
@@ -226,7 +212,7 @@ Test(fileio, temporaries_have_unpredictable_names_of_the_documented_shape, T_TIM
 {
     char path[128], names[2][4][256], host[40], prefix[128];
     t_tmp_path(path, sizeof(path), "t.json");
-    host_part(host, sizeof(host));
+    t_host_part(host, sizeof(host));
     snprintf(prefix, sizeof(prefix), ".t.json.duet-tmp-%d-%s-", (int)getpid(), host);
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(created_names(t_tmpdir(), path, names[k]), 1, "one temporary per write");
@@ -251,7 +237,7 @@ Test(fileio, a_planted_link_at_a_temporary_name_is_not_followed, T_TIMEOUT)
     put(victim, "precious\n");
     t_file_t before, after;
     t_file_get(victim, &before);
-    host_part(host, sizeof(host));
+    t_host_part(host, sizeof(host));
     /* Links at the name the old writer used ("<path>.tmp.<pid>", opened with O_TRUNC: it emptied
      * the victim), and at names of this writer's shape: this process's own, a dead writer's (whose
      * link goes, not what it points at), another host's. */
@@ -281,7 +267,7 @@ Test(fileio, temporaries_of_dead_writers_are_removed_by_the_next_write, T_TIMEOU
 {
     char path[128], host[40], name[6][320];
     t_tmp_path(path, sizeof(path), "t.json");
-    host_part(host, sizeof(host));
+    t_host_part(host, sizeof(host));
     const char *dir = t_tmpdir();
     pid_t dead = dead_pid();
     snprintf(name[0], sizeof(name[0]), "%s/.t.json.duet-tmp-%d-%s-0123456789abcdef", dir, (int)dead, host);
@@ -306,7 +292,7 @@ Test(fileio, a_writer_killed_mid_write_leaves_a_temporary_that_the_next_write_re
 {
     char path[128], host[40], prefix[128];
     t_tmp_path(path, sizeof(path), "t.json");
-    host_part(host, sizeof(host));
+    t_host_part(host, sizeof(host));
     put(path, "the old content\n");
     size_t big = 1 << 16;
     char *data = malloc(big);

@@ -1,6 +1,6 @@
 /*
  * The metrics' exact thresholds and definitions (docs/calibration.md; the reference design's
- * metrics, iris-concurrent.md 5.3 and 9): "within 8 CTAs" includes 8, top-k coverage within 3 %
+ * metrics, from its evaluation): "within 8 CTAs" includes 8, top-k coverage within 3 %
  * includes 3 % (1.00 x 1.03 is 1.03 in binary floating point too), the top k is the first k of
  * the model's ranking for k = 1, 4, 8, the regret's median is a median; and the noise floor's
  * runner-up-in-spread includes a runner-up equal to the best's slowest run.

@@ -205,7 +205,7 @@ static duet_workload_t make_wl(const shape_t *s, int coll, int dtype, int world,
 
 /*
  * The device as the tests size their grids: the context's, with the SMs divided among the ranks
- * that share this rank's GPU (tools/h200-onegpu.sh runs W = 2, 3 and 4 on one GPU under MPS). Two
+ * that share this rank's GPU (tools/gpu.sh quick runs W = 2, 3 and 4 with ranks sharing GPUs). Two
  * grids of every SM cannot both be resident on one GPU, and a persistent kernel that waits for a
  * rank whose kernel cannot start times out.
  */

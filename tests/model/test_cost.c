@@ -100,9 +100,9 @@ Test(cost, full_chip_8192_cubed_near_the_vendor_rate, T_TIMEOUT)
         const char *hw;
         double vendor_tflops;
     } ref[] = {
-        {"h200", 753},    /* h200.md: cuBLAS 8192^3 bf16 */
-        {"mi300x", 1307}, /* anchors.md C.2: the only MI300X figure given (datasheet) */
-        {"mi350x", 1454}, /* origami.md 6: best measured bf16 on gfx950 */
+        {"h200", 753},    /* cuBLAS 8192^3 bf16, measured on an H200 (2026-11) */
+        {"mi300x", 1307}, /* the MI300X datasheet: the only MI300X figure given (datasheet) */
+        {"mi350x", 1454}, /* origami's published results: best measured bf16 on gfx950 */
     };
     for (size_t i = 0; i < 3; i++) {
         /* The H200 datasheet estimates (the built-in h200 is calibrated to the mma.sync tile the

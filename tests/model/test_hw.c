@@ -242,7 +242,7 @@ Test(hw, load_resolves_names_and_paths, T_TIMEOUT)
 }
 
 /* The built-in h200 is the calibrated profile, constant by constant, with the file's sources
- * (tools/h200-builtin.sh generates it; regenerate after a new fit). */
+ * (tools/gpu.sh builtin generates it; regenerate after a new fit). */
 Test(hw, builtin_h200_is_the_calibrated_profile, T_TIMEOUT)
 {
     duet_hw_t file, built = t_hw("h200");

@@ -133,27 +133,108 @@ def write_file(path, text):
     os.replace(tmp, path)
 
 
-def run_group(cmd, cwd, env, limit):
-    """Run cmd in its own process group; kill the whole group at the limit. Returns (rc, output,
-    seconds, timed_out)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         start_new_session=True)
+def become_subreaper():
+    """Make this process the reaper of its orphaned descendants (Linux prctl PR_SET_CHILD_SUBREAPER).
+    Criterion's workers call setsid, so a test's process is not in the group of the test run: when
+    Criterion kills a worker at its timeout, the `build/duet` that the worker started is orphaned
+    outside the group that os.killpg reaches. As a subreaper, the runner inherits such orphans and
+    kill_descendants finds them. Returns False where the call is not available."""
     try:
-        out, _ = p.communicate(timeout=limit)
-        return p.returncode, out.decode(errors="replace"), time.monotonic() - t0, False
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
-        return -9, out.decode(errors="replace"), time.monotonic() - t0, True
-    except BaseException:
-        # Interrupted: take the whole group down with us, then let the caller restore the tree.
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root):
+    """The pids of every live process below root, read from /proc (empty where /proc is missing)."""
+    children = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            out.append(pid)
+            todo.append(pid)
+    return out
+
+
+def kill_descendants(grace=5.0):
+    """SIGKILL every process left below the runner, reap the ones that were reparented to it, and
+    repeat until none is left (a dying parent may reparent its children to us mid-sweep). Only
+    called when no run is in flight, so everything below the runner is a leftover. Returns the
+    number of processes killed."""
+    killed, t0 = 0, time.monotonic()
+    while True:
+        pids = descendants(os.getpid())
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        if not pids or time.monotonic() - t0 > grace:
+            return killed
+        time.sleep(0.05)
+
+
+def kill_leader_group(p):
+    """Kill p's process group while p is not yet reaped (once it is, its pid may name someone
+    else's group), and reap p."""
+    if p.poll() is None:
         try:
             os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        p.communicate()
-        raise
+        p.wait()
+
+
+def run_group(cmd, cwd, env, limit):
+    """Run cmd in its own process group; kill the whole group at the limit, and after every run
+    (timed out or not) kill whatever it left behind: the rest of its group, and any descendant that
+    left the group (Criterion's workers do) and was orphaned when its parent was killed. Returns
+    (rc, output, seconds, timed_out)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    try:
+        try:
+            out, _ = p.communicate(timeout=limit)
+            return p.returncode, out.decode(errors="replace"), time.monotonic() - t0, False
+        except subprocess.TimeoutExpired:
+            kill_leader_group(p)
+            # A stray outside the group may hold the output pipe open: kill it before reading.
+            kill_descendants()
+            out, _ = p.communicate()
+            return -9, out.decode(errors="replace"), time.monotonic() - t0, True
+    finally:
+        # Normal end, timeout or interrupt: the group, then the strays, in the group or out of it,
+        # which are the runner's descendants (it is their subreaper).
+        kill_leader_group(p)
+        kill_descendants()
 
 
 def on_term(signum, frame):
@@ -238,6 +319,7 @@ def main():
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
+    become_subreaper()
 
     mutants = parse_mutants(args.mutants)
     if args.only:

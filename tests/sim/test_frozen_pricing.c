@@ -1,7 +1,7 @@
 /*
  * The reference rules' pricing (duet_sim_frozen_params): the inputs policy frozen hands the
  * reference scheduler, derived by hand from the reference predictor's formulas and constants
- * (iris-concurrent.md 3.1-3.4: XGMI_BW_GBPS 120, COMM_LAUNCH_US 5, GEMM_INTERFERENCE_ALPHA 0.40,
+ * (predictor.py: XGMI_BW_GBPS 120, COMM_LAUNCH_US 5, GEMM_INTERFERENCE_ALPHA 0.40,
  * COMM_SAT_CHANNELS 64, C_ATOMIC_GEMM_MS 0.99e-3, C_ATOMIC_COMM_MS 2.36e-3), and its table of
  * reference values (3.8) for the predictor-test shape.
  */
@@ -21,16 +21,16 @@ static duet_plan_t fused_plan(const duet_hw_t *hw, duet_workload_t wl, int32_t n
 }
 
 /*
- * iris-concurrent.md 3.8: W = 8, comm 8192 x 4608 fp16 in 256 x 64 tiles (full = 32 x 72 = 2304
- * tiles of 32768 B). comm_full = bytes / 120 GB/s + 5 us; Lc_unit = comm_full / n_comm. The table
- * prints comm_full in ms to 4 decimals and Lc_unit in us to 3; the exact values are the formula's.
+ * The reference design's worked example in predictor.py: W = 8, comm 8192 x 4608 fp16 in 256 x 64 tiles (full = 32 x 72
+ * = 2304 tiles of 32768 B). comm_full = bytes / 120 GB/s + 5 us; Lc_unit = comm_full / n_comm. The table prints
+ * comm_full in ms to 4 decimals and Lc_unit in us to 3; the exact values are the formula's.
  */
 Test(frozen_pricing, comm_of_every_collective_is_the_reference_table)
 {
     duet_hw_t hw = t_hw("mi300x"); /* 304 CUs, the reference's device */
     const struct {
         int32_t coll;
-        double bytes;   /* remote bytes per rank, iris-concurrent.md 3.8 */
+        double bytes;   /* remote bytes per rank, the reference design's worked example */
         int64_t n_comm; /* comm work items */
         double full_ms; /* printed comm_full */
         double lc_us;   /* printed Lc_unit */
@@ -87,7 +87,7 @@ Test(frozen_pricing, all_gather_matches_the_reference_predictors_golden_output)
     cr_assert(t_rel_eq(f.lc_unit * 2048 * 1e3, 1.6827216, 1e-12));
 }
 
-/* The all_reduce floor is min(2 x COMM_SAT_CHANNELS, num_wgs) (iris-concurrent.md 3.4, the [F]
+/* The all_reduce floor is min(2 x COMM_SAT_CHANNELS, num_wgs) (predictor.py, the [F]
  * revision); other collectives get 1. */
 Test(frozen_pricing, all_reduce_floor_is_twice_the_channels_capped_by_the_grid)
 {

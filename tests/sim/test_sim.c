@@ -63,7 +63,7 @@ Test(sim, frozen_trace_runs_every_tile_once)
 }
 
 /*
- * The raw NVLink fabric of h200.md, measured with a streaming remote-store kernel (512 threads,
+ * The raw NVLink fabric of two H200s (2026-11), measured with a streaming remote-store kernel (512 threads,
  * 16-byte stores), not with duet's comm tile. The link model (capacity against bytes in flight,
  * per-CTA rate cap) must reproduce that curve from these constants; the shipped h200 profile
  * instead carries the constants fitted to duet's own kernels (tuning_data/h200.json), whose
@@ -72,16 +72,16 @@ Test(sim, frozen_trace_runs_every_tile_once)
 static duet_hw_t h200_raw_fabric(void)
 {
     duet_hw_t hw = t_hw("h200");
-    hw.link_gbs = 380;               /* GB/s: asymptote of the h200.md remote-store curve, per direction */
-    hw.link_half_inflight_kib = 129; /* KiB in flight for half of it (same fit to h200.md) */
-    hw.cta_push_gbs = 19.9;          /* GB/s one pushing CTA reaches (h200.md) */
-    hw.remote_rtt_us = 1.08;         /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (h200.md) */
+    hw.link_gbs = 380;               /* GB/s: asymptote of that remote-store curve, per direction */
+    hw.link_half_inflight_kib = 129; /* KiB in flight for half of it (same fit) */
+    hw.cta_push_gbs = 19.9;          /* GB/s one pushing CTA reaches (measured) */
+    hw.remote_rtt_us = 1.08;         /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (measured) */
     hw.comm_tile_overhead_us = 0.2;  /* us per tile of the streaming kernel: small against 256x1024 tiles */
     hw.dequeue_comm_us = 0.5;        /* us: one contended atomicAdd */
     return hw;
 }
 
-/* h200.md: remote-store bandwidth per direction, 2 GPUs pushing, 512 MB per rank. */
+/* Measured remote-store bandwidth per direction, 2 GPUs pushing, 512 MB per rank. */
 Test(sim, fluid_reproduces_the_h200_push_saturation_curve)
 {
     const int ctas[] = {1, 2, 4, 8, 16, 24, 32, 48, 66, 100, 132, 264};
