@@ -8,13 +8,13 @@
 
 #include "cli/cli.h"
 
-enum { OPT_POLICY = OPT_FIRST_PRIVATE, OPT_TRACE, OPT_SVG, OPT_MEASURED };
+enum { OPT_POLICY = OPT_FIRST_PRIVATE, OPT_TRACE, OPT_SVG, OPT_MEASURED, OPT_TRACE_FORMAT };
 
 static void cmd_simulate_usage(FILE *f)
 {
     fprintf(f,
             "usage: duet simulate [workload] [configuration] [--policy fluid|frozen] [--trace FILE] [--svg FILE]\n"
-            "                     [--measured FILE] [--json]\n"
+            "                     [--trace-format duet|chrome] [--measured FILE] [--json]\n"
             "\n"
             "Simulates one configuration and reports the makespan, when each queue finished, how busy the CTAs\n"
             "were and how many tiles were stolen. --trace writes the timeline (one record per tile: CTA, SM,\n"
@@ -24,9 +24,12 @@ static void cmd_simulate_usage(FILE *f)
             "other:\n"
             "  --policy P            fluid (default) or frozen (the reference design's scheduler; fused only)\n"
             "  --trace FILE          write the predicted timeline as JSON\n"
+            "  --trace-format F      duet (default: duet-trace/1, times in us) or chrome (Chrome trace events, which\n"
+            "                        Perfetto opens: one process per timeline, one track per CTA)\n"
             "  --svg FILE            draw the timeline (SVG)\n"
-            "  --measured FILE       a measured timeline (same JSON format) to draw above the predicted one\n"
-            "  --json                machine-readable summary\n"
+            "  --measured FILE       a measured timeline (duet-trace/1) to draw above the predicted one, and with\n"
+            "                        --trace-format chrome to write beside it as its own process\n"
+            "  --json                machine-readable summary (schema duet-simulate/1, times in us)\n"
             "  -h, --help            this text\n"
             "\n"
             "examples:\n"
@@ -44,6 +47,7 @@ int cmd_simulate(int argc, char **argv)
                                              {"trace", required_argument, NULL, OPT_TRACE},
                                              {"svg", required_argument, NULL, OPT_SVG},
                                              {"measured", required_argument, NULL, OPT_MEASURED},
+                                             {"trace-format", required_argument, NULL, OPT_TRACE_FORMAT},
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -51,7 +55,7 @@ int cmd_simulate(int argc, char **argv)
     cli_common_init(&c);
     const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
     const char *trace_path = NULL, *svg_path = NULL, *measured_path = NULL;
-    int opt, rc;
+    int opt, rc, chrome = 0;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -72,6 +76,10 @@ int cmd_simulate(int argc, char **argv)
         case OPT_MEASURED:
             measured_path = optarg;
             continue;
+        case OPT_TRACE_FORMAT:
+            if (cli_parse_trace_format("simulate", optarg, &chrome) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
+            continue;
         default:
             break;
         }
@@ -83,8 +91,8 @@ int cmd_simulate(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
-    if (measured_path != NULL && svg_path == NULL)
-        return cli_usage_error("simulate", "--measured is drawn with --svg FILE");
+    if (measured_path != NULL && svg_path == NULL && !(chrome && trace_path != NULL))
+        return cli_usage_error("simulate", "--measured is drawn with --svg FILE or written with --trace-format chrome");
     if ((rc = cli_common_workload(&c, "simulate")) != CLI_EXIT_OK)
         return rc;
     int32_t mode = DUET_MODE_FUSED;
@@ -110,12 +118,19 @@ int cmd_simulate(int argc, char **argv)
     }
     if (c.json) {
         cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-simulate/1");
         cJSON_AddStringToObject(o, "policy", policy->name);
-        cJSON_AddNumberToObject(o, "makespan_ms", r.makespan_s * 1e3);
-        cJSON_AddNumberToObject(o, "gemm_finish_ms", r.gemm_finish_s * 1e3);
-        cJSON_AddNumberToObject(o, "comm_finish_ms", r.comm_finish_s * 1e3);
-        cJSON_AddNumberToObject(o, "gemm_busy_cta_ms", r.gemm_busy_s * 1e3);
-        cJSON_AddNumberToObject(o, "comm_busy_cta_ms", r.comm_busy_s * 1e3);
+        cli_json_add_config(o, &c.cfg);
+        cJSON_AddNumberToObject(o, "makespan_us", r.makespan_s * 1e6);
+        cJSON_AddNumberToObject(o, "gemm_finish_us", r.gemm_finish_s * 1e6);
+        cJSON_AddNumberToObject(o, "comm_finish_us", r.comm_finish_s * 1e6);
+        cJSON_AddNumberToObject(o, "gemm_busy_cta_us", r.gemm_busy_s * 1e6);
+        cJSON_AddNumberToObject(o, "comm_busy_cta_us", r.comm_busy_s * 1e6);
+        double alg, bus;
+        duet_coll_bandwidth(&c.wl, r.comm_finish_s, &alg, &bus);
+        cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(&c.wl));
+        cJSON_AddNumberToObject(o, "algbw_gbs", alg);
+        cJSON_AddNumberToObject(o, "busbw_gbs", bus);
         cJSON_AddNumberToObject(o, "stolen_gemm_tiles", (double)r.stolen_gemm);
         cJSON_AddNumberToObject(o, "stolen_comm_tiles", (double)r.stolen_comm);
         cJSON_AddNumberToObject(o, "events", (double)r.events);
@@ -141,20 +156,31 @@ int cmd_simulate(int argc, char **argv)
                r.gemm_busy_s * 1e3, r.comm_busy_s * 1e3);
         printf("events        %lld\n", (long long)r.events);
     }
-    if (trace_path && (st = duet_trace_write_json(&trace, &plan, &c.hw, trace_path)) < 0) {
+    if (measured_path && (st = duet_trace_read_json(measured_path, &measured)) < 0) {
+        rc = cli_fail("simulate", st);
+        goto out;
+    }
+    if (measured_path && strncmp(measured.label, "measured", 8) != 0) {
+        /* The file's own label names where it came from; say which side of the comparison it is. */
+        char label[sizeof(measured.label)];
+        snprintf(label, sizeof(label), "measured: %.50s", measured.label);
+        memcpy(measured.label, label, sizeof(label));
+    }
+    if (trace_path && chrome && measured_path) {
+        /* Predicted and measured side by side: two processes of one Chrome trace. */
+        const duet_trace_t *both[2] = {&trace, &measured};
+        st = duet_trace_write_chrome(both, 2, trace_path);
+    } else if (trace_path)
+        st = cli_write_trace(&trace, &plan, &c.hw, chrome, trace_path);
+    if (st < 0) {
         rc = cli_fail("simulate", st);
         goto out;
     }
     if (svg_path) {
         const duet_trace_t *list[2];
         int n = 0;
-        if (measured_path) {
-            if ((st = duet_trace_read_json(measured_path, &measured)) < 0) {
-                rc = cli_fail("simulate", st);
-                goto out;
-            }
+        if (measured_path)
             list[n++] = &measured;
-        }
         list[n++] = &trace;
         char title[256], tile[32];
         snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s, gemm_wgs %d/%d, tile %s",
