@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/internal.h"
 
 static void cmd_plan_usage(FILE *f)
 {
@@ -29,56 +30,6 @@ static void cmd_plan_usage(FILE *f)
             "  duet plan --hw mi300x --collective all_reduce --gemm 4096x4096x4096 --comm 8192x4608 --world 8 \\\n"
             "            --mode concurrent --comm-wgs 32 --json\n",
             cli_workload_help, cli_config_help);
-}
-
-static cJSON *cmd_plan_json(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
-                            const duet_comm_cost_t *cc, double t_static)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "hw", c->hw.name);
-    cJSON *wl = cJSON_AddObjectToObject(o, "workload");
-    cJSON_AddNumberToObject(wl, "m", (double)p->wl.m);
-    cJSON_AddNumberToObject(wl, "n", (double)p->wl.n);
-    cJSON_AddNumberToObject(wl, "k", (double)p->wl.k);
-    cJSON_AddStringToObject(wl, "dtype", duet_dtype_name(p->wl.dtype));
-    cJSON_AddStringToObject(wl, "collective", duet_collective_name(p->wl.coll));
-    cJSON_AddNumberToObject(wl, "mc", (double)p->wl.mc);
-    cJSON_AddNumberToObject(wl, "nc", (double)p->wl.nc);
-    cJSON_AddNumberToObject(wl, "world", p->wl.world);
-    cJSON_AddNumberToObject(wl, "root", p->wl.root);
-    cli_json_add_config(cJSON_AddObjectToObject(o, "config"), &p->cfg);
-    cJSON_AddNumberToObject(o, "rank", p->rank);
-    cJSON *g = cJSON_AddObjectToObject(o, "gemm");
-    cJSON_AddNumberToObject(g, "tiles", (double)p->gemm.tiles);
-    cJSON_AddNumberToObject(g, "grid_m", (double)p->gemm.grid_m);
-    cJSON_AddNumberToObject(g, "grid_n", (double)p->gemm.grid_n);
-    cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
-    cJSON_AddNumberToObject(g, "split_k", (double)p->gemm.split_k);
-    cJSON_AddNumberToObject(g, "c_tiles", (double)p->gemm.tiles_mn);
-    cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
-    cJSON_AddNumberToObject(g, "tile_s", gc->t_sm);
-    cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc->hbm_bytes);
-    cJSON_AddNumberToObject(g, "l2_hit", gc->l2_hit);
-    cJSON_AddNumberToObject(g, "static_alone_s", t_static);
-    cJSON *m = cJSON_AddObjectToObject(o, "comm");
-    cJSON_AddNumberToObject(m, "queue_tiles", (double)p->comm.queue_len);
-    cJSON_AddNumberToObject(m, "valid_tiles", (double)p->comm_valid_tiles);
-    cJSON_AddNumberToObject(m, "total_tiles", (double)p->comm.total);
-    cJSON_AddNumberToObject(m, "push_bytes", p->comm_total.push_bytes);
-    cJSON_AddNumberToObject(m, "pull_bytes", p->comm_total.pull_bytes);
-    cJSON_AddNumberToObject(m, "local_read_bytes", p->comm_total.local_read_bytes);
-    cJSON_AddNumberToObject(m, "local_write_bytes", p->comm_total.local_write_bytes);
-    cJSON_AddNumberToObject(m, "remote_bytes", p->remote_bytes);
-    cJSON_AddNumberToObject(m, "remote_bytes_tiles", p->remote_bytes_tiles);
-    cJSON_AddNumberToObject(m, "bytes_per_peer_out", p->bytes_per_peer_out);
-    cJSON_AddNumberToObject(m, "bytes_per_peer_in", p->bytes_per_peer_in);
-    cJSON_AddNumberToObject(m, "tile_alone_s", cc->t_alone);
-    cJSON_AddNumberToObject(m, "tile_round_trips", (double)cc->round_trips);
-    cJSON *q = cJSON_AddObjectToObject(o, "queues");
-    cJSON_AddNumberToObject(q, "gemm_home_ctas", p->gemm_home_ctas);
-    cJSON_AddNumberToObject(q, "comm_home_ctas", p->comm_home_ctas);
-    cJSON_AddBoolToObject(q, "steal", p->steal);
-    return o;
 }
 
 static void cmd_plan_text(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
@@ -184,7 +135,7 @@ int cmd_plan(int argc, char **argv)
     duet_cost_comm_tile(&c.hw, &plan, &cc);
     double t_static = duet_cost_gemm_static_s(&c.hw, &plan, c.hw.n_sms);
     if (c.json) {
-        cJSON *o = cmd_plan_json(&c, &plan, &gc, &cc, t_static);
+        cJSON *o = duet__plan_cjson(&c.hw, &plan);
         char *text = o ? cJSON_Print(o) : NULL;
         cJSON_Delete(o);
         if (text == NULL) {

@@ -8,6 +8,7 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "sim/internal.h"
 
 enum {
     OPT_TILES = OPT_FIRST_PRIVATE,
@@ -96,50 +97,6 @@ static int cmd_predict_split_ks(const char *arg, duet_sweep_params_t *sp)
     return CLI_EXIT_OK;
 }
 
-/* The GEMM's TFLOP/s over its finish, 0 without a GEMM. */
-static double cmd_predict_tflops(const duet_workload_t *wl, double gemm_s)
-{
-    return gemm_s > 0 ? 2.0 * (double)wl->m * (double)wl->n * (double)wl->k / gemm_s / 1e12 : 0.0;
-}
-
-static cJSON *cmd_predict_point_json(const duet_workload_t *wl, const duet_sweep_point_t *p, size_t rank, int tied)
-{
-    cJSON *o = cJSON_CreateObject();
-    char split[48];
-    if (rank > 0) {
-        cJSON_AddNumberToObject(o, "rank", (double)rank);
-        cJSON_AddBoolToObject(o, "tied", tied);
-    }
-    cli_json_add_config(o, &p->cfg);
-    cJSON_AddStringToObject(o, "ctas", duet_config_split_str(&p->cfg, split, sizeof(split)));
-    cJSON_AddBoolToObject(o, "steal", p->cfg.mode == DUET_MODE_FUSED);
-    cJSON_AddNumberToObject(o, "pred_us", p->makespan_s * 1e6);
-    cJSON_AddNumberToObject(o, "gemm_finish_us", p->gemm_finish_s * 1e6);
-    cJSON_AddNumberToObject(o, "comm_finish_us", p->comm_finish_s * 1e6);
-    double alg, bus;
-    duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
-    cJSON_AddNumberToObject(o, "gemm_tflops", cmd_predict_tflops(wl, p->gemm_finish_s));
-    cJSON_AddNumberToObject(o, "algbw_gbs", alg);
-    cJSON_AddNumberToObject(o, "busbw_gbs", bus);
-    return o;
-}
-
-/* Point i ties the one before or after it (DUET_RANK_TIE_REL), so its rank is shared. */
-static int cmd_predict_tied(const duet_sweep_result_t *res, size_t i)
-{
-    double t = res->points[i].makespan_s;
-    return (i > 0 && duet__time_eq(res->points[i - 1].makespan_s, t, DUET_RANK_TIE_REL)) ||
-           (i + 1 < res->n && duet__time_eq(res->points[i + 1].makespan_s, t, DUET_RANK_TIE_REL));
-}
-
-/* Competition ranks: a point tied with the one before shares its rank (1, 1, 3). */
-static size_t cmd_predict_rank(const duet_sweep_result_t *res, size_t i, size_t prev_rank)
-{
-    if (i > 0 && duet__time_eq(res->points[i - 1].makespan_s, res->points[i].makespan_s, DUET_RANK_TIE_REL))
-        return prev_rank;
-    return i + 1;
-}
-
 /* Parse "256x128x64,128x128x64" into the sweep's tile list. */
 static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
 {
@@ -206,7 +163,7 @@ static void cmd_predict_row(duet__sbuf_t *b, const duet_workload_t *wl, const du
     duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
     duet_config_tile_str(&p->cfg, tile, sizeof(tile));
     duet_config_split_str(&p->cfg, split, sizeof(split));
-    double tf = cmd_predict_tflops(wl, p->gemm_finish_s);
+    double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
     if (csv)
         duet__sbuf_printf(b, "%zu,%d,%s,%d,%d,%d,%d,%s,%d,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f\n", rank, tied,
                           duet_mode_name(p->cfg.mode), p->cfg.num_wgs, p->cfg.gemm_wgs, p->cfg.comm_wgs,
@@ -432,7 +389,7 @@ int cmd_predict(int argc, char **argv)
     const duet_sweep_point_t *vbest = emit >= 0 ? duet_sweep_best(&res, 1u << DUET_MODE_VENDOR) : NULL;
     const duet_sweep_point_t *dbest = emit >= 0 ? duet_sweep_best(&res, duet_modes) : NULL;
     char settings[4096] = "";
-    if (vbest != NULL && (st = duet_emit_settings(emit, &c.hw, &vbest->cfg, settings, sizeof(settings))) < 0) {
+    if ((st = duet__predict_emit_text(emit, &c.hw, &res, settings, sizeof(settings))) < 0) {
         duet_sweep_result_free(&res);
         return cli_fail("predict", st);
     }
@@ -440,46 +397,7 @@ int cmd_predict(int argc, char **argv)
     duet__sbuf_t b;
     duet__sbuf_init(&b);
     if (c.json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-predict/1");
-        cJSON_AddStringToObject(o, "hw", c.hw.name);
-        cJSON_AddStringToObject(o, "policy", sp.policy->name);
-        cJSON_AddStringToObject(o, "collective", duet_collective_name(c.wl.coll));
-        cJSON_AddStringToObject(o, "dtype", duet_dtype_name(c.wl.dtype));
-        cJSON_AddNumberToObject(o, "m", (double)c.wl.m);
-        cJSON_AddNumberToObject(o, "n", (double)c.wl.n);
-        cJSON_AddNumberToObject(o, "k", (double)c.wl.k);
-        cJSON_AddNumberToObject(o, "mc", (double)c.wl.mc);
-        cJSON_AddNumberToObject(o, "nc", (double)c.wl.nc);
-        cJSON_AddNumberToObject(o, "world", c.wl.world);
-        cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(&c.wl));
-        cJSON_AddNumberToObject(o, "busbw_factor", duet_coll_busbw_factor(c.wl.coll, c.wl.world));
-        cJSON_AddNumberToObject(o, "n_configs", (double)res.n);
-        cJSON_AddNumberToObject(o, "n_simulated", (double)res.n_simulated);
-        cJSON_AddNumberToObject(o, "events", (double)res.events);
-        cJSON_AddNumberToObject(o, "wall_us", res.wall_s * 1e6);
-        cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
-        size_t rank = 0;
-        for (size_t i = 0; i < shown; i++) {
-            rank = cmd_predict_rank(&res, i, rank);
-            cJSON_AddItemToArray(arr, cmd_predict_point_json(&c.wl, &res.points[i], rank, cmd_predict_tied(&res, i)));
-        }
-        cJSON *d = cmd_predict_point_json(&c.wl, &res.dflt, 0, 0);
-        cJSON_AddNumberToObject(d, "rank", (double)res.default_rank);
-        cJSON_AddNumberToObject(d, "tied_with", (double)res.default_ties);
-        cJSON_AddItemToObject(o, "static_default", d);
-        if (vbest != NULL) {
-            cJSON *e = cJSON_AddObjectToObject(o, "emit");
-            cJSON_AddStringToObject(e, "stack", duet_stack_name(emit));
-            cJSON_AddItemToObject(e, "vendor_best", cmd_predict_point_json(&c.wl, vbest, 0, 0));
-            if (dbest != NULL) {
-                cJSON_AddItemToObject(e, "duet_best", cmd_predict_point_json(&c.wl, dbest, 0, 0));
-                cJSON_AddNumberToObject(e, "duet_speedup", vbest->makespan_s / dbest->makespan_s);
-            }
-            cJSON *lines = cJSON_AddArrayToObject(e, "settings");
-            for (char *save = NULL, *l = strtok_r(settings, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save))
-                cJSON_AddItemToArray(lines, cJSON_CreateString(l));
-        }
+        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, settings);
         char *text = cJSON_Print(o);
         cJSON_Delete(o);
         if (text == NULL) {
@@ -492,11 +410,8 @@ int cmd_predict(int argc, char **argv)
     } else if (csv) {
         duet__sbuf_printf(&b, "rank,tied,mode,num_wgs,gemm_wgs,comm_wgs,steal,tile,split_k,pred_us,gemm_us,comm_us,"
                               "gemm_tflops,algbw_gbs,busbw_gbs\n");
-        size_t rank = 0;
-        for (size_t i = 0; i < shown; i++) {
-            rank = cmd_predict_rank(&res, i, rank);
-            cmd_predict_row(&b, &c.wl, &res.points[i], rank, cmd_predict_tied(&res, i), 1);
-        }
+        for (size_t i = 0; i < shown; i++)
+            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 1);
     } else {
         duet__sbuf_printf(&b, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
                           c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
@@ -507,11 +422,8 @@ int cmd_predict(int argc, char **argv)
                           res.n_simulated, res.n, res.wall_s * 1e3, (long long)res.events);
         duet__sbuf_printf(&b, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %8s\n", "rank", "mode", "CTAs", "tile", "pred us",
                           "GEMM us", "comm us", "TFLOP/s", "busbw");
-        size_t rank = 0;
-        for (size_t i = 0; i < shown; i++) {
-            rank = cmd_predict_rank(&res, i, rank);
-            cmd_predict_row(&b, &c.wl, &res.points[i], rank, cmd_predict_tied(&res, i), 0);
-        }
+        for (size_t i = 0; i < shown; i++)
+            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 0);
         const duet_sweep_point_t *d = &res.dflt;
         duet__sbuf_printf(&b, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs,
                           d->cfg.num_wgs, d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);

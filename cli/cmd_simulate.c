@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/internal.h"
 
 enum { OPT_POLICY = OPT_FIRST_PRIVATE, OPT_TRACE, OPT_SVG, OPT_MEASURED, OPT_TRACE_FORMAT };
 
@@ -117,24 +118,7 @@ int cmd_simulate(int argc, char **argv)
         goto out;
     }
     if (c.json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-simulate/1");
-        cJSON_AddStringToObject(o, "policy", policy->name);
-        cli_json_add_config(o, &c.cfg);
-        cJSON_AddNumberToObject(o, "makespan_us", r.makespan_s * 1e6);
-        cJSON_AddNumberToObject(o, "gemm_finish_us", r.gemm_finish_s * 1e6);
-        cJSON_AddNumberToObject(o, "comm_finish_us", r.comm_finish_s * 1e6);
-        cJSON_AddNumberToObject(o, "gemm_busy_cta_us", r.gemm_busy_s * 1e6);
-        cJSON_AddNumberToObject(o, "comm_busy_cta_us", r.comm_busy_s * 1e6);
-        double alg, bus;
-        duet_coll_bandwidth(&c.wl, r.comm_finish_s, &alg, &bus);
-        cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(&c.wl));
-        cJSON_AddNumberToObject(o, "algbw_gbs", alg);
-        cJSON_AddNumberToObject(o, "busbw_gbs", bus);
-        cJSON_AddNumberToObject(o, "stolen_gemm_tiles", (double)r.stolen_gemm);
-        cJSON_AddNumberToObject(o, "stolen_comm_tiles", (double)r.stolen_comm);
-        cJSON_AddNumberToObject(o, "events", (double)r.events);
-        cJSON_AddNumberToObject(o, "ctas", r.n_ctas);
+        cJSON *o = duet__simulate_cjson(&c.hw, &c.wl, &c.cfg, policy, &r);
         char *text = cJSON_Print(o);
         cJSON_Delete(o);
         if (text != NULL) {

@@ -237,8 +237,34 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
 void duet_sweep_result_free(duet_sweep_result_t *res);
 /** The fastest point whose mode is in the bitmask `modes` (1 << duet_mode_t), or NULL. */
 const duet_sweep_point_t *duet_sweep_best(const duet_sweep_result_t *res, uint32_t modes);
+/** 1 if point i ties (within DUET_RANK_TIE_REL) the point before or after it. */
+int duet_sweep_tied(const duet_sweep_result_t *res, size_t i);
+/** Point i's competition rank, 1-based: tied points share the rank of the first of them (1, 1, 3). */
+size_t duet_sweep_rank(const duet_sweep_result_t *res, size_t i);
+/** The GEMM's TFLOP/s (2 m n k FLOPs) when it takes gemm_s seconds; 0 without a GEMM. */
+double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s);
 /** Draw predicted makespan against gemm_wgs, one line per (mode, tile), as SVG. */
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
+
+/* ========================================================================================== */
+/* JSON in, JSON out (sim/api_json.c)                                                          */
+/* ========================================================================================== */
+
+/**
+ * Answer a request given as JSON text with JSON text, for callers in other languages (the Python
+ * package python/duet; docs/python.md has the request's members). "op" picks the answer: "predict"
+ * (the default: a sweep, schema duet-predict/1, as `duet predict --json`), "simulate"
+ * (duet-simulate/1), "plan" (duet-plan/1) or "hw" (the profile, duet-hw/1). "hw" is a built-in
+ * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
+ * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
+ * (members as the configuration codec; what is missing follows the static default) and "rank";
+ * predict takes "modes", "tiles", "split_ks", "split_step", "top", "policy" and "emit". Times are
+ * in us. *response_json_p is written only on success; free it with duet_json_free(). On failure
+ * duet_last_error() says why.
+ */
+duet_status_t duet_predict_json(const char *request_json, char **response_json_p);
+/** Free a response of duet_predict_json(). NULL is a no-op. */
+void duet_json_free(char *json);
 
 #ifdef __cplusplus
 }
