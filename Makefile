@@ -1,7 +1,9 @@
 # duet: plain Makefile. `make help` lists the targets and knobs.
 #
-# Layout: model/, sim/ and tune/ form libduet.a (pure C11 + cJSON); calibrate/ adds GSL; cli/ is the
-# `duet` front end; backend/ (HIP/CUDA + MPI) is built only by `make gpu` and the compile checks.
+# Layout: base/, model/, sim/, tune/ and calibrate/ form the library, built both as libduet.a and as
+# libduet.so.MAJOR.MINOR.PATCH (C11, cJSON and GSL); cli/ is the `duet` front end; backend/ (HIP/CUDA +
+# MPI) is built only by `make gpu` and the compile checks. CC, CPPFLAGS, CFLAGS and LDFLAGS are honoured
+# by every compile and link.
 
 CC        ?= cc
 BUILD     ?= build
@@ -31,8 +33,27 @@ BASE_CFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-
                -fno-sanitize-recover=undefined,float-cast-overflow
 SAN_LDFLAGS := -fsanitize=address,undefined,float-cast-overflow
 endif
-FINAL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-LDLIBS_BASE  := -lcjson -lm -lpthread
+
+# The dependencies (cJSON, GSL, Criterion for the tests) are found by pkg-config wherever it knows them
+# (a distribution's layout, Spack, a prefix on PKG_CONFIG_PATH); without a .pc file, the plain -l names
+# of Debian's layout. A library outside the loader's default directories (pkg-config names it with -L)
+# is also found at run time: its directory goes into the binaries' run path (DEP_RPATH=0 leaves it out).
+PKG_CONFIG ?= pkg-config
+DEP_RPATH  ?= 1
+dep_found   = $(shell $(PKG_CONFIG) --exists $(1) 2>/dev/null && echo $(1))
+CJSON_PC       := $(call dep_found,libcjson)
+GSL_PC         := $(call dep_found,gsl)
+CJSON_CFLAGS   := $(if $(CJSON_PC),$(shell $(PKG_CONFIG) --cflags libcjson))
+CJSON_LIBS     := $(if $(CJSON_PC),$(shell $(PKG_CONFIG) --libs libcjson),-lcjson)
+GSL_CFLAGS     := $(if $(GSL_PC),$(shell $(PKG_CONFIG) --cflags gsl))
+GSL_LIBS       := $(if $(GSL_PC),$(shell $(PKG_CONFIG) --libs gsl),-lgsl -lgslcblas)
+comma := ,
+ifeq ($(DEP_RPATH),1)
+dep_rpath = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(1)))
+endif
+
+FINAL_CFLAGS := $(CPPFLAGS) $(BASE_CFLAGS) $(CJSON_CFLAGS) $(GSL_CFLAGS) $(CFLAGS)
+LDLIBS_BASE  := $(CJSON_LIBS) -lm -lpthread $(call dep_rpath,$(CJSON_LIBS))
 
 LIB_SRCS   := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard tune/*.c)
 CAL_SRCS   := $(wildcard calibrate/*.c)
@@ -47,38 +68,153 @@ CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS  := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 
 LIB        := $(BUILD)/libduet.a
+
+# The version is written once, in include/duet/version.h; the shared library is named after it and its
+# soname carries the major number, so a program linked against 0.x keeps running on any later 0.x that
+# keeps the ABI.
+VERSION_PART = $(shell sed -n 's/^\#define DUET_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/duet/version.h)
+VERSION_MAJOR := $(call VERSION_PART,MAJOR)
+VERSION       := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
+SONAME     := libduet.so.$(VERSION_MAJOR)
+SHLIB      := $(BUILD)/libduet.so.$(VERSION)
+# Only the public API (duet_*, declared in include/duet/) is exported; the internal duet__* functions
+# stay inside the library (base/libduet.map). A plain build refuses undefined symbols in the library,
+# so a missing dependency shows when it is linked, not when a program loads it; the sanitizer runtime
+# is resolved only by the executable, so SAN=1 leaves that check out.
+SHLIB_LDFLAGS := -shared -Wl,-soname,$(SONAME) -Wl,--version-script=base/libduet.map
+ifneq ($(SAN),1)
+SHLIB_LDFLAGS += -Wl,--no-undefined
+endif
 DUET       := $(BUILD)/duet
 TESTBIN    := $(BUILD)/duet-tests
 
 ifneq ($(CAL_SRCS),)
-LDLIBS_CAL := -lgsl -lgslcblas
+LDLIBS_CAL := $(GSL_LIBS) $(call dep_rpath,$(GSL_LIBS))
 endif
+# Criterion, for the test binary only.
+CRITERION_PC     := $(call dep_found,criterion)
+CRITERION_CFLAGS := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --cflags criterion))
+CRITERION_LIBS   := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --libs criterion),-lcriterion)
+$(TEST_OBJS): DEP_TEST_CFLAGS := $(CRITERION_CFLAGS)
 
 .PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate fuzz fuzz-build \
-        fuzz-smoke
+        fuzz-smoke shared install uninstall check-install config FORCE
 
-all: $(DUET)
+all: $(DUET) $(SHLIB)
 
-lib: $(LIB)
+lib: $(LIB) $(SHLIB)
 
-$(BUILD)/%.o: %.c
+shared: $(SHLIB)
+
+# The library's objects are position-independent so that one set serves libduet.a and libduet.so.
+$(LIB_OBJS) $(CAL_OBJS): PIC_CFLAGS := -fPIC
+
+# The compiler and flags each object was built with: a change (a new CFLAGS, -fPIC added to the
+# library's objects) rebuilds the objects instead of linking stale ones. The file is rewritten only
+# when its text changes.
+FLAGS_TEXT  := $(CC) $(FINAL_CFLAGS)
+FLAGS_STAMP := $(BUILD)/flags.txt
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(FLAGS_TEXT)' | cmp -s - $@ || echo '$(FLAGS_TEXT)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(FINAL_CFLAGS) $(PIC_CFLAGS) $(DEP_TEST_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS) $(CAL_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# libduet.so.X.Y.Z with the links libduet.so.X (the soname, what a program loads) and libduet.so (what
+# -lduet finds at link time).
+$(SHLIB): $(LIB_OBJS) $(CAL_OBJS) base/libduet.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(FINAL_CFLAGS) $(SHLIB_LDFLAGS) -o $@ $(LIB_OBJS) $(CAL_OBJS) $(LDFLAGS) $(SAN_LDFLAGS) \
+	    $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libduet.so
+
+# The CLI and the tests link the static library: they use internal functions the .so does not export.
 $(DUET): $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 $(TESTBIN): $(TEST_OBJS) $(LIB) $(DUET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) -lcriterion
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
+	    $(CRITERION_LIBS) $(call dep_rpath,$(CRITERION_LIBS))
 
-# Installs what is missing (apt-get, as root), or prints the command and stops.
+# ------------------------------------------------------------------------------------------------
+# make install PREFIX=... DESTDIR=...: the CLI, libduet.so.X.Y.Z (with its soname and -lduet links),
+# libduet.a, the public headers, duet.pc, and LICENSE, README.md and CHANGELOG.md. The GPU backend's
+# library and duet-backend.pc are installed by `make install-gpu` (backend/backend.mk). `duet help
+# COMMAND` is the manual of each command.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DOCDIR       ?= $(PREFIX)/share/doc/duet
+INSTALL      ?= install
+# The headers of the CPU library; those of the GPU backend need MPI and go with it.
+GPU_PUBLIC_HEADERS := include/duet/backend.h include/duet/measure.h include/duet/baseline.h
+PUBLIC_HEADERS     := $(filter-out $(GPU_PUBLIC_HEADERS),$(wildcard include/duet/*.h))
+PC_FILE            := $(BUILD)/duet.pc
+# A directory under PREFIX is written relative to ${prefix}, so a moved tree only needs prefix changed.
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+# The .pc file names the dependencies pkg-config knows as packages (Requires.private) and the others
+# by their -l names (Libs.private), for static linking; the shared library carries its own.
+$(PC_FILE): FORCE
+	@mkdir -p $(dir $@)
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' 'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
+	    'Name: duet' \
+	    'Description: GEMM + collective split prediction: cost model, simulator, calibration, tuner' \
+	    'Version: $(VERSION)' \
+	    'Requires.private: $(strip $(CJSON_PC) $(GSL_PC))' \
+	    'Libs: -L$${libdir} -lduet' \
+	    'Libs.private: $(strip $(if $(CJSON_PC),,-lcjson) $(if $(GSL_PC),,-lgsl -lgslcblas)) -lm -lpthread' \
+	    'Cflags: -I$${includedir}' > $@.tmp && mv $@.tmp $@
+
+install: $(DUET) $(SHLIB) $(LIB) $(PC_FILE)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/duet $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 755 $(DUET) $(DESTDIR)$(BINDIR)/duet
+	$(INSTALL) -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libduet.so
+	$(INSTALL) -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/duet/
+	$(INSTALL) -m 644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/duet.pc
+	$(INSTALL) -m 644 LICENSE README.md CHANGELOG.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/duet $(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	    $(DESTDIR)$(LIBDIR)/libduet.so $(DESTDIR)$(LIBDIR)/libduet.a $(DESTDIR)$(PKGCONFIGDIR)/duet.pc \
+	    $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(PUBLIC_HEADERS:include/%=%)) \
+	    $(addprefix $(DESTDIR)$(DOCDIR)/,LICENSE README.md CHANGELOG.md)
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/duet $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# Installs into a temporary prefix, checks the shared library's soname and exports and the CLI's
+# version, and builds and runs examples/ against the installed copy through pkg-config
+# (tools/check_install.sh; part of make test).
+check-install: $(DUET) $(SHLIB) $(LIB)
+	$(Q)MAKE="$(MAKE)" CC="$(CC)" ./tools/check_install.sh
+
+# Where each dependency's flags come from: pkg-config (name found) or the Debian fallback.
+config:
+	@echo "PKG_CONFIG=$(PKG_CONFIG) PKG_CONFIG_PATH=$(PKG_CONFIG_PATH)"
+	@echo "cJSON     ($(if $(CJSON_PC),pkg-config libcjson,fallback)): $(CJSON_CFLAGS) $(CJSON_LIBS)"
+	@echo "GSL       ($(if $(GSL_PC),pkg-config gsl,fallback)): $(GSL_CFLAGS) $(GSL_LIBS)"
+	@echo "Criterion ($(if $(CRITERION_PC),pkg-config criterion,fallback)): $(CRITERION_CFLAGS) $(CRITERION_LIBS)"
+	@echo "compile:   $(CC) $(FINAL_CFLAGS)"
+	@echo "link:      $(LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)"
+	@echo "version:   $(VERSION) (soname $(SONAME)); install: PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR)"
+
+# Installs what is missing (apt-get, as root), or prints the command and stops. A dependency that
+# pkg-config finds counts as present, whatever installed it (tools/deps.sh).
 deps:
 	$(Q)./tools/deps.sh
 
@@ -86,8 +222,9 @@ deps:
 # missing first. Tests run from the repository root so they find tests/data and the golden file.
 # Then every repository path the documentation cites must exist (tools/check_doc_paths.py).
 test: deps
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN)
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN) $(SHLIB)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
+	$(Q)$(MAKE) --no-print-directory check-install
 	$(Q)python3 tools/check_doc_paths.py
 
 sanitize:
@@ -178,7 +315,11 @@ clean:
 
 help:
 	@echo "duet make targets"
-	@echo "  make              build build/libduet.a and build/duet"
+	@echo "  make              build build/libduet.a, build/libduet.so.$(VERSION) and build/duet"
+	@echo "  make shared       build only the shared library (soname $(SONAME))"
+	@echo "  make install      install CLI, libraries, headers, duet.pc (PREFIX=$(PREFIX) DESTDIR=, LIBDIR=...)"
+	@echo "  make check-install  install into a temporary prefix, build and run examples/ from it (in make test)"
+	@echo "  make config       print each dependency's flags and whether pkg-config found it"
 	@echo "  make test         install missing packages (as root), build and run the CPU test suite, check the docs' paths"
 	@echo "  make demo         install missing packages, build, and write demo/*.svg and demo/*.json"
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
@@ -194,7 +335,7 @@ help:
 	@echo "  make test-gpu     GPU tests under mpirun (needs GPUs)"
 	@echo "  make format       clang-format the sources"
 	@echo "  make clean        remove build outputs"
-	@echo "knobs: CC=$(CC) SAN=$(SAN) WERROR=$(WERROR) V=$(V) JOBS=$(JOBS) OPT=$(OPT)"
+	@echo "knobs: CC=$(CC) CPPFLAGS=$(CPPFLAGS) CFLAGS=$(CFLAGS) LDFLAGS=$(LDFLAGS) SAN=$(SAN) WERROR=$(WERROR) V=$(V) JOBS=$(JOBS) OPT=$(OPT)"
 
 -include backend/backend.mk
 -include cli/gpu/gpu.mk

@@ -85,6 +85,21 @@ int cli_common_workload(cli_common_t *c, const char *cmd);
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode);
 
 /** Print "duet: <cmd>: <why>" to stderr. */
+/* The GPU commands' usage texts (cli/usage_gpu.c), in every build so that --help works without GPUs. */
+void cli_usage_bench(FILE *f);
+void cli_usage_collect(FILE *f);
+void cli_usage_run(FILE *f);
+/**
+ * In the CPU build, a line on f saying that WHAT (e.g. "duet bench") needs the GPU build, run as
+ * 'mpirun -np W build-gpu/duet CMD ...'; nothing in the GPU build.
+ */
+void cli_gpu_build_note(FILE *f, const char *what, const char *cmd);
+/**
+ * A GPU command in the CPU build: with -h or --help among argv[1..], its usage and the note on stdout
+ * (exit 0); otherwise the one-line error (exit 2).
+ */
+int cli_gpu_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *f));
+
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Report a failed library call (its last error text) and map the status to an exit code. */
 int cli_fail(const char *cmd, duet_status_t st);

@@ -105,16 +105,6 @@ static void cmd_fit_usage(FILE *f)
         "                     --params gemm_eff_fp16,link_gbs,cta_push_gbs --folds 10\n");
 }
 
-#ifndef DUET_GPU_BUILD
-static int cli_have_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    return 0;
-}
-#endif
-
 /* ------------------------------------------------------------------------------------------ */
 /* duet calibrate fit                                                                          */
 /* ------------------------------------------------------------------------------------------ */
@@ -349,16 +339,8 @@ int cmd_calibrate(int argc, char **argv)
     if (strcmp(sub, "collect") == 0)
         return cmd_collect(argc - 1, argv + 1);
 #else
-    if (strcmp(sub, "collect") == 0) {
-        if (cli_have_help(argc - 1, argv + 1)) {
-            cmd_calibrate_usage(stdout);
-            return CLI_EXIT_OK;
-        }
-        cli_error("calibrate collect",
-                  "needs a GPU build (make gpu), run as 'mpirun -np W build-gpu/duet calibrate collect ...'; this "
-                  "duet has no GPU backend");
-        return CLI_EXIT_USAGE;
-    }
+    if (strcmp(sub, "collect") == 0)
+        return cli_gpu_only("calibrate collect", argc - 1, argv + 1, cli_usage_collect);
 #endif
     cli_error("calibrate", "unknown subcommand '%s'", sub);
     cmd_calibrate_usage(stderr);

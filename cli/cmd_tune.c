@@ -335,6 +335,7 @@ int cmd_tune(int argc, char **argv)
         switch (opt) {
         case 'h':
             cmd_tune_usage(stdout);
+            cli_gpu_build_note(stdout, "Tuning a workload", "tune");
             return CLI_EXIT_OK;
         case OPT_LIST:
             list = 1;

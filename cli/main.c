@@ -15,23 +15,13 @@
 #define cmd_bench_gpu cmd_bench
 #define cmd_run_gpu cmd_run
 #else
-static int cmd_needs_gpu(const char *cmd)
-{
-    fprintf(stderr, "duet: %s: needs a GPU build of duet (make gpu; then mpirun -np W build-gpu/duet %s ...)\n", cmd,
-            cmd);
-    return CLI_EXIT_USAGE;
-}
 static int cmd_bench_gpu(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cmd_needs_gpu("bench");
+    return cli_gpu_only("bench", argc, argv, cli_usage_bench);
 }
 static int cmd_run_gpu(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cmd_needs_gpu("run");
+    return cli_gpu_only("run", argc, argv, cli_usage_run);
 }
 #endif
 
@@ -67,7 +57,7 @@ static void cli_main_usage(FILE *f)
     for (size_t i = 0; i < CLI_NCOMMANDS; i++)
         fprintf(f, "  %-18s %s\n", cli_commands[i].name, cli_commands[i].summary);
     fprintf(f, "\n"
-               "  duet <command> --help   shows a command's options and examples\n"
+               "  duet <command> --help   shows a command's options and examples (also: duet help <command>)\n"
                "  duet --version          prints the version\n"
                "\n"
                "examples:\n"
@@ -79,6 +69,26 @@ static void cli_main_usage(FILE *f)
                "errors are printed on stderr as 'duet: <what>: <why>'.\n");
 }
 
+/*
+ * duet help TOPIC...: the help of a command, e.g. 'duet help predict' or 'duet help calibrate collect',
+ * the same text as 'duet TOPIC... --help' (the help of every command, GPU commands included, in every
+ * build: the installed CLI's manual).
+ */
+static int cli_help_topic(int n, char **topic)
+{
+    if (n > 2) {
+        cli_error("help", "give one command, e.g. 'duet help predict' or 'duet help calibrate collect'");
+        return CLI_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < CLI_NCOMMANDS; i++)
+        if (strcmp(topic[0], cli_commands[i].name) == 0) {
+            char *args[4] = {topic[0], n == 2 ? topic[1] : "--help", n == 2 ? "--help" : NULL, NULL};
+            return cli_commands[i].run(n + 1, args);
+        }
+    cli_error("help", "unknown command '%s' (see 'duet --help')", duet__q(topic[0]));
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -86,12 +96,14 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || (strcmp(cmd, "help") == 0 && argc == 2)) {
         cli_main_usage(stdout);
         return CLI_EXIT_OK;
     }
+    if (strcmp(cmd, "help") == 0)
+        return cli_help_topic(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("duet %s (GEMM tiles %s, profile schema %s)\n", DUET_VERSION, DUET_TILE_LIST_VERSION, DUET_HW_SCHEMA);
+        printf("duet %s (GEMM tiles %s, profile schema %s)\n", duet_version(), DUET_TILE_LIST_VERSION, DUET_HW_SCHEMA);
         return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < CLI_NCOMMANDS; i++)

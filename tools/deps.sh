@@ -1,15 +1,20 @@
 #!/bin/sh
-# Install the Debian/Ubuntu packages duet needs, if any are missing.
+# Install the Debian/Ubuntu packages duet needs, if any are missing: the convenience behind README's
+# `make test` and `make demo` on Debian, never the only way. A dependency counts as present, whatever
+# installed it, when pkg-config finds its library (libcjson, gsl, criterion: a distribution's layout,
+# Spack, a prefix on PKG_CONFIG_PATH) or its program is on PATH; only then is the Debian package
+# database asked. Nothing is installed when every dependency is present.
 #   tools/deps.sh [cpu|amd|mpi|fuzz]...   (default: cpu)
 # fuzz: clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz` / `make fuzz-smoke`.
-# As root it runs apt-get; otherwise it prints the exact command and exits 1, changing nothing.
+# As root on Debian it runs apt-get; otherwise it prints what is missing (and the exact command) and
+# exits 1, changing nothing.
 set -eu
 
 want=""
 [ $# -eq 0 ] && set -- cpu
 for group in "$@"; do
     case "$group" in
-        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3" ;;
+        cpu) want="$want libcjson-dev libcriterion-dev libgsl-dev python3 pkg-config" ;;
         amd) want="$want hipcc libamdhip64-dev" ;;
         mpi) want="$want libopenmpi-dev" ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
@@ -17,17 +22,38 @@ for group in "$@"; do
     esac
 done
 
+# How a package shows it is present without asking dpkg: a pkg-config module (pc:NAME) or a program
+# on PATH (cmd:NAME). Packages with no probe (runtime libraries) are looked up in dpkg alone.
+probe() {
+    case "$1" in
+        libcjson-dev) echo pc:libcjson ;;
+        libgsl-dev) echo pc:gsl ;;
+        libcriterion-dev) echo pc:criterion ;;
+        python3 | clang | hipcc | pkg-config) echo "cmd:$1" ;;
+        libopenmpi-dev) echo cmd:mpicc ;;
+        *) echo none ;;
+    esac
+}
+present() {
+    how=$(probe "$1")
+    case "$how" in
+        pc:*) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "${how#pc:}" && return 0 ;;
+        cmd:*) command -v "${how#cmd:}" >/dev/null 2>&1 && return 0 ;;
+    esac
+    command -v dpkg-query >/dev/null 2>&1 &&
+        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
 missing=""
 for p in $want; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $p"
-    fi
+    present "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 
 cmd="apt-get install -y --no-install-recommends$missing"
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "duet: deps: missing packages:$missing, and this system has no apt-get; install them by hand" >&2
+    echo "duet: deps: missing (Debian package names):$missing, and this system has no apt-get; install them" \
+        "and make pkg-config find their .pc files (PKG_CONFIG_PATH), or put their programs on PATH" >&2
     exit 1
 fi
 if [ "$(id -u)" -ne 0 ]; then

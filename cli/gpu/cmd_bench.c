@@ -74,40 +74,6 @@ static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const 
     return CLI_EXIT_OK;
 }
 
-static void bench_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: mpirun -np W duet bench [--shapes FILE] [--collective LIST] [--dtype fp16|bf16] [--repeats N]\n"
-            "                  [--warmup N] [--warmup-ms MS] [--top K] [--no-grid] [--gemm-only] [--json FILE]\n"
-            "                  [--svg FILE] [--hw PROFILE]\n"
-            "\n"
-            "Times duet against the vendor libraries (cuBLASLt + NCCL on NVIDIA, hipBLASLt + RCCL on AMD) in the same\n"
-            "run, one rank per GPU. Default workloads: the reference design's 15 GEMM shapes x all five collectives\n"
-            "at this world size. Prints a table, writes every figure as JSON and a picture of the makespans.\n"
-            "\n"
-            "options:\n"
-            "  --shapes FILE      workloads from a shape file ('MxNxK McxNc COLL[,COLL] [dtype]' per line)\n"
-            "  --collective LIST  restrict the default set to these collectives (comma-separated)\n"
-            "  --dtype D          fp16 (default) or bf16\n"
-            "  --repeats N        timed runs per figure (default 20), after --warmup N (default 5)\n"
-            "  --warmup-ms MS     then untimed runs until MS ms of them have run (default 0): every figure then\n"
-            "                     comes from the clock the board's power limit settles at, as in a long job, not\n"
-            "                     from the first 0.1-0.2 s at boost clock (on H200, 8192^3 takes 1.5 ms at boost,\n"
-            "                     1.7 ms settled); 300 is enough there, and adds 0.3 s per figure\n"
-            "  --top K            the simulator's K best configurations per mode join the sweep (default 4)\n"
-            "  --no-grid          sweep only the simulator's picks, not the coarse grid (fractions x tiles, each also\n"
-            "                     with K in two parts where the C tiles leave SMs idle)\n"
-            "  --gemm-only        only the GEMMs of the workloads (each shape once): the vendor GEMM against duet's\n"
-            "                     GEMM at every tile and K split worth trying; runs on one GPU (mpirun -np 1)\n"
-            "  --json FILE        every figure (default bench-<arch>-w<W>.json)\n"
-            "  --svg FILE         makespans relative to the bound, vendor best vs duet best\n"
-            "  --hw PROFILE       profile for the simulator's picks (default: by architecture)\n"
-            "\n"
-            "example:\n"
-            "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet bench --repeats 20 --json bench/results/h200-w2.json \\\n"
-            "      --svg bench/results/h200-w2.svg\n");
-}
-
 int cmd_bench(int argc, char **argv)
 {
     enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_WARM, O_WARMMS, O_TOP, O_NOGRID, O_JSON, O_SVG, O_HW, O_GEMM };
@@ -135,7 +101,7 @@ int cmd_bench(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
-            bench_usage(stdout);
+            cli_usage_bench(stdout);
             return CLI_EXIT_OK;
         case O_SHAPES:
             shapes = optarg;

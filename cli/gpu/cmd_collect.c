@@ -15,37 +15,6 @@
 #include "cli/gpu/gpu.h"
 #include "duet/corpus.h"
 
-static void collect_usage(FILE *f)
-{
-    fprintf(
-        f, "usage: mpirun -np W duet calibrate collect -o FILE [--shapes FILE] [--collective LIST] [--dtype D]\n"
-           "                                      [--repeats N] [--rounds R] [--warmup N] [--hw PROFILE]\n"
-           "\n"
-           "Measures a calibration corpus on this node's GPUs, one rank per GPU. Default shape set: the reference\n"
-           "design's 15 GEMM shapes x all five collectives. Per shape: fused mode at gemm_wgs fractions {0.55, 0.65,\n"
-           "0.72, 0.75, 0.78, 0.84, 0.88, 0.92, 0.96, 1.0} of the SMs x the tiles 256x256, 128x256, 256x128, 128x128,\n"
-           "256x64 (BK 64); concurrent mode at comm_wgs {4, 8, 16, 24, 32, 48}; the GEMM alone per tile; the\n"
-           "collective alone on 8, 16, 32, 66 and 132 CTAs; and for K in 2 and in 4 parts, at each tile where the\n"
-           "split is worth trying (C tiles x (parts - 1) < 2 x SMs), the GEMM alone and fused at 0.84 and 1.0.\n"
-           "\n"
-           "Each point: --warmup untimed runs (default 3; one at each later visit), then its timed runs in R\n"
-           "interleaved rounds (--rounds, default 3): each round visits every point of the shape once, in an order\n"
-           "shuffled per round, and takes ceil(N/R) timed runs of it (N = --repeats, default 8; 3 x 3 = 9 runs by\n"
-           "default). The row holds the median, min and max of all of a point's runs, each the slowest rank's, with a "
-           "barrier before each.\n"
-           "Why rounds: the GPU's clocks drift over tenths of a second (power, temperature), so the runs of a\n"
-           "point taken one after the other share one moment's clock, and configurations the model predicts\n"
-           "alike measured 15-25 %% apart in no order. Spread over the shape's whole measurement, drift hits\n"
-           "every point alike. --rounds 1 measures one point after the other, as before.\n"
-           "\n"
-           "Resumable: points already in FILE are skipped, so re-running after an interruption goes on where it\n"
-           "stopped. A point that fails is recorded as failed with its error and not run in later rounds. FILE is\n"
-           "rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
-           "\n"
-           "example:\n"
-           "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n");
-}
-
 static void collect_meta(const gpu_env_t *e, int runs, int warm, int rounds, duet_corpus_t *c)
 {
     snprintf(c->device, sizeof(c->device), "%s", e->gpu->name);
@@ -192,7 +161,7 @@ int cmd_collect(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
-            collect_usage(stdout);
+            cli_usage_collect(stdout);
             return CLI_EXIT_OK;
         case 'o':
             out = optarg;

@@ -10,34 +10,6 @@
 
 enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_WARMUP_MS, OPT_TRACE, OPT_SVG, OPT_POLICY };
 
-static void cmd_run_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: mpirun -np W duet run [workload] [configuration] [--repeats N] [--warmup N] [--warmup-ms MS]\n"
-            "                             [--trace FILE] [--svg FILE] [--policy fluid|frozen]\n"
-            "\n"
-            "Runs one operation on this node's GPUs, one rank per GPU: prints its median time (slowest rank) next\n"
-            "to the simulator's prediction on the device's profile. --trace records one more run tile by tile\n"
-            "(CTA, SM, queue, tile id, start, end from the device clock) in the simulator's timeline format;\n"
-            "--svg draws the measured timeline above the predicted one. --mode vendor runs the GEMM in the vendor\n"
-            "library (cuBLASLt, hipBLASLt) planned for --gemm-wgs SMs beside duet's comm kernel on --comm-wgs CTAs\n"
-            "(no timeline: the vendor's tiles are not recorded).\n"
-            "\n"
-            "%s\n%s\n"
-            "other:\n"
-            "  --repeats N           timed runs (default 20) after --warmup N (default 5)\n"
-            "  --warmup-ms MS        then untimed runs until MS ms of them have run (default 0): the time at the\n"
-            "                        clock the board's power limit settles at, not at boost (see duet bench --help)\n"
-            "  --trace FILE          the measured timeline of rank 0 (JSON)\n"
-            "  --svg FILE            measured and predicted timelines, one above the other\n"
-            "\n"
-            "example:\n"
-            "  mpirun -np 2 build-gpu/duet run --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 \\\n"
-            "      --gemm-wgs 112 --trace measured.json --svg timelines.svg\n"
-            "  mpirun -np 1 build-gpu/duet run --gemm 8192x8192x8192 --mode vendor --gemm-wgs 132 --comm-wgs 0\n",
-            cli_workload_help, cli_config_help);
-}
-
 int cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
@@ -61,7 +33,7 @@ int cmd_run(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
-            cmd_run_usage(stdout);
+            cli_usage_run(stdout);
             return CLI_EXIT_OK;
         case OPT_REPEAT:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)

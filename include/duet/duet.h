@@ -5,6 +5,7 @@
  *   duet/plan_map.h tile and queue index arithmetic shared by simulator and kernels
  *   duet/model.h    hardware profiles, validation, the plan, the cost model
  *   duet/sim.h      the discrete-event makespan simulator and sweeps
+ *   duet/version.h  DUET_VERSION_MAJOR/MINOR/PATCH and duet_version()
  * The GPU backend (duet/backend.h) needs HIP/CUDA and MPI and is not included here.
  */
 #ifndef DUET_DUET_H
@@ -15,5 +16,6 @@
 #include "duet/sim.h"
 #include "duet/status.h"
 #include "duet/types.h"
+#include "duet/version.h"
 
 #endif /* DUET_DUET_H */

@@ -12,12 +12,11 @@
 #include "duet/plan_map.h"
 #include "duet/status.h"
 #include "duet/types.h"
+#include "duet/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define DUET_VERSION "0.1.0"
 
 /* ========================================================================================== */
 /* Names                                                                                       */
