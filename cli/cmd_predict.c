@@ -175,16 +175,29 @@ static void cmd_predict_row(duet__sbuf_t *b, const duet_workload_t *wl, const du
                           p->comm_finish_s * 1e6, tf, bus);
 }
 
+/* Bytes in binary units, as sizes are given (--comm-bytes 64M = 64 MiB). */
+static const char *cmd_predict_mib(double bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", bytes, units[u]);
+    return buf;
+}
+
 /* The collective's size for people: per rank, and nccl-tests' S. */
 static void cmd_predict_sizes(duet__sbuf_t *b, const duet_workload_t *wl)
 {
     char src[32], tot[32];
     if (wl->coll == DUET_COLL_NONE)
         return;
-    cli_bytes((double)wl->mc * (double)wl->nc * duet_dtype_bytes(wl->dtype), src, sizeof(src));
-    cli_bytes(duet_coll_bytes(wl), tot, sizeof(tot));
     duet__sbuf_printf(b, "collective: %s per rank, %s as nccl-tests counts it (%.0f bytes; busbw = algbw x %.4g)\n",
-                      src, tot, duet_coll_bytes(wl), duet_coll_busbw_factor(wl->coll, wl->world));
+                      cmd_predict_mib((double)wl->mc * (double)wl->nc * duet_dtype_bytes(wl->dtype), src, sizeof(src)),
+                      cmd_predict_mib(duet_coll_bytes(wl), tot, sizeof(tot)), duet_coll_bytes(wl),
+                      duet_coll_busbw_factor(wl->coll, wl->world));
 }
 
 /* Simulate the best configuration again, with its trace, and draw or write it. */
@@ -430,7 +443,9 @@ int cmd_predict(int argc, char **argv)
         cmd_predict_default_rank(&b, &res);
         if (vbest != NULL) {
             char split[48], tile[32];
-            duet__sbuf_printf(&b, "\nbest split vendor libraries can express (--emit %s): %s, %.2f us\n%s",
+            duet__sbuf_printf(&b,
+                              "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective "
+                              "priced as duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
                               duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
                               vbest->makespan_s * 1e6, settings);
             if (dbest != NULL) {
