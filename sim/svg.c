@@ -203,6 +203,9 @@ static int duet__point_order(const void *a, const void *b)
     const duet_sweep_point_t *x = a, *y = b;
     if (x->cfg.mode != y->cfg.mode)
         return x->cfg.mode - y->cfg.mode;
+    /* Vendor mode is one curve: its stand-in tile is the library's choice, kept per split by the sweep. */
+    if (x->cfg.mode == DUET_MODE_VENDOR)
+        return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
     int tx = x->cfg.tile.bm * 100000 + x->cfg.tile.bn, ty = y->cfg.tile.bm * 100000 + y->cfg.tile.bn;
     if (tx != ty)
         return tx < ty ? -1 : 1;
@@ -279,10 +282,11 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
     const duet_sweep_point_t *best = &res->points[0];
     char tile[32];
+    char split[48];
     duet__sbuf_printf(&b,
-                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, gemm_wgs %d, comm_wgs %d, tile %s: "
-                      "%.4g ms (circle)</text>\n",
-                      FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
+                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, CTAs %s, tile %s: %.4g ms "
+                      "(circle)</text>\n",
+                      FONT, duet_mode_name(best->cfg.mode), duet_config_split_str(&best->cfg, split, sizeof(split)),
                       duet_config_tile_str(&best->cfg, tile, sizeof(tile)), best->makespan_s * 1e3);
     duet__sbuf_printf(&b,
                       "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default: fused, gemm_wgs %d, "
@@ -298,8 +302,10 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     double ly = top + 8;
     for (size_t i = 0; i < res->n;) {
         size_t j = i;
-        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode && pts[j].cfg.tile.bm == pts[i].cfg.tile.bm &&
-               pts[j].cfg.tile.bn == pts[i].cfg.tile.bn && pts[j].cfg.split_k == pts[i].cfg.split_k)
+        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode &&
+               (pts[i].cfg.mode == DUET_MODE_VENDOR ||
+                (pts[j].cfg.tile.bm == pts[i].cfg.tile.bm && pts[j].cfg.tile.bn == pts[i].cfg.tile.bn &&
+                 pts[j].cfg.split_k == pts[i].cfg.split_k)))
             j++;
         const char *col = duet__palette[series % 8];
         const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
@@ -317,7 +323,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
                 left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
-                duet_mode_name(pts[i].cfg.mode), duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
+                duet_mode_name(pts[i].cfg.mode),
+                pts[i].cfg.mode == DUET_MODE_VENDOR ? "(library's GEMM)"
+                                                    : duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
             ly += 18;
         } else {
             unlisted++;
