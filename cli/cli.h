@@ -137,6 +137,21 @@ int cli_parse_trace_format(const char *cmd, const char *arg, int *chrome);
 duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw, int chrome,
                               const char *path);
 
+/**
+ * Where a command's result goes: standard output, or (with -o FILE) a memory stream that
+ * cli_out_close() writes to FILE atomically, so a failed command leaves FILE as it was.
+ */
+typedef struct cli_out {
+    FILE *f;
+    char *buf;
+    size_t len;
+    const char *path;
+} cli_out_t;
+/** Open the result's stream. @return an exit code (reported). */
+int cli_out_open(cli_out_t *o, const char *cmd, const char *path);
+/** Write the result to its file when `rc` is CLI_EXIT_OK, release it. @return rc or the write's exit code. */
+int cli_out_close(cli_out_t *o, const char *cmd, int rc);
+
 /** Format a byte count with a decimal unit ("16.8 MB"). */
 const char *cli_bytes(double b, char *buf, size_t n);
 

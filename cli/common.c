@@ -422,3 +422,37 @@ duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, co
     const duet_trace_t *list[1] = {t};
     return duet_trace_write_chrome(list, 1, path);
 }
+
+int cli_out_open(cli_out_t *o, const char *cmd, const char *path)
+{
+    memset(o, 0, sizeof(*o));
+    o->path = path;
+    if (path == NULL) {
+        o->f = stdout;
+        return CLI_EXIT_OK;
+    }
+    o->f = open_memstream(&o->buf, &o->len);
+    if (o->f == NULL) {
+        cli_error(cmd, "cannot hold the result in memory");
+        return CLI_EXIT_FAILED;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_out_close(cli_out_t *o, const char *cmd, int rc)
+{
+    if (o->path == NULL || o->f == NULL)
+        return rc;
+    if (fclose(o->f) != 0 && rc == CLI_EXIT_OK) {
+        cli_error(cmd, "out of memory while writing the result");
+        rc = CLI_EXIT_FAILED;
+    }
+    if (rc == CLI_EXIT_OK) {
+        duet_status_t st = duet__write_file_atomic(o->path, o->buf ? o->buf : "", o->len);
+        if (st < 0)
+            rc = cli_fail(cmd, st);
+    }
+    free(o->buf);
+    o->buf = NULL;
+    return rc;
+}

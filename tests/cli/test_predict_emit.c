@@ -160,7 +160,26 @@ Test(predict_emit, output_file_holds_the_result, .timeout = 30)
     cr_assert_not_null(o);
     cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/1");
     cJSON_Delete(o);
-    unlink(path);
+    /* plan and simulate: the same text as on standard output, or their JSON; a refused run writes nothing. */
+    static const char *const cmds[] = {"plan", "simulate"}, *const schemas[] = {"duet-plan/1", "duet-simulate/1"};
+    static t_cli_t shown;
+    for (int i = 0; i < 2; i++) {
+        unlink(path);
+        t_cli_run(&shown, NULL, cmds[i], "--gemm", "1024x1024x1024", NULL);
+        t_cli_run(&r, NULL, cmds[i], "--gemm", "1024x1024x1024", "-o", path, NULL);
+        cr_assert(r.code == 0 && r.out[0] == '\0', "%s", r.err);
+        t_cli_slurp(path, text, sizeof(text));
+        cr_assert_str_eq(text, shown.out);
+        t_cli_run(&r, NULL, cmds[i], "--gemm", "1024x1024x1024", "--json", "--output", path, NULL);
+        t_cli_slurp(path, text, sizeof(text));
+        o = cJSON_Parse(text);
+        cr_assert(o != NULL && strcmp(cJSON_GetObjectItem(o, "schema")->valuestring, schemas[i]) == 0, "%s", text);
+        cJSON_Delete(o);
+        unlink(path);
+        t_cli_run(&r, NULL, cmds[i], "--gemm", "1024x1024x1024", "--tile", "7x7", "-o", path, NULL);
+        cr_assert_eq(r.code, 2);
+        cr_assert_eq(access(path, F_OK), -1, "%s written by a refused run", path);
+    }
 }
 
 /*
