@@ -250,10 +250,20 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN) $(SHLIB)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
+	$(Q)$(PYTHON_TESTS)
 	$(Q)$(if $(filter 1,$(SAN)),,$(MAKE) --no-print-directory check-install)
 	$(Q)python3 tools/check_doc_paths.py
 	$(Q)python3 tools/check_doc_paths.py --self-test
 	$(Q)python3 tests/mutate/test_mutate.py -q
+
+# The Python package (python/duet, ctypes over the shared library) with the system python3's unittest.
+# Under SAN=1 the library needs the sanitizer runtime loaded first, which python3 is not built with.
+ifeq ($(SAN),1)
+PYTHON_TESTS := echo "  PYTHON  tests/python skipped under SAN=1 (the sanitizer runtime must load first)"
+else
+PYTHON_TESTS := DUET_BIN=$(DUET) DUET_LIBRARY=$(abspath $(SHLIB)) python3 -m unittest discover -s tests/python \
+	-t tests/python
+endif
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory test SAN=1

@@ -175,10 +175,19 @@ typedef struct duet__hbars {
     const char *legend[2]; /* what the two bars of a row are */
     const char *colour[2]; /* their fills, e.g. "#4c78a8" */
     double xmax, tick, ref;
-    double label_w; /* px left of the axis, for the labels */
+    double label_w;     /* px left of the axis, for the labels */
+    const char *xlabel; /* the axis' title under its numbers; NULL for none */
     size_t n;
     const duet__hbar_row_t *rows;
 } duet__hbars_t;
+
+/** A round tick step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`; 1 for a span that is not > 0. */
+double duet__nice_step(double span, int target);
+/**
+ * Set the chart's axis from its rows: a round tick (duet__nice_step, about 8 ticks) and xmax the first
+ * tick at or past the longest finite bar (and past ref), so no grid runs on where no bar goes.
+ */
+void duet__hbars_auto_axis(duet__hbars_t *chart);
 
 /** Write the chart as SVG to `path` (atomically, as duet__write_file_atomic()). */
 duet_status_t duet__svg_hbars_write(const duet__hbars_t *chart, const char *path);

@@ -15,6 +15,31 @@
 #define DUET__HBARS_ROW 20.0
 #define DUET__HBARS_TOP 84.0
 
+double duet__nice_step(double span, int target)
+{
+    if (!(span > 0) || !isfinite(span) || target < 1)
+        return 1.0;
+    double raw = span / target, mag = pow(10.0, floor(log10(raw))), f = raw / mag;
+    double step = (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+    return step > 0 && isfinite(step) ? step : 1.0;
+}
+
+void duet__hbars_auto_axis(duet__hbars_t *c)
+{
+    double vmax = c->ref > 0 && isfinite(c->ref) ? c->ref : 0.0;
+    for (size_t i = 0; i < c->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (isfinite(c->rows[i].v[k]))
+                vmax = fmax(vmax, c->rows[i].v[k]);
+    if (!(vmax > 0))
+        vmax = 1.0;
+    c->tick = duet__nice_step(vmax, 8);
+    /* The first tick at or past the longest bar; a bar exactly on a tick keeps room for its note. */
+    c->xmax = ceil(vmax / c->tick * (1 + 1e-9)) * c->tick;
+    if (c->xmax - vmax < 0.25 * c->tick)
+        c->xmax += c->tick;
+}
+
 duet_status_t duet__svg_hbars_write(const duet__hbars_t *c, const char *path)
 {
     const double left = c->label_w, top = DUET__HBARS_TOP, row_h = DUET__HBARS_ROW, bar = DUET__HBARS_BAR;
@@ -38,7 +63,8 @@ duet_status_t duet__svg_hbars_write(const duet__hbars_t *c, const char *path)
         duet__sbuf_xml(&b, c->legend[k]);
         duet__sbuf_printf(&b, "</text>\n");
     }
-    /* Grid lines at every tick (their count is bounded above), the reference line in red. */
+    /* Grid lines at every tick (their count is bounded above), the reference line in red; the
+     * numbers under the last row and, for a chart taller than a screen, over the first one too. */
     int ticks = (int)floor(c->xmax / c->tick + 1e-9);
     for (int i = 0; i <= ticks; i++) {
         double x = i * c->tick, px = left + x / c->xmax * pw;
@@ -46,8 +72,20 @@ duet_status_t duet__svg_hbars_write(const duet__hbars_t *c, const char *path)
         duet__sbuf_printf(
             &b,
             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" " DUET__HBARS_FONT ">%.2f</text>\n",
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" " DUET__HBARS_FONT ">%g</text>\n",
             px, top - 6, px, bottom, ref ? "#d62728" : "#e0e0e0", ref ? "1.5" : "0.7", px, bottom + 14, x);
+        if (c->n > 30)
+            duet__sbuf_printf(&b,
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" " DUET__HBARS_FONT
+                              ">%g</text>\n",
+                              px, top - 9, x);
+    }
+    if (c->xlabel != NULL) {
+        duet__sbuf_printf(&b,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" " DUET__HBARS_FONT ">",
+                          left + pw / 2, bottom + 32);
+        duet__sbuf_xml(&b, c->xlabel);
+        duet__sbuf_printf(&b, "</text>\n");
     }
     for (size_t i = 0; i < c->n; i++) {
         const duet__hbar_row_t *r = &c->rows[i];

@@ -33,6 +33,7 @@ enum {
     OPT_SPLIT_K,
     OPT_JSON,
     OPT_HELP,
+    OPT_COMM_BYTES,
     OPT_FIRST_PRIVATE /* subcommands number their own options from here */
 };
 
@@ -41,6 +42,7 @@ enum {
     {"hw", required_argument, NULL, OPT_HW}, {"collective", required_argument, NULL, OPT_COLLECTIVE},                  \
         {"gemm", required_argument, NULL, OPT_GEMM}, {"comm", required_argument, NULL, OPT_COMM},                      \
         {"world", required_argument, NULL, OPT_WORLD}, {"dtype", required_argument, NULL, OPT_DTYPE},                  \
+        {"comm-bytes", required_argument, NULL, OPT_COMM_BYTES},                                                       \
     {                                                                                                                  \
         "root", required_argument, NULL, OPT_ROOT                                                                      \
     }
@@ -66,6 +68,7 @@ typedef struct cli_common {
     const char *mode_arg;
     int num_wgs, gemm_wgs, comm_wgs, group_m, split_k; /* -1: not given */
     const char *tile_arg, *comm_tile_arg;
+    int64_t comm_bytes; /* --comm-bytes; 0: not given */
     duet_config_t cfg;
     int json;
 } cli_common_t;
@@ -122,6 +125,27 @@ struct cJSON;
 void cli_json_add_config(struct cJSON *o, const duet_config_t *c);
 /** Add a number, or null when it is not finite (JSON has no NaN). */
 void cli_json_add_num(struct cJSON *o, const char *key, double v);
+
+/** Parse --trace-format duet|chrome into *chrome (0 or 1). @return an exit code (reported). */
+int cli_parse_trace_format(const char *cmd, const char *arg, int *chrome);
+/** Write one timeline to path as duet's JSON (with its plan) or as a Chrome trace. */
+duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw, int chrome,
+                              const char *path);
+
+/**
+ * Where a command's result goes: standard output, or (with -o FILE) a memory stream that
+ * cli_out_close() writes to FILE atomically, so a failed command leaves FILE as it was.
+ */
+typedef struct cli_out {
+    FILE *f;
+    char *buf;
+    size_t len;
+    const char *path;
+} cli_out_t;
+/** Open the result's stream. @return an exit code (reported). */
+int cli_out_open(cli_out_t *o, const char *cmd, const char *path);
+/** Write the result to its file when `rc` is CLI_EXIT_OK, release it. @return rc or the write's exit code. */
+int cli_out_close(cli_out_t *o, const char *cmd, int rc);
 
 /** Format a byte count with a decimal unit ("16.8 MB"). */
 const char *cli_bytes(double b, char *buf, size_t n);

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/internal.h"
 
 static void cmd_plan_usage(FILE *f)
 {
     fprintf(f,
-            "usage: duet plan [workload] [configuration] [--rank R] [--json]\n"
+            "usage: duet plan [workload] [configuration] [--rank R] [--json] [-o FILE]\n"
             "\n"
             "Builds the plan both executors run (the simulator and the GPU kernels): the GEMM tiles in dequeue\n"
             "order, the comm tiles of this rank with their bytes and peers, and the queue policy. Prints tile\n"
@@ -21,7 +22,8 @@ static void cmd_plan_usage(FILE *f)
             "%s\n%s\n"
             "other:\n"
             "  --rank R              the rank to plan for (default: the busiest, i.e. the broadcast root)\n"
-            "  --json                machine-readable output\n"
+            "  --json                machine-readable output (schema duet-plan/1, times in us)\n"
+            "  -o, --output FILE     write the result (text or --json) to FILE instead of standard output\n"
             "  -h, --help            this text\n"
             "\n"
             "examples:\n"
@@ -31,100 +33,51 @@ static void cmd_plan_usage(FILE *f)
             cli_workload_help, cli_config_help);
 }
 
-static cJSON *cmd_plan_json(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
-                            const duet_comm_cost_t *cc, double t_static)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "hw", c->hw.name);
-    cJSON *wl = cJSON_AddObjectToObject(o, "workload");
-    cJSON_AddNumberToObject(wl, "m", (double)p->wl.m);
-    cJSON_AddNumberToObject(wl, "n", (double)p->wl.n);
-    cJSON_AddNumberToObject(wl, "k", (double)p->wl.k);
-    cJSON_AddStringToObject(wl, "dtype", duet_dtype_name(p->wl.dtype));
-    cJSON_AddStringToObject(wl, "collective", duet_collective_name(p->wl.coll));
-    cJSON_AddNumberToObject(wl, "mc", (double)p->wl.mc);
-    cJSON_AddNumberToObject(wl, "nc", (double)p->wl.nc);
-    cJSON_AddNumberToObject(wl, "world", p->wl.world);
-    cJSON_AddNumberToObject(wl, "root", p->wl.root);
-    cli_json_add_config(cJSON_AddObjectToObject(o, "config"), &p->cfg);
-    cJSON_AddNumberToObject(o, "rank", p->rank);
-    cJSON *g = cJSON_AddObjectToObject(o, "gemm");
-    cJSON_AddNumberToObject(g, "tiles", (double)p->gemm.tiles);
-    cJSON_AddNumberToObject(g, "grid_m", (double)p->gemm.grid_m);
-    cJSON_AddNumberToObject(g, "grid_n", (double)p->gemm.grid_n);
-    cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
-    cJSON_AddNumberToObject(g, "split_k", (double)p->gemm.split_k);
-    cJSON_AddNumberToObject(g, "c_tiles", (double)p->gemm.tiles_mn);
-    cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
-    cJSON_AddNumberToObject(g, "tile_s", gc->t_sm);
-    cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc->hbm_bytes);
-    cJSON_AddNumberToObject(g, "l2_hit", gc->l2_hit);
-    cJSON_AddNumberToObject(g, "static_alone_s", t_static);
-    cJSON *m = cJSON_AddObjectToObject(o, "comm");
-    cJSON_AddNumberToObject(m, "queue_tiles", (double)p->comm.queue_len);
-    cJSON_AddNumberToObject(m, "valid_tiles", (double)p->comm_valid_tiles);
-    cJSON_AddNumberToObject(m, "total_tiles", (double)p->comm.total);
-    cJSON_AddNumberToObject(m, "push_bytes", p->comm_total.push_bytes);
-    cJSON_AddNumberToObject(m, "pull_bytes", p->comm_total.pull_bytes);
-    cJSON_AddNumberToObject(m, "local_read_bytes", p->comm_total.local_read_bytes);
-    cJSON_AddNumberToObject(m, "local_write_bytes", p->comm_total.local_write_bytes);
-    cJSON_AddNumberToObject(m, "remote_bytes", p->remote_bytes);
-    cJSON_AddNumberToObject(m, "remote_bytes_tiles", p->remote_bytes_tiles);
-    cJSON_AddNumberToObject(m, "bytes_per_peer_out", p->bytes_per_peer_out);
-    cJSON_AddNumberToObject(m, "bytes_per_peer_in", p->bytes_per_peer_in);
-    cJSON_AddNumberToObject(m, "tile_alone_s", cc->t_alone);
-    cJSON_AddNumberToObject(m, "tile_round_trips", (double)cc->round_trips);
-    cJSON *q = cJSON_AddObjectToObject(o, "queues");
-    cJSON_AddNumberToObject(q, "gemm_home_ctas", p->gemm_home_ctas);
-    cJSON_AddNumberToObject(q, "comm_home_ctas", p->comm_home_ctas);
-    cJSON_AddBoolToObject(q, "steal", p->steal);
-    return o;
-}
-
-static void cmd_plan_text(const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
+static void cmd_plan_text(FILE *f, const cli_common_t *c, const duet_plan_t *p, const duet_gemm_cost_t *gc,
                           const duet_comm_cost_t *cc, double t_static)
 {
     char b1[32], b2[32], b3[32], b4[32];
-    printf("plan for rank %d of %d on %s (%s), %s\n", p->rank, p->wl.world, c->hw.name, c->hw.device,
-           duet_dtype_name(p->wl.dtype));
+    fprintf(f, "plan for rank %d of %d on %s (%s), %s\n", p->rank, p->wl.world, c->hw.name, c->hw.device,
+            duet_dtype_name(p->wl.dtype));
     if (p->gemm.tiles > 0) {
-        printf("GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d, split_k %d\n", (long long)p->wl.m,
-               (long long)p->wl.n, (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m,
-               p->gemm.split_k);
+        fprintf(f, "GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d, split_k %d\n", (long long)p->wl.m,
+                (long long)p->wl.n, (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m,
+                p->gemm.split_k);
         char parts[48] = "";
         if (p->gemm.split_k > 1)
             snprintf(parts, sizeof(parts), " C tiles, each in %d K parts", p->gemm.split_k);
-        printf("       %lld tiles (%lld x %lld%s), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
-               (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters, p->gemm_flops);
-        printf("       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
-               gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
-               cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));
-        printf("       alone on %d SMs (static origami estimate): %.3f ms, %.0f TFLOP/s\n", c->hw.n_sms, t_static * 1e3,
-               p->gemm_flops / t_static / 1e12);
+        fprintf(f, "       %lld tiles (%lld x %lld%s), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
+                (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters, p->gemm_flops);
+        fprintf(f, "       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
+                gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
+                cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));
+        fprintf(f, "       alone on %d SMs (static origami estimate): %.3f ms, %.0f TFLOP/s\n", c->hw.n_sms,
+                t_static * 1e3, p->gemm_flops / t_static / 1e12);
     } else {
-        printf("GEMM   none\n");
+        fprintf(f, "GEMM   none\n");
     }
     if (p->wl.coll != DUET_COLL_NONE) {
-        printf("comm   %s of %lld x %lld per rank, tile %dx%d\n", duet_collective_name(p->wl.coll), (long long)p->wl.mc,
-               (long long)p->wl.nc, p->cfg.cm, p->cfg.cn);
-        printf("       queue of this rank: %lld tiles (%lld move data; %lld tiles cover the tensor)\n",
-               (long long)p->comm.queue_len, (long long)p->comm_valid_tiles, (long long)p->comm.total);
-        printf("       push %s, pull %s, local read %s, local write %s\n",
-               cli_bytes(p->comm_total.push_bytes, b1, sizeof(b1)), cli_bytes(p->comm_total.pull_bytes, b2, sizeof(b2)),
-               cli_bytes(p->comm_total.local_read_bytes, b3, sizeof(b3)),
-               cli_bytes(p->comm_total.local_write_bytes, b4, sizeof(b4)));
-        printf("       remote bytes %s (tile-granular %s); per peer: out %s, in %s\n",
-               cli_bytes(p->remote_bytes, b1, sizeof(b1)), cli_bytes(p->remote_bytes_tiles, b2, sizeof(b2)),
-               cli_bytes(p->bytes_per_peer_out, b3, sizeof(b3)), cli_bytes(p->bytes_per_peer_in, b4, sizeof(b4)));
+        fprintf(f, "comm   %s of %lld x %lld per rank, tile %dx%d\n", duet_collective_name(p->wl.coll),
+                (long long)p->wl.mc, (long long)p->wl.nc, p->cfg.cm, p->cfg.cn);
+        fprintf(f, "       queue of this rank: %lld tiles (%lld move data; %lld tiles cover the tensor)\n",
+                (long long)p->comm.queue_len, (long long)p->comm_valid_tiles, (long long)p->comm.total);
+        fprintf(f, "       push %s, pull %s, local read %s, local write %s\n",
+                cli_bytes(p->comm_total.push_bytes, b1, sizeof(b1)),
+                cli_bytes(p->comm_total.pull_bytes, b2, sizeof(b2)),
+                cli_bytes(p->comm_total.local_read_bytes, b3, sizeof(b3)),
+                cli_bytes(p->comm_total.local_write_bytes, b4, sizeof(b4)));
+        fprintf(f, "       remote bytes %s (tile-granular %s); per peer: out %s, in %s\n",
+                cli_bytes(p->remote_bytes, b1, sizeof(b1)), cli_bytes(p->remote_bytes_tiles, b2, sizeof(b2)),
+                cli_bytes(p->bytes_per_peer_out, b3, sizeof(b3)), cli_bytes(p->bytes_per_peer_in, b4, sizeof(b4)));
         if (p->comm_valid_tiles > 0)
-            printf("       average tile alone: %.2f us (push %.2f, pull %.2f in %lld round trips, local %.2f)\n",
-                   cc->t_alone * 1e6, cc->t_push * 1e6, cc->t_pull * 1e6, (long long)cc->round_trips,
-                   cc->t_local * 1e6);
+            fprintf(f, "       average tile alone: %.2f us (push %.2f, pull %.2f in %lld round trips, local %.2f)\n",
+                    cc->t_alone * 1e6, cc->t_push * 1e6, cc->t_pull * 1e6, (long long)cc->round_trips,
+                    cc->t_local * 1e6);
     } else {
-        printf("comm   none\n");
+        fprintf(f, "comm   none\n");
     }
-    printf("queues %s: %d CTAs start on GEMM, %d on comm; %s\n", duet_mode_name(p->cfg.mode), p->gemm_home_ctas,
-           p->comm_home_ctas, p->steal ? "a CTA steals from the other queue when its own is empty" : "no stealing");
+    fprintf(f, "queues %s: %d CTAs start on GEMM, %d on comm; %s\n", duet_mode_name(p->cfg.mode), p->gemm_home_ctas,
+            p->comm_home_ctas, p->steal ? "a CTA steals from the other queue when its own is empty" : "no stealing");
 }
 
 int cmd_plan(int argc, char **argv)
@@ -132,18 +85,24 @@ int cmd_plan(int argc, char **argv)
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
                                              CLI_CONFIG_LONGOPTS,
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"rank", required_argument, NULL, OPT_RANK},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_common_t c;
     cli_common_init(&c);
     int rank = -1, opt;
+    const char *out_path = NULL;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         if (opt == 'h') {
             cmd_plan_usage(stdout);
             return CLI_EXIT_OK;
+        }
+        if (opt == 'o') {
+            out_path = optarg;
+            continue;
         }
         if (opt == OPT_RANK) {
             long long r;
@@ -183,18 +142,22 @@ int cmd_plan(int argc, char **argv)
     duet_cost_gemm_tile(&c.hw, &plan, active, &gc);
     duet_cost_comm_tile(&c.hw, &plan, &cc);
     double t_static = duet_cost_gemm_static_s(&c.hw, &plan, c.hw.n_sms);
+    cli_out_t out;
+    if ((rc = cli_out_open(&out, "plan", out_path)) != CLI_EXIT_OK)
+        return rc;
     if (c.json) {
-        cJSON *o = cmd_plan_json(&c, &plan, &gc, &cc, t_static);
+        cJSON *o = duet__plan_cjson(&c.hw, &plan);
         char *text = o ? cJSON_Print(o) : NULL;
         cJSON_Delete(o);
         if (text == NULL) {
             cli_error("plan", "out of memory while writing JSON");
-            return CLI_EXIT_FAILED;
+            rc = CLI_EXIT_FAILED;
+        } else {
+            fprintf(out.f, "%s\n", text);
+            cJSON_free(text);
         }
-        puts(text);
-        cJSON_free(text);
     } else {
-        cmd_plan_text(&c, &plan, &gc, &cc, t_static);
+        cmd_plan_text(out.f, &c, &plan, &gc, &cc, t_static);
     }
-    return CLI_EXIT_OK;
+    return cli_out_close(&out, "plan", rc);
 }

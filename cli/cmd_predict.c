@@ -8,8 +8,21 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "sim/internal.h"
 
-enum { OPT_TILES = OPT_FIRST_PRIVATE, OPT_SPLITS, OPT_TOP, OPT_POLICY, OPT_SVG, OPT_TIMELINE, OPT_TRACE, OPT_REF };
+enum {
+    OPT_TILES = OPT_FIRST_PRIVATE,
+    OPT_SPLITS,
+    OPT_TOP,
+    OPT_POLICY,
+    OPT_SVG,
+    OPT_TIMELINE,
+    OPT_TRACE,
+    OPT_EMIT,
+    OPT_CSV,
+    OPT_TRACE_FORMAT,
+    OPT_REF
+};
 
 static void cmd_predict_usage(FILE *f)
 {
@@ -17,7 +30,8 @@ static void cmd_predict_usage(FILE *f)
         f,
         "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
         "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
-        "                    [--svg FILE] [--json]\n"
+        "                    [--svg FILE]\n"
+        "                    [--emit nccl|rccl|torch|te|env] [--json|--csv] [-o FILE]\n"
         "\n"
         "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
         "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
@@ -41,15 +55,29 @@ static void cmd_predict_usage(FILE *f)
         "                        in for origami), and also print the reference's own pick (predict_split: its\n"
         "                        candidates max(16, SMs/8)..SMs step 8, its 20 %% tile margin gate)\n"
         "output:\n"
-        "  --top K               rows to print (default 10; 0 prints all)\n"
+        "  --top K               rows to print (default 10; 0 prints all). Rows are distinct configurations; a\n"
+        "                        rank marked '=' ties another (within 1e-9). CTAs: fused 'G+C steal' (CTAs that\n"
+        "                        start on GEMM and on comm; every CTA steals once its queue is drained, so comm\n"
+        "                        tiles run on a comm home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C'\n"
+        "                        (the vendor GEMM's SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over\n"
+        "                        its finish; busbw: nccl-tests' bus bandwidth of the collective over its finish\n"
+        "  --emit STACK          also sweep vendor mode and write its best split as the settings of STACK (nccl,\n"
+        "                        rccl, torch, te or env: NCCL_MAX_CTAS / ncclConfig_t.maxCTAs, cuBLASLt's\n"
+        "                        SM_COUNT_TARGET, PyTorch's SM carve-out, TE's NVTE_EXT_MARGIN_SM), beside\n"
+        "                        duet's own best and the predicted gain of duet's kernels over it\n"
         "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
         "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
-        "  --trace FILE          write the timeline of the best configuration (JSON)\n"
-        "  --json                machine-readable output\n"
+        "  --trace FILE          write the timeline of the best configuration (JSON; see --trace-format)\n"
+        "  --trace-format F      duet (default: duet-trace/1) or chrome (Chrome trace events: Perfetto and\n"
+        "                        chrome://tracing open it)\n"
+        "  --json                the result as JSON (schema duet-predict/1, times in us)\n"
+        "  --csv                 the ranked rows as CSV (times in us)\n"
+        "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
         "  -h, --help            this text\n"
         "\n"
         "examples:\n"
         "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
+        "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm-bytes 128M --emit torch\n"
         "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
         "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
         cli_workload_help);
@@ -75,18 +103,6 @@ static int cmd_predict_split_ks(const char *arg, duet_sweep_params_t *sp)
     return CLI_EXIT_OK;
 }
 
-static cJSON *cmd_predict_point_json(const duet_sweep_point_t *p, size_t rank)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (rank > 0)
-        cJSON_AddNumberToObject(o, "rank", (double)rank);
-    cli_json_add_config(o, &p->cfg);
-    cJSON_AddNumberToObject(o, "pred_ms", p->makespan_s * 1e3);
-    cJSON_AddNumberToObject(o, "gemm_finish_ms", p->gemm_finish_s * 1e3);
-    cJSON_AddNumberToObject(o, "comm_finish_ms", p->comm_finish_s * 1e3);
-    return o;
-}
-
 /* Parse "256x128x64,128x128x64" into the sweep's tile list. */
 static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
 {
@@ -105,9 +121,71 @@ static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
     return CLI_EXIT_OK;
 }
 
+/* "duet's kernels are predicted 12.3 % faster than ..." or slower: the gain of the best duet point. */
+static void cmd_predict_gain(duet__sbuf_t *b, const duet_sweep_point_t *duet, const duet_sweep_point_t *vendor,
+                             const char *what)
+{
+    if (duet->makespan_s <= vendor->makespan_s)
+        duet__sbuf_printf(b, "duet's kernels are predicted %.1f %% faster than %s (%.1f us against %.1f us)\n",
+                          (vendor->makespan_s / duet->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
+                          vendor->makespan_s * 1e6);
+    else
+        duet__sbuf_printf(b,
+                          "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the "
+                          "vendor split\n",
+                          (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
+                          vendor->makespan_s * 1e6);
+}
+
+/* One ranked row as text, CSV or nothing (JSON is built apart). */
+static void cmd_predict_row(duet__sbuf_t *b, const duet_workload_t *wl, const duet_sweep_point_t *p, size_t rank,
+                            int tied, int csv)
+{
+    char tile[32], split[48];
+    double alg, bus;
+    duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
+    duet_config_tile_str(&p->cfg, tile, sizeof(tile));
+    duet_config_split_str(&p->cfg, split, sizeof(split));
+    double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
+    if (csv)
+        duet__sbuf_printf(b, "%zu,%d,%s,%d,%d,%d,%d,%s,%d,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f\n", rank, tied,
+                          duet_mode_name(p->cfg.mode), p->cfg.num_wgs, p->cfg.gemm_wgs, p->cfg.comm_wgs,
+                          p->cfg.mode == DUET_MODE_FUSED, tile, p->cfg.split_k > 0 ? p->cfg.split_k : 1,
+                          p->makespan_s * 1e6, p->gemm_finish_s * 1e6, p->comm_finish_s * 1e6, tf, alg, bus);
+    else
+        duet__sbuf_printf(b, "%4zu%s  %-10s %-12s %-15s %9.2f %9.2f %9.2f %8.1f %8.1f\n", rank, tied ? "=" : " ",
+                          duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, p->gemm_finish_s * 1e6,
+                          p->comm_finish_s * 1e6, tf, bus);
+}
+
+/* Bytes in binary units, as sizes are given (--comm-bytes 64M = 64 MiB). */
+static const char *cmd_predict_mib(double bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", bytes, units[u]);
+    return buf;
+}
+
+/* The collective's size for people: per rank, and nccl-tests' S. */
+static void cmd_predict_sizes(duet__sbuf_t *b, const duet_workload_t *wl)
+{
+    char src[32], tot[32];
+    if (wl->coll == DUET_COLL_NONE)
+        return;
+    duet__sbuf_printf(b, "collective: %s per rank, %s as nccl-tests counts it (%.0f bytes; busbw = algbw x %.4g)\n",
+                      cmd_predict_mib((double)wl->mc * (double)wl->nc * duet_dtype_bytes(wl->dtype), src, sizeof(src)),
+                      cmd_predict_mib(duet_coll_bytes(wl), tot, sizeof(tot)), duet_coll_bytes(wl),
+                      duet_coll_busbw_factor(wl->coll, wl->world));
+}
+
 /* Simulate the best configuration again, with its trace, and draw or write it. */
 static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp,
-                                     const duet_sweep_point_t *best, const char *svg, const char *json)
+                                     const duet_sweep_point_t *best, const char *svg, const char *json, int chrome)
 {
     duet_plan_t plan;
     duet_trace_t trace;
@@ -120,12 +198,13 @@ static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_par
     if (st >= 0)
         st = duet_sim_run(ws, sp->policy, &c->hw, &plan, &trace, &r);
     if (st >= 0 && json != NULL)
-        st = duet_trace_write_json(&trace, &plan, &c->hw, json);
+        st = cli_write_trace(&trace, &plan, &c->hw, chrome, json);
     if (st >= 0 && svg != NULL) {
         char title[256];
         char tile[32];
-        snprintf(title, sizeof(title), "%s: best of the sweep: %s, gemm_wgs %d, comm_wgs %d, tile %s", c->hw.name,
-                 duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
+        char split[48];
+        snprintf(title, sizeof(title), "%s: best of the sweep: %s, CTAs %s, tile %s", c->hw.name,
+                 duet_mode_name(best->cfg.mode), duet_config_split_str(&best->cfg, split, sizeof(split)),
                  duet_config_tile_str(&best->cfg, tile, sizeof(tile)));
         const duet_trace_t *list[1] = {&trace};
         st = duet_trace_write_svg(list, 1, title, svg);
@@ -206,21 +285,41 @@ int cmd_predict(int argc, char **argv)
                                              {"trace", required_argument, NULL, OPT_TRACE},
                                              {"reference-pricing", no_argument, NULL, OPT_REF},
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"csv", no_argument, NULL, OPT_CSV},
+                                             {"emit", required_argument, NULL, OPT_EMIT},
+                                             {"trace-format", required_argument, NULL, OPT_TRACE_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_common_t c;
     cli_common_init(&c);
     duet_sweep_params_t sp = duet_sweep_default_params();
     long long top = 10;
-    const char *svg = NULL, *timeline = NULL, *trace_path = NULL;
+    const char *svg = NULL, *timeline = NULL, *trace_path = NULL, *out_path = NULL;
+    int32_t emit = -1;
+    int csv = 0, chrome = 0;
     int opt, rc, ref_pricing = 0;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
             cmd_predict_usage(stdout);
             return CLI_EXIT_OK;
+        case 'o':
+            out_path = optarg;
+            continue;
+        case OPT_CSV:
+            csv = 1;
+            continue;
+        case OPT_EMIT:
+            if (duet_stack_parse(optarg, &emit) < 0)
+                return cli_usage_error("predict", "--emit: %s", duet_last_error());
+            continue;
+        case OPT_TRACE_FORMAT:
+            if (cli_parse_trace_format("predict", optarg, &chrome) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
+            continue;
         case OPT_MODE:
             if (strcmp(optarg, "both") == 0) {
                 sp.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
@@ -297,6 +396,16 @@ int cmd_predict(int argc, char **argv)
     }
     if (duet_sim_policy_is_frozen(sp.policy) && c.mode_arg == NULL)
         sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
+    if (c.json && csv)
+        return cli_usage_error("predict", "--json and --csv: choose one");
+    if (emit >= 0) {
+        /* The vendor split is compared with duet's own best: sweep both (duet's modes as given). */
+        if (sp.policy == &duet_sim_policy_frozen)
+            return cli_usage_error("predict", "--emit needs policy fluid (frozen models fused mode only)");
+        if (!(sp.modes & ((1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT))))
+            sp.modes |= (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+        sp.modes |= 1u << DUET_MODE_VENDOR;
+    }
     if (c.num_wgs > 0) {
         if (c.num_wgs > c.hw.n_sms)
             return cli_usage_error("predict", "--num-wgs %d exceeds the %d SMs of %s", c.num_wgs, c.hw.n_sms,
@@ -341,36 +450,26 @@ int cmd_predict(int argc, char **argv)
         return cli_fail("predict", st);
 
     size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
+    const uint32_t duet_modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    const duet_sweep_point_t *vbest = emit >= 0 ? duet_sweep_best(&res, 1u << DUET_MODE_VENDOR) : NULL;
+    const duet_sweep_point_t *dbest = emit >= 0 ? duet_sweep_best(&res, duet_modes) : NULL;
+    char settings[4096] = "";
+    if ((st = duet__predict_emit_text(emit, &c.hw, &res, settings, sizeof(settings))) < 0) {
+        duet_sweep_result_free(&res);
+        return cli_fail("predict", st);
+    }
     rc = CLI_EXIT_OK;
+    duet__sbuf_t b;
+    duet__sbuf_init(&b);
     if (c.json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "hw", c.hw.name);
-        cJSON_AddStringToObject(o, "policy", sp.policy->name);
-        cJSON_AddStringToObject(o, "collective", duet_collective_name(c.wl.coll));
-        cJSON_AddStringToObject(o, "dtype", duet_dtype_name(c.wl.dtype));
-        cJSON_AddNumberToObject(o, "m", (double)c.wl.m);
-        cJSON_AddNumberToObject(o, "n", (double)c.wl.n);
-        cJSON_AddNumberToObject(o, "k", (double)c.wl.k);
-        cJSON_AddNumberToObject(o, "mc", (double)c.wl.mc);
-        cJSON_AddNumberToObject(o, "nc", (double)c.wl.nc);
-        cJSON_AddNumberToObject(o, "world", c.wl.world);
-        cJSON_AddNumberToObject(o, "n_configs", (double)res.n);
-        cJSON_AddNumberToObject(o, "events", (double)res.events);
-        cJSON_AddNumberToObject(o, "wall_s", res.wall_s);
-        cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
-        for (size_t i = 0; i < shown; i++)
-            cJSON_AddItemToArray(arr, cmd_predict_point_json(&res.points[i], i + 1));
-        cJSON *d = cmd_predict_point_json(&res.dflt, 0);
-        cJSON_AddNumberToObject(d, "rank", (double)res.default_rank);
-        cJSON_AddNumberToObject(d, "tied_with", (double)res.default_ties);
-        cJSON_AddItemToObject(o, "static_default", d);
-        if (ref != NULL) {
+        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, settings);
+        if (o != NULL && ref != NULL) {
             cJSON *rp = cJSON_AddObjectToObject(o, "reference_predict_split");
             char tile[32];
             snprintf(tile, sizeof(tile), "%dx%dx%d", ref->tile.bm, ref->tile.bn, ref->tile.bk);
             cJSON_AddNumberToObject(rp, "gemm_wgs", ref->gemm_wgs);
             cJSON_AddStringToObject(rp, "tile", tile);
-            cJSON_AddNumberToObject(rp, "pred_ms", ref->pred_ms);
+            cJSON_AddNumberToObject(rp, "pred_us", ref->pred_ms * 1e3);
         }
         char *text = cJSON_Print(o);
         cJSON_Delete(o);
@@ -378,35 +477,64 @@ int cmd_predict(int argc, char **argv)
             cli_error("predict", "out of memory while writing JSON");
             rc = CLI_EXIT_FAILED;
         } else {
-            puts(text);
+            duet__sbuf_printf(&b, "%s\n", text);
             cJSON_free(text);
         }
+    } else if (csv) {
+        duet__sbuf_printf(&b, "rank,tied,mode,num_wgs,gemm_wgs,comm_wgs,steal,tile,split_k,pred_us,gemm_us,comm_us,"
+                              "gemm_tflops,algbw_gbs,busbw_gbs\n");
+        for (size_t i = 0; i < shown; i++)
+            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 1);
     } else {
-        printf("%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
-               c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
-               duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
-               c.wl.world, c.hw.name, sp.policy->name);
-        printf("%zu configurations simulated in %.1f ms (%lld events)\n\n", res.n, res.wall_s * 1e3,
-               (long long)res.events);
-        printf("%5s  %-10s %8s %8s %-15s %9s %9s %9s\n", "rank", "mode", "gemm_wgs", "comm_wgs", "tile", "pred ms",
-               "GEMM ms", "comm ms");
-        for (size_t i = 0; i < shown; i++) {
-            const duet_sweep_point_t *p = &res.points[i];
-            char tile[32];
-            duet_config_tile_str(&p->cfg, tile, sizeof(tile));
-            printf("%5zu  %-10s %8d %8d %-15s %9.4f %9.4f %9.4f\n", i + 1, duet_mode_name(p->cfg.mode), p->cfg.gemm_wgs,
-                   p->cfg.comm_wgs, tile, p->makespan_s * 1e3, p->gemm_finish_s * 1e3, p->comm_finish_s * 1e3);
-        }
+        duet__sbuf_printf(&b, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
+                          c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
+                          duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc,
+                          (long long)c.wl.nc, c.wl.world, c.hw.name, sp.policy->name);
+        cmd_predict_sizes(&b, &c.wl);
+        duet__sbuf_printf(&b, "%zu configurations simulated (%zu distinct) in %.1f ms (%lld events)\n\n",
+                          res.n_simulated, res.n, res.wall_s * 1e3, (long long)res.events);
+        duet__sbuf_printf(&b, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %8s\n", "rank", "mode", "CTAs", "tile", "pred us",
+                          "GEMM us", "comm us", "TFLOP/s", "busbw");
+        for (size_t i = 0; i < shown; i++)
+            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 0);
         const duet_sweep_point_t *d = &res.dflt;
-        printf("\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.4f ms, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
-               d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e3);
+        duet__sbuf_printf(&b, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs,
+                          d->cfg.num_wgs, d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
         char rank[128];
-        printf("%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
+        duet__sbuf_printf(&b, "%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
         if (ref != NULL)
-            printf("the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile "
-                   "%dx%dx%d, %.4f ms\n",
-                   ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms);
+            duet__sbuf_printf(&b,
+                              "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, "
+                              "tile %dx%dx%d, %.1f us\n",
+                              ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
+        if (vbest != NULL) {
+            char split[48], tile[32];
+            duet__sbuf_printf(&b,
+                              "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective "
+                              "priced as duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
+                              duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
+                              vbest->makespan_s * 1e6, settings);
+            if (dbest != NULL) {
+                duet__sbuf_printf(&b, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
+                                  duet_config_split_str(&dbest->cfg, split, sizeof(split)),
+                                  duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
+                cmd_predict_gain(&b, dbest, vbest, "the best vendor split");
+            }
+        }
     }
+    if (rc == CLI_EXIT_OK) {
+        if (out_path != NULL) {
+            st = duet__sbuf_write(&b, out_path);
+            if (st < 0)
+                rc = cli_fail("predict", st);
+        } else {
+            if (b.failed)
+                rc = cli_fail("predict", duet__error(DUET_ERR_NO_MEMORY, "out of memory while writing the result"));
+            else if (b.len > 0)
+                fwrite(b.data, 1, b.len, stdout);
+        }
+    }
+    duet__sbuf_free(&b);
     free(ref);
     if (rc == CLI_EXIT_OK && svg != NULL) {
         char title[256];
@@ -418,7 +546,7 @@ int cmd_predict(int argc, char **argv)
             rc = cli_fail("predict", st);
     }
     if (rc == CLI_EXIT_OK && (timeline != NULL || trace_path != NULL))
-        rc = cmd_predict_best_timeline(&c, &sp, &res.points[0], timeline, trace_path);
+        rc = cmd_predict_best_timeline(&c, &sp, &res.points[0], timeline, trace_path, chrome);
     duet_sweep_result_free(&res);
     return rc;
 }

@@ -19,7 +19,10 @@ const char cli_workload_help[] =
     "  --hw NAME|FILE        hardware profile: h200, mi300x, mi350x, a JSON file, or - for stdin (default h200)\n"
     "  --gemm MxNxK          GEMM C[M,N] = A[M,K] * B[N,K]^T (omit for no GEMM)\n"
     "  --collective C        all_gather, all_reduce, reduce_scatter, all_to_all, broadcast (omit for none)\n"
-    "  --comm McxNc          per-rank tensor of the collective, elements (required with --collective)\n"
+    "  --comm McxNc          per-rank tensor of the collective, elements (this or --comm-bytes with --collective)\n"
+    "  --comm-bytes S        the collective's size in bytes as nccl-tests counts it (64M = 64 MiB; all_gather:\n"
+    "                        the gathered output, reduce_scatter: its input, others: the per-rank buffer);\n"
+    "                        rows of 8192 elements where they divide\n"
     "  --world W             ranks (GPUs) taking part (default 2 with a collective, else 1)\n"
     "  --dtype fp16|bf16     element type (default bf16)\n"
     "  --root R              broadcast root (default 0)\n";
@@ -249,6 +252,15 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         c->wl.nc = d[1];
         c->have_comm = 1;
         return 1;
+    case OPT_COMM_BYTES: {
+        int64_t v;
+        if (duet_bytes_parse(arg, &v) < 0 || v <= 0) {
+            cli_usage_error(cmd, "--comm-bytes: '%s' is not a positive size (digits, then K, M or G)", duet__q(arg));
+            return -1;
+        }
+        c->comm_bytes = v;
+        return 1;
+    }
     case OPT_COLLECTIVE:
         if ((st = duet_collective_parse(arg, &c->wl.coll)) < 0) {
             cli_usage_error(cmd, "--collective: %s", duet_last_error());
@@ -331,8 +343,20 @@ int cli_common_workload(cli_common_t *c, const char *cmd)
             cli_error(cmd, "--hw: %s", duet_last_error());
         return CLI_EXIT_USAGE;
     }
+    if (c->comm_bytes > 0) {
+        if (c->have_comm)
+            return cli_usage_error(cmd, "--comm and --comm-bytes: give one");
+        if (!c->have_coll)
+            return cli_usage_error(cmd, "--comm-bytes needs --collective");
+        if (!c->have_world)
+            c->wl.world = 2;
+        if (duet_workload_set_comm_bytes(&c->wl, c->comm_bytes) < 0)
+            return cli_usage_error(cmd, "--comm-bytes: %s", duet_last_error());
+        c->have_comm = 1;
+    }
     if (c->have_coll && !c->have_comm)
-        return cli_usage_error(cmd, "--collective %s needs --comm McxNc", duet_collective_name(c->wl.coll));
+        return cli_usage_error(cmd, "--collective %s needs --comm McxNc or --comm-bytes S",
+                               duet_collective_name(c->wl.coll));
     if (c->have_comm && !c->have_coll)
         return cli_usage_error(cmd, "--comm needs --collective");
     if (!c->have_gemm && !c->have_coll)
@@ -368,4 +392,56 @@ int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
         return cli_fail(cmd, st);
     c->cfg = cfg;
     return CLI_EXIT_OK;
+}
+
+int cli_parse_trace_format(const char *cmd, const char *arg, int *chrome)
+{
+    if (strcmp(arg, "duet") == 0 || strcmp(arg, "chrome") == 0) {
+        *chrome = arg[0] == 'c';
+        return CLI_EXIT_OK;
+    }
+    return cli_usage_error(cmd, "--trace-format: '%s' is not duet or chrome", duet__q(arg));
+}
+
+duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw, int chrome,
+                              const char *path)
+{
+    if (!chrome)
+        return duet_trace_write_json(t, plan, hw, path);
+    const duet_trace_t *list[1] = {t};
+    return duet_trace_write_chrome(list, 1, path);
+}
+
+int cli_out_open(cli_out_t *o, const char *cmd, const char *path)
+{
+    memset(o, 0, sizeof(*o));
+    o->path = path;
+    if (path == NULL) {
+        o->f = stdout;
+        return CLI_EXIT_OK;
+    }
+    o->f = open_memstream(&o->buf, &o->len);
+    if (o->f == NULL) {
+        cli_error(cmd, "cannot hold the result in memory");
+        return CLI_EXIT_FAILED;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_out_close(cli_out_t *o, const char *cmd, int rc)
+{
+    if (o->path == NULL || o->f == NULL)
+        return rc;
+    if (fclose(o->f) != 0 && rc == CLI_EXIT_OK) {
+        cli_error(cmd, "out of memory while writing the result");
+        rc = CLI_EXIT_FAILED;
+    }
+    if (rc == CLI_EXIT_OK) {
+        duet_status_t st = duet__write_file_atomic(o->path, o->buf ? o->buf : "", o->len);
+        if (st < 0)
+            rc = cli_fail(cmd, st);
+    }
+    free(o->buf);
+    o->buf = NULL;
+    return rc;
 }

@@ -72,4 +72,16 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas);
  */
 #define DUET__SIM_PRECISION 1e-12
 
+/* The JSON builders of sim/api_json.c, shared by the CLI's --json and duet_predict_json(). */
+struct cJSON;
+struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p);
+struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
+                                  const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings);
+struct cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,
+                                   const duet_sim_policy_ops_t *policy, const duet_sim_result_t *r);
+struct cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p);
+/** The --emit settings of the sweep's best vendor point into buf ("" when emit < 0 or none). */
+duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_sweep_result_t *res, char *buf,
+                                      size_t n);
+
 #endif /* DUET_SIM_INTERNAL_H */

@@ -16,16 +16,6 @@
 #define COL_MAKESPAN "#d62728"
 #define FONT "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
 
-/* A "nice" tick step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`. */
-static double duet__nice_step(double span, int target)
-{
-    if (!(span > 0) || !isfinite(span))
-        return 1.0;
-    double raw = span / target, mag = pow(10.0, floor(log10(raw))), f = raw / mag;
-    double step = (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
-    return step > 0 && isfinite(step) ? step : 1.0;
-}
-
 /* Axis ticks are at from + i * step for i = 0 .. duet__ticks(from, to, step), at most 100 of them
  * whatever the numbers: a loop that adds the step to a running value would not end where the step
  * is below the value's resolution, or where the span is infinite. */
@@ -55,11 +45,50 @@ static void duet__legend_box(duet__sbuf_t *b, double x, double y, const char *fi
     duet__sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s</text>\n", x + 18, y + 9.5, FONT, label);
 }
 
+/*
+ * The queue each CTA row starts on (its home): the queue of its first tile, or the other one when
+ * that tile was stolen; -1 for a CTA that ran no tile. NULL when out of memory (then no groups).
+ */
+static signed char *duet__svg_homes(const duet_trace_t *t, int rows)
+{
+    signed char *home = malloc((size_t)rows);
+    if (home == NULL)
+        return NULL;
+    memset(home, -1, (size_t)rows);
+    for (size_t j = 0; j < t->n; j++) {
+        const duet_trace_rec_t *r = &t->recs[j];
+        if (r->cta >= 0 && r->cta < rows && home[r->cta] < 0)
+            home[r->cta] = (signed char)(r->stolen ? 1 - r->queue : r->queue);
+    }
+    return home;
+}
+
+/* Label each run of CTAs with the same home in the right margin: a bar in the queue's colour and its name. */
+static void duet__svg_groups(duet__sbuf_t *b, const signed char *home, int rows, double x, double py, double rh)
+{
+    for (int r = 0; home != NULL && r < rows;) {
+        int e = r;
+        while (e < rows && home[e] == home[r])
+            e++;
+        const char *col = home[r] == DUET_QUEUE_GEMM ? COL_GEMM : home[r] == DUET_QUEUE_COMM ? COL_COMM : "#bbb";
+        const char *name = home[r] == DUET_QUEUE_GEMM ? "GEMM" : home[r] == DUET_QUEUE_COMM ? "comm" : "idle";
+        double y0 = py + r * rh, y1 = py + e * rh, ym = (y0 + y1) / 2;
+        duet__sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"4\" height=\"%.1f\" fill=\"%s\"/>", x, y0 + 0.5,
+                          fmax(0.5, y1 - y0 - 1.0), col);
+        duet__sbuf_printf(b,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" %s>%s home</text>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" %s>CTA %d-%d</text>\n",
+                          x + 8, ym - 1, FONT, name, x + 8, ym + 10, FONT, r, e - 1);
+        r = e;
+    }
+}
+
 duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, const char *title, const char *path)
 {
     if (n < 1)
         return duet__error(DUET_ERR_INVALID_ARG, "%s: no timeline to draw", path);
-    const double W = 1200, left = 80, right = 30, top = 64, axis_h = 44, panel_gap = 40;
+    /* The right margin holds the labels of the CTA groups (which queue each CTA starts on). */
+    const double W = 1200, left = 80, right = 120, top = 64, axis_h = 44, panel_gap = 40;
     double tmax = 0;
     for (int i = 0; i < n; i++) {
         tmax = fmax(tmax, traces[i]->makespan_s);
@@ -120,11 +149,20 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
         duet__sbuf_printf(&b,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>time (us)</text>\n",
                           left + plot_w / 2, py + ph + 32, FONT);
-        /* CTA labels on the left, about 12 of them. */
+        /* CTA labels on the left, about 12 of them, and the first CTA of each group. */
         int every = rows <= 12 ? 1 : (rows + 11) / 12;
-        for (int r = 0; r < rows; r += every)
-            duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\" %s>CTA %d</text>\n",
-                              left - 6, py + (r + 0.5) * row_h[i] + 3.5, FONT, r);
+        signed char *home = duet__svg_homes(t, rows);
+        for (int r = 0; r < rows; r++) {
+            int first = r > 0 && home != NULL && home[r] != home[r - 1];
+            /* A group's first CTA is named unless a regular label sits within two label heights. */
+            int near = (r % every) * row_h[i] < 20 || (every - r % every) * row_h[i] < 20;
+            if (r % every == 0 || (first && !near))
+                duet__sbuf_printf(&b,
+                                  "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\" %s>CTA %d</text>\n",
+                                  left - 6, py + (r + 0.5) * row_h[i] + 3.5, FONT, r);
+        }
+        duet__svg_groups(&b, home, rows, left + plot_w + 8, py, row_h[i]);
+        free(home);
         duet__sbuf_printf(&b, "<g shape-rendering=\"crispEdges\">\n");
         for (size_t j = 0; j < t->n; j++) {
             const duet_trace_rec_t *r = &t->recs[j];
@@ -140,12 +178,14 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
                               row_h[i] > 3 ? row_h[i] - 1.0 : row_h[i], fill);
         }
         duet__sbuf_printf(&b, "</g>\n");
+        /* The makespan's value sits above the plot, ending at its line, so it covers no tile. */
         double mx = left + t->makespan_s * 1e6 * xs;
         duet__sbuf_printf(
             &b,
             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>%.1f us</text>\n",
-            mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx - 3, py + 11, COL_MAKESPAN, FONT, t->makespan_s * 1e6);
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>makespan %.1f "
+            "us</text>\n",
+            mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx, py - 5, COL_MAKESPAN, FONT, t->makespan_s * 1e6);
     }
     duet__sbuf_printf(&b, "</svg>\n");
     return duet__sbuf_write(&b, path);
@@ -163,6 +203,9 @@ static int duet__point_order(const void *a, const void *b)
     const duet_sweep_point_t *x = a, *y = b;
     if (x->cfg.mode != y->cfg.mode)
         return x->cfg.mode - y->cfg.mode;
+    /* Vendor mode is one curve: its stand-in tile is the library's choice, kept per split by the sweep. */
+    if (x->cfg.mode == DUET_MODE_VENDOR)
+        return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
     int tx = x->cfg.tile.bm * 100000 + x->cfg.tile.bn, ty = y->cfg.tile.bm * 100000 + y->cfg.tile.bn;
     if (tx != ty)
         return tx < ty ? -1 : 1;
@@ -239,10 +282,11 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
     const duet_sweep_point_t *best = &res->points[0];
     char tile[32];
+    char split[48];
     duet__sbuf_printf(&b,
-                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, gemm_wgs %d, comm_wgs %d, tile %s: "
-                      "%.4g ms (circle)</text>\n",
-                      FONT, duet_mode_name(best->cfg.mode), best->cfg.gemm_wgs, best->cfg.comm_wgs,
+                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, CTAs %s, tile %s: %.4g ms "
+                      "(circle)</text>\n",
+                      FONT, duet_mode_name(best->cfg.mode), duet_config_split_str(&best->cfg, split, sizeof(split)),
                       duet_config_tile_str(&best->cfg, tile, sizeof(tile)), best->makespan_s * 1e3);
     char rank[128];
     duet__sbuf_printf(&b,
@@ -259,8 +303,10 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     double ly = top + 8;
     for (size_t i = 0; i < res->n;) {
         size_t j = i;
-        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode && pts[j].cfg.tile.bm == pts[i].cfg.tile.bm &&
-               pts[j].cfg.tile.bn == pts[i].cfg.tile.bn && pts[j].cfg.split_k == pts[i].cfg.split_k)
+        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode &&
+               (pts[i].cfg.mode == DUET_MODE_VENDOR ||
+                (pts[j].cfg.tile.bm == pts[i].cfg.tile.bm && pts[j].cfg.tile.bn == pts[i].cfg.tile.bn &&
+                 pts[j].cfg.split_k == pts[i].cfg.split_k)))
             j++;
         const char *col = duet__palette[series % 8];
         const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
@@ -278,7 +324,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
                 left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
-                duet_mode_name(pts[i].cfg.mode), duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
+                duet_mode_name(pts[i].cfg.mode),
+                pts[i].cfg.mode == DUET_MODE_VENDOR ? "(library's GEMM)"
+                                                    : duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
             ly += 18;
         } else {
             unlisted++;

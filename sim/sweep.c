@@ -49,6 +49,15 @@ void duet_sweep_result_free(duet_sweep_result_t *res)
     res->n = 0;
 }
 
+const duet_sweep_point_t *duet_sweep_best(const duet_sweep_result_t *res, uint32_t modes)
+{
+    /* The points are ranked: the first of a mode is its fastest. */
+    for (size_t i = 0; res != NULL && i < res->n; i++)
+        if (modes & (1u << res->points[i].cfg.mode))
+            return &res->points[i];
+    return NULL;
+}
+
 /* Fill in the configuration of one sweep point. */
 static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
                                         duet_gemm_tile_t tile, int32_t split_k, int32_t split)
@@ -137,6 +146,29 @@ static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_conf
     DUET_CHECK(duet_plan_set_split(&p, cfg->gemm_wgs, cfg->comm_wgs));
     *plan_p = p;
     return DUET_OK;
+}
+
+/*
+ * Vendor mode runs the vendor library's GEMM, whose kernel the library's heuristic picks: the sweep
+ * prices it with each duet tile as a stand-in, but a user can only choose the split (the GEMM's SM
+ * target and the comm grid). Keep the fastest point of each split, so that a ranking lists each
+ * configuration a user can set once. The points are ranked, so the first of a split is its best.
+ */
+static void duet__sweep_unique_vendor(duet_sweep_result_t *res)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const duet_config_t *c = &res->points[i].cfg;
+        int dup = 0;
+        if (c->mode == DUET_MODE_VENDOR)
+            for (size_t j = 0; j < kept && !dup; j++) {
+                const duet_config_t *d = &res->points[j].cfg;
+                dup = d->mode == DUET_MODE_VENDOR && d->gemm_wgs == c->gemm_wgs && d->comm_wgs == c->comm_wgs;
+            }
+        if (!dup)
+            res->points[kept++] = res->points[i];
+    }
+    res->n = kept;
 }
 
 duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
@@ -250,6 +282,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         free(key);
         free(tmp);
     }
+    res.n_simulated = res.n;
+    duet__sweep_unique_vendor(&res);
 
     /* The static default: fused, 3/4 of the SMs on GEMM, the default tile. */
     {

@@ -9,6 +9,7 @@ clock, power); --svg draws the series, SM clock above and power below, one line 
 import argparse
 import csv
 import json
+import math
 import os
 import statistics
 import sys
@@ -82,13 +83,23 @@ def line(w):
             f"reasons: {reasons}")
 
 
+def nice_step(span, target):
+    """A round step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`."""
+    if not span > 0 or math.isinf(span):
+        return 1.0
+    raw = span / target
+    mag = 10 ** math.floor(math.log10(raw))
+    f = raw / mag
+    return (1.0 if f < 1.5 else 2.0 if f < 3.5 else 5.0 if f < 7.5 else 10.0) * mag
+
+
 COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
            "#bcbd22"]
 
 
 def svg(windows, path, title):
     """SM clock (MHz) and power (W) against seconds from each run's first busy sample."""
-    w, h, left, top, panel, gap = 1000, 560, 70, 50, 190, 60
+    w, h, left, top, panel, gap = 1000, 575, 70, 50, 190, 60
     # From just before the first busy sample to just after the last one: the idle time around a
     # run (process start, context creation) drops the clock to idle and says nothing.
     x0, x1 = -0.4, max(win["busy_s"] for win in windows) + 0.2 + 0.6
@@ -112,11 +123,22 @@ def svg(windows, path, title):
                             for p in win["series"] if p[idx] is not None)
             out.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[i % len(COLOURS)]}" stroke-width="1.5"/>')
     ybot = top + 2 * panel + gap
-    for k in range(6):
-        v = x0 + (x1 - x0) * k / 5
-        out.append(f'<text x="{left + pw * k / 5:.1f}" y="{ybot + 16}" text-anchor="middle">{v:.1f}</text>')
-    out.append(f'<text x="{left + pw / 2}" y="{ybot + 34}" text-anchor="middle">seconds from the first busy sample '
-               f'(nvidia-smi updates these fields about every 0.1 s; power.draw is averaged over about 1 s)</text>')
+    # Round ticks (1, 2 or 5 x 10^k seconds) at their multiples inside the window, with a grid line
+    # through both panels, rather than the window's ends cut into fifths.
+    step = nice_step(x1 - x0, 8)
+    k0 = math.ceil(x0 / step - 1e-9)
+    for k in range(k0, k0 + 1000):
+        v = k * step
+        if v > x1 + 1e-9:
+            break
+        px = left + pw * (v - x0) / (x1 - x0)
+        for _, _, _, _, y in panels:
+            out.append(f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{y}" y2="{y + panel}" stroke="#eee"/>')
+        out.append(f'<text x="{px:.1f}" y="{ybot + 16}" text-anchor="middle">{v:g}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{ybot + 34}" text-anchor="middle">seconds from the first busy sample'
+               f'</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{ybot + 50}" text-anchor="middle" font-size="10" fill="#555">'
+               f'nvidia-smi updates these fields about every 0.1 s; power.draw is averaged over about 1 s</text>')
     for i, win in enumerate(windows):
         y = top + 14 + 18 * i
         out.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{y - 4}" y2="{y - 4}" '

@@ -361,12 +361,13 @@ duet_status_t bench_write_svg(const gpu_env_t *e, const duet_bench_row_t *rows, 
         .title = title,
         .legend = {legend0, "best duet mode (fused, concurrent or vendor); the label is vendor / duet"},
         .colour = {"#9d9d9d", "#4c78a8"},
-        .xmax = 2.5,
-        .tick = 0.25,
         .ref = 1.0,
         .label_w = 330,
+        .xlabel = "makespan / bound (bound = max(GEMM alone, collective alone); 1 = perfect overlap)",
         .n = n,
         .rows = bars};
+    /* The axis ends at the first round tick past the longest bar, not at a fixed 2.5. */
+    duet__hbars_auto_axis(&chart);
     duet_status_t st = duet__svg_hbars_write(&chart, path);
     free(bars);
     return st;

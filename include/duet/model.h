@@ -310,6 +310,61 @@ void duet_rank_sort(duet_rank_item_t *items, size_t n);
  */
 const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n);
 
+/**
+ * The CTA split of a configuration for people, true to what runs: fused "128+4 steal" (CTAs that
+ * start on the GEMM and on the comm queue; every CTA steals, so a comm home of 0 still runs comm
+ * tiles), concurrent "100|32" (the two grids), vendor "121 SM|11" (the vendor GEMM's SM target and
+ * the comm grid, which caps the collective's CTAs). @return buf.
+ */
+const char *duet_config_split_str(const duet_config_t *cfg, char *buf, size_t n);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A vendor-mode configuration as the settings of a software stack (model/emit.c)               */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The stacks `duet predict --emit` writes settings for. */
+typedef enum {
+    DUET_STACK_NCCL = 0, /* NCCL communicator config + cuBLASLt SM count target (C) */
+    DUET_STACK_RCCL,     /* RCCL communicator config; hipBLASLt has no CU target (said in the text) */
+    DUET_STACK_TORCH,    /* PyTorch: ProcessGroupNCCL options + torch._C._set_sm_carveout_experimental */
+    DUET_STACK_TE,       /* Transformer Engine: NVTE_EXT_MARGIN_SM + NCCL env; userbuffers' num_sm */
+    DUET_STACK_ENV,      /* environment variables only */
+    DUET_STACK_COUNT
+} duet_stack_t;
+
+const char *duet_stack_name(int32_t stack); /* "nccl", "rccl", "torch", "te", "env" */
+duet_status_t duet_stack_parse(const char *s, int32_t *stack_p);
+/**
+ * The settings that make `stack` run a vendor-mode configuration (cfg->mode DUET_MODE_VENDOR):
+ * the GEMM planned for cfg->gemm_wgs of hw->n_sms SMs, the collective on cfg->comm_wgs CTAs. One
+ * setting or code line per line, comments starting with "#"; knobs a stack lacks are said so.
+ * @return DUET_ERR_INVALID_ARG for another mode or a buffer too small (the text is then cut).
+ */
+duet_status_t duet_emit_settings(int32_t stack, const duet_hw_t *hw, const duet_config_t *cfg, char *buf, size_t n);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sizes and bandwidths as nccl-tests reports them (its doc/PERFORMANCE.md)                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * nccl-tests' size S of the workload's collective, bytes: all_gather the gathered output (W x the
+ * per-rank source), reduce_scatter its input (the source), all_reduce, all_to_all and broadcast
+ * the source. 0 without a collective.
+ */
+double duet_coll_bytes(const duet_workload_t *wl);
+/** busbw / algbw: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast 1. */
+double duet_coll_busbw_factor(int32_t coll, int32_t world);
+/** algbw = S / t and busbw = algbw x factor, GB/s (1e9 bytes); 0 for t <= 0. Outputs may be NULL. */
+void duet_coll_bandwidth(const duet_workload_t *wl, double time_s, double *algbw_gbs_p, double *busbw_gbs_p);
+/** Parse a size in bytes: digits, optionally K, M or G (1024-based, as nccl-tests), optionally "B"/"iB". */
+duet_status_t duet_bytes_parse(const char *s, int64_t *bytes_p);
+/**
+ * Set the collective's source shape from nccl-tests' size S in bytes (duet_coll_bytes() gives it
+ * back): rows of 8192 elements where they divide, else the widest power of two that does.
+ * wl->coll, world and dtype must be set. Written only on success.
+ */
+duet_status_t duet_workload_set_comm_bytes(duet_workload_t *wl, int64_t bytes);
+
 /** Shared memory the GEMM tile needs, bytes (pipeline stages of A and B tiles). */
 double duet_gemm_tile_smem_bytes(duet_gemm_tile_t t, int32_t dtype, int stages);
 

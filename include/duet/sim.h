@@ -45,8 +45,8 @@ typedef struct duet_trace {
     duet_trace_rec_t *recs;
     size_t n, cap;
     int32_t n_ctas;
-    double makespan_s;
-    char label[64]; /* "predicted", "measured", ... */
+    double makespan_s; /* seconds here; the JSON file holds makespan_us */
+    char label[64];    /* "predicted", "measured", ... */
 } duet_trace_t;
 
 /*
@@ -62,7 +62,7 @@ void duet_trace_free(duet_trace_t *t);
 /** Append a record (the trace grows; tracing is off the simulator's fast path). */
 duet_status_t duet_trace_add(duet_trace_t *t, const duet_trace_rec_t *r);
 /**
- * Write a timeline as JSON: {"schema": "duet-trace/1", "label", "makespan_s", "n_ctas",
+ * Write a timeline as JSON: {"schema": "duet-trace/1", "label", "makespan_us", "n_ctas",
  * "plan": {...}, "tiles": [{"cta", "sm", "queue", "tile", "start_us", "end_us", "stolen"}]}.
  * `plan` and `hw` may be NULL. Written atomically. A time that is not finite or not in [0, 1e15] us,
  * or a tile that ends before it starts, is refused (DUET_ERR_INVALID_ARG) and nothing is written.
@@ -71,6 +71,13 @@ duet_status_t duet_trace_write_json(const duet_trace_t *t, const duet_plan_t *pl
                                     const char *path);
 /** Read a timeline written by duet_trace_write_json() (or measured by the backend). */
 duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p);
+/**
+ * Write timelines in the Chrome trace event format (Perfetto, chrome://tracing): timeline i is
+ * process i + 1 named by its label, each CTA a thread ("CTA n"), each tile a complete event ("X",
+ * ts and dur in us) named "GEMM <tile>" or "comm <tile>" with args queue, tile, sm and stolen.
+ * Written atomically.
+ */
+duet_status_t duet_trace_write_chrome(const duet_trace_t *const *traces, int n, const char *path);
 /**
  * Draw timelines as an SVG Gantt chart, one above the other on a common time axis (us): one
  * row per CTA, GEMM and comm tiles in two colours, stolen tiles outlined, makespan marked.
@@ -332,7 +339,8 @@ typedef struct duet_sweep_point {
 } duet_sweep_point_t;
 
 typedef struct duet_sweep_result {
-    duet_sweep_point_t *points; /* ranked: makespan ascending, ties by duet_rank_sort() */
+    duet_sweep_point_t *points; /* ranked: makespan ascending, ties by duet_rank_sort(); vendor mode keeps
+                                   the fastest stand-in tile of each split only (the library picks its kernel) */
     size_t n;
     duet_sweep_point_t dflt; /* the static default (fused, 3/4 of the SMs on GEMM) */
     size_t default_rank;     /* 1-based rank the default would take among the points (1 + those faster
@@ -340,6 +348,7 @@ typedef struct duet_sweep_result {
     size_t default_ties;     /* other configurations within DUET_RANK_TIE_REL of the default */
     int64_t events;          /* simulation events over the whole sweep */
     double wall_s;           /* CPU wall time of the sweep */
+    size_t n_simulated;      /* configurations simulated (n counts the distinct ones that are kept) */
 } duet_sweep_result_t;
 
 /** Simulate every configuration of the sweep and rank them. Free with duet_sweep_result_free(). */
@@ -353,8 +362,36 @@ void duet_sweep_result_free(duet_sweep_result_t *res);
  * the sweep's SVG. @return buf.
  */
 const char *duet_sweep_rank_str(const duet_sweep_result_t *res, char *buf, size_t n);
+/** The fastest point whose mode is in the bitmask `modes` (1 << duet_mode_t), or NULL. */
+const duet_sweep_point_t *duet_sweep_best(const duet_sweep_result_t *res, uint32_t modes);
+/** 1 if point i ties (within DUET_RANK_TIE_REL) the point before or after it. */
+int duet_sweep_tied(const duet_sweep_result_t *res, size_t i);
+/** Point i's competition rank, 1-based: tied points share the rank of the first of them (1, 1, 3). */
+size_t duet_sweep_rank(const duet_sweep_result_t *res, size_t i);
+/** The GEMM's TFLOP/s (2 m n k FLOPs) when it takes gemm_s seconds; 0 without a GEMM. */
+double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s);
 /** Draw predicted makespan against gemm_wgs, one line per (mode, tile), as SVG. */
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
+
+/* ========================================================================================== */
+/* JSON in, JSON out (sim/api_json.c)                                                          */
+/* ========================================================================================== */
+
+/**
+ * Answer a request given as JSON text with JSON text, for callers in other languages (the Python
+ * package python/duet; docs/python.md has the request's members). "op" picks the answer: "predict"
+ * (the default: a sweep, schema duet-predict/1, as `duet predict --json`), "simulate"
+ * (duet-simulate/1), "plan" (duet-plan/1) or "hw" (the profile, duet-hw/1). "hw" is a built-in
+ * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
+ * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
+ * (members as the configuration codec; what is missing follows the static default) and "rank";
+ * predict takes "modes", "tiles", "split_ks", "split_step", "top", "policy" and "emit". Times are
+ * in us. *response_json_p is written only on success; free it with duet_json_free(). On failure
+ * duet_last_error() says why.
+ */
+duet_status_t duet_predict_json(const char *request_json, char **response_json_p);
+/** Free a response of duet_predict_json(). NULL is a no-op. */
+void duet_json_free(char *json);
 
 #ifdef __cplusplus
 }

@@ -195,7 +195,7 @@ Test(cli, predict_json_is_ranked, T_TIMEOUT)
     const cJSON *e;
     cJSON_ArrayForEach(e, arr)
     {
-        double ms = t_num(e, "pred_ms");
+        double ms = t_num(e, "pred_us");
         cr_assert(ms >= prev * (1 - DUET_RANK_TIE_REL)); /* ties may come in either order */
         prev = ms;
         n++;

@@ -177,11 +177,11 @@ Test(cli_io, predict_rank_counts_only_what_is_faster_beyond_a_tie, T_TIMEOUT)
     cJSON *o = cJSON_Parse(r.out);
     cr_assert_not_null(o);
     const cJSON *d = cJSON_GetObjectItem(o, "static_default"), *e;
-    double dms = t_num(d, "pred_ms");
+    double dms = t_num(d, "pred_us");
     int faster = 0, tied = 0;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "ranked"))
     {
-        double ms = t_num(e, "pred_ms");
+        double ms = t_num(e, "pred_us");
         int same_cfg =
             strcmp(cJSON_GetObjectItem(e, "mode")->valuestring, "fused") == 0 &&
             t_num(e, "gemm_wgs") == t_num(d, "gemm_wgs") && t_num(e, "num_wgs") == t_num(d, "num_wgs") &&
@@ -199,7 +199,7 @@ Test(cli_io, predict_rank_counts_only_what_is_faster_beyond_a_tie, T_TIMEOUT)
     t_cli_run(&r, NULL, "predict", "--gemm", "4096x4096x4096", "--collective", "all_gather", "--comm", "2048x4096",
               "--splits", "step:4", NULL);
     char want[128];
-    snprintf(want, sizeof(want), " ms, rank %d of ", faster + 1);
+    snprintf(want, sizeof(want), " us, rank %d of ", faster + 1);
     const char *l = last_line(r.out);
     cr_assert(strstr(l, want) != NULL, "%s", l);
     cr_assert((faster > 0) == (strstr(l, "% faster\n") != NULL), "%s", l);

@@ -1,0 +1,497 @@
+/*
+ * The library's results as JSON, for the CLI's --json and for callers in other languages: one
+ * builder per result (predict "duet-predict/1", simulate "duet-simulate/1", plan "duet-plan/1"),
+ * shared by `duet ... --json` and by duet_predict_json(), the entry point that takes a request as
+ * JSON text and answers with JSON text (the Python package python/duet calls it through ctypes).
+ * Every time is in microseconds (keys ending in _us), every size in bytes.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "model/internal.h"
+#include "sim/internal.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ranks and ties                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+int duet_sweep_tied(const duet_sweep_result_t *res, size_t i)
+{
+    double t = res->points[i].makespan_s;
+    return (i > 0 && duet__time_eq(res->points[i - 1].makespan_s, t, DUET_RANK_TIE_REL)) ||
+           (i + 1 < res->n && duet__time_eq(res->points[i + 1].makespan_s, t, DUET_RANK_TIE_REL));
+}
+
+size_t duet_sweep_rank(const duet_sweep_result_t *res, size_t i)
+{
+    /* Competition ranking: a point tied with the one before it shares that one's rank (1, 1, 3). */
+    while (i > 0 && duet__time_eq(res->points[i - 1].makespan_s, res->points[i].makespan_s, DUET_RANK_TIE_REL))
+        i--;
+    return i + 1;
+}
+
+double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s)
+{
+    return gemm_s > 0 ? 2.0 * (double)wl->m * (double)wl->n * (double)wl->k / gemm_s / 1e12 : 0.0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Builders                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static void duet__json_workload(cJSON *o, const duet_workload_t *wl)
+{
+    cJSON_AddStringToObject(o, "collective", duet_collective_name(wl->coll));
+    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(wl->dtype));
+    cJSON_AddNumberToObject(o, "m", (double)wl->m);
+    cJSON_AddNumberToObject(o, "n", (double)wl->n);
+    cJSON_AddNumberToObject(o, "k", (double)wl->k);
+    cJSON_AddNumberToObject(o, "mc", (double)wl->mc);
+    cJSON_AddNumberToObject(o, "nc", (double)wl->nc);
+    cJSON_AddNumberToObject(o, "world", wl->world);
+    cJSON_AddNumberToObject(o, "root", wl->root);
+    cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(wl));
+    cJSON_AddNumberToObject(o, "busbw_factor", duet_coll_busbw_factor(wl->coll, wl->world));
+}
+
+/* The times of a run in us, and what they mean in rates: GEMM TFLOP/s, nccl-tests' algbw and busbw. */
+static void duet__json_times(cJSON *o, const duet_workload_t *wl, const char *total_key, double total_s, double gemm_s,
+                             double comm_s)
+{
+    cJSON_AddNumberToObject(o, total_key, total_s * 1e6);
+    cJSON_AddNumberToObject(o, "gemm_finish_us", gemm_s * 1e6);
+    cJSON_AddNumberToObject(o, "comm_finish_us", comm_s * 1e6);
+    double alg, bus;
+    duet_coll_bandwidth(wl, comm_s, &alg, &bus);
+    cJSON_AddNumberToObject(o, "gemm_tflops", duet_gemm_tflops(wl, gemm_s));
+    cJSON_AddNumberToObject(o, "algbw_gbs", alg);
+    cJSON_AddNumberToObject(o, "busbw_gbs", bus);
+}
+
+cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    char split[48];
+    (void)duet__config_to_cjson(o, &p->cfg);
+    cJSON_AddStringToObject(o, "ctas", duet_config_split_str(&p->cfg, split, sizeof(split)));
+    cJSON_AddBoolToObject(o, "steal", p->cfg.mode == DUET_MODE_FUSED);
+    duet__json_times(o, wl, "pred_us", p->makespan_s, p->gemm_finish_s, p->comm_finish_s);
+    return o;
+}
+
+cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
+                           const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-predict/1");
+    cJSON_AddStringToObject(o, "hw", hw->name);
+    cJSON_AddStringToObject(o, "policy", sp->policy ? sp->policy->name : duet_sim_policy_fluid.name);
+    duet__json_workload(o, wl);
+    cJSON_AddNumberToObject(o, "n_configs", (double)res->n);
+    cJSON_AddNumberToObject(o, "n_simulated", (double)res->n_simulated);
+    cJSON_AddNumberToObject(o, "events", (double)res->events);
+    cJSON_AddNumberToObject(o, "wall_us", res->wall_s * 1e6);
+    cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
+    for (size_t i = 0; i < shown && i < res->n; i++) {
+        cJSON *e = duet__point_cjson(wl, &res->points[i]);
+        cJSON_AddNumberToObject(e, "rank", (double)duet_sweep_rank(res, i));
+        cJSON_AddBoolToObject(e, "tied", duet_sweep_tied(res, i));
+        cJSON_AddItemToArray(arr, e);
+    }
+    cJSON *d = duet__point_cjson(wl, &res->dflt);
+    cJSON_AddNumberToObject(d, "rank", (double)res->default_rank);
+    cJSON_AddNumberToObject(d, "tied_with", (double)res->default_ties);
+    cJSON_AddItemToObject(o, "static_default", d);
+    const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
+    const duet_sweep_point_t *dbest = duet_sweep_best(res, (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT));
+    if (emit >= 0 && vbest != NULL) {
+        cJSON *e = cJSON_AddObjectToObject(o, "emit");
+        cJSON_AddStringToObject(e, "stack", duet_stack_name(emit));
+        cJSON_AddItemToObject(e, "vendor_best", duet__point_cjson(wl, vbest));
+        if (dbest != NULL) {
+            cJSON_AddItemToObject(e, "duet_best", duet__point_cjson(wl, dbest));
+            cJSON_AddNumberToObject(e, "duet_speedup", vbest->makespan_s / dbest->makespan_s);
+        }
+        cJSON *lines = cJSON_AddArrayToObject(e, "settings");
+        for (const char *l = settings; l != NULL && *l != '\0';) {
+            const char *nl = strchr(l, '\n');
+            size_t len = nl ? (size_t)(nl - l) : strlen(l);
+            char *line = malloc(len + 1);
+            if (line != NULL) {
+                memcpy(line, l, len);
+                line[len] = '\0';
+                cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+                free(line);
+            }
+            l = nl ? nl + 1 : l + len;
+        }
+    }
+    return o;
+}
+
+cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,
+                            const duet_sim_policy_ops_t *policy, const duet_sim_result_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-simulate/1");
+    cJSON_AddStringToObject(o, "hw", hw->name);
+    cJSON_AddStringToObject(o, "policy", policy->name);
+    duet__json_workload(o, wl);
+    (void)duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), cfg);
+    duet__json_times(o, wl, "makespan_us", r->makespan_s, r->gemm_finish_s, r->comm_finish_s);
+    cJSON_AddNumberToObject(o, "gemm_busy_cta_us", r->gemm_busy_s * 1e6);
+    cJSON_AddNumberToObject(o, "comm_busy_cta_us", r->comm_busy_s * 1e6);
+    cJSON_AddNumberToObject(o, "stolen_gemm_tiles", (double)r->stolen_gemm);
+    cJSON_AddNumberToObject(o, "stolen_comm_tiles", (double)r->stolen_comm);
+    cJSON_AddNumberToObject(o, "events", (double)r->events);
+    cJSON_AddNumberToObject(o, "ctas", r->n_ctas);
+    return o;
+}
+
+cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
+{
+    duet_gemm_cost_t gc;
+    duet_comm_cost_t cc;
+    int64_t active = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.gemm_wgs;
+    memset(&gc, 0, sizeof(gc));
+    memset(&cc, 0, sizeof(cc));
+    (void)duet_cost_gemm_tile(hw, p, active, &gc);
+    (void)duet_cost_comm_tile(hw, p, &cc);
+    double t_static = duet_cost_gemm_static_s(hw, p, hw->n_sms);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-plan/1");
+    cJSON_AddStringToObject(o, "hw", hw->name);
+    duet__json_workload(cJSON_AddObjectToObject(o, "workload"), &p->wl);
+    (void)duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &p->cfg);
+    cJSON_AddNumberToObject(o, "rank", p->rank);
+    cJSON *g = cJSON_AddObjectToObject(o, "gemm");
+    cJSON_AddNumberToObject(g, "tiles", (double)p->gemm.tiles);
+    cJSON_AddNumberToObject(g, "grid_m", (double)p->gemm.grid_m);
+    cJSON_AddNumberToObject(g, "grid_n", (double)p->gemm.grid_n);
+    cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
+    cJSON_AddNumberToObject(g, "split_k", (double)p->gemm.split_k);
+    cJSON_AddNumberToObject(g, "c_tiles", (double)p->gemm.tiles_mn);
+    cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
+    cJSON_AddNumberToObject(g, "tile_us", gc.t_sm * 1e6);
+    cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc.hbm_bytes);
+    cJSON_AddNumberToObject(g, "l2_hit", gc.l2_hit);
+    cJSON_AddNumberToObject(g, "static_alone_us", t_static * 1e6);
+    cJSON *m = cJSON_AddObjectToObject(o, "comm");
+    cJSON_AddNumberToObject(m, "queue_tiles", (double)p->comm.queue_len);
+    cJSON_AddNumberToObject(m, "valid_tiles", (double)p->comm_valid_tiles);
+    cJSON_AddNumberToObject(m, "total_tiles", (double)p->comm.total);
+    cJSON_AddNumberToObject(m, "push_bytes", p->comm_total.push_bytes);
+    cJSON_AddNumberToObject(m, "pull_bytes", p->comm_total.pull_bytes);
+    cJSON_AddNumberToObject(m, "local_read_bytes", p->comm_total.local_read_bytes);
+    cJSON_AddNumberToObject(m, "local_write_bytes", p->comm_total.local_write_bytes);
+    cJSON_AddNumberToObject(m, "remote_bytes", p->remote_bytes);
+    cJSON_AddNumberToObject(m, "remote_bytes_tiles", p->remote_bytes_tiles);
+    cJSON_AddNumberToObject(m, "bytes_per_peer_out", p->bytes_per_peer_out);
+    cJSON_AddNumberToObject(m, "bytes_per_peer_in", p->bytes_per_peer_in);
+    cJSON_AddNumberToObject(m, "tile_alone_us", cc.t_alone * 1e6);
+    cJSON_AddNumberToObject(m, "tile_round_trips", (double)cc.round_trips);
+    cJSON *q = cJSON_AddObjectToObject(o, "queues");
+    cJSON_AddNumberToObject(q, "gemm_home_ctas", p->gemm_home_ctas);
+    cJSON_AddNumberToObject(q, "comm_home_ctas", p->comm_home_ctas);
+    cJSON_AddBoolToObject(q, "steal", p->steal);
+    return o;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The JSON entry point                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* An optional integer member in [lo, hi]; absent leaves *v as it is. */
+static duet_status_t duet__req_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (cJSON_GetObjectItemCaseSensitive(o, key) == NULL)
+        return DUET_OK;
+    return duet__json_member_int(o, key, lo, hi, "request", v);
+}
+
+/* An optional string member; absent gives NULL. */
+static duet_status_t duet__req_str(const cJSON *o, const char *key, const char **s)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *s = NULL;
+    if (v == NULL)
+        return DUET_OK;
+    if (!cJSON_IsString(v))
+        return duet__error(DUET_ERR_PARSE, "request.%s: must be a string", key);
+    *s = v->valuestring;
+    return DUET_OK;
+}
+
+/* The profile: a built-in name or file path (string), or a profile object; default h200. */
+static duet_status_t duet__req_hw(const cJSON *req, duet_hw_t *hw)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "hw");
+    if (v == NULL || cJSON_IsString(v))
+        return duet_hw_load(v ? v->valuestring : "h200", hw);
+    if (!cJSON_IsObject(v))
+        return duet__error(DUET_ERR_PARSE, "request.hw: must be a profile name or a profile object");
+    char *text = cJSON_PrintUnformatted(v);
+    if (text == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "request.hw: cannot print the profile");
+    duet_status_t st = duet_hw_from_json(text, "request.hw", hw);
+    cJSON_free(text);
+    return st;
+}
+
+/* The workload, with the CLI's defaults: world 2 with a collective; comm_bytes instead of mc x nc. */
+static duet_status_t duet__req_workload(const cJSON *req, duet_workload_t *wl_p)
+{
+    duet_workload_t wl = duet_workload_empty();
+    const char *s;
+    int64_t v;
+    DUET_CHECK(duet__req_str(req, "collective", &s));
+    if (s != NULL)
+        DUET_CHECK(duet_collective_parse(s, &wl.coll));
+    DUET_CHECK(duet__req_str(req, "dtype", &s));
+    if (s != NULL)
+        DUET_CHECK(duet_dtype_parse(s, &wl.dtype));
+    const int64_t big = INT64_C(1) << 40;
+    DUET_CHECK(duet__req_int(req, "m", 0, big, &wl.m));
+    DUET_CHECK(duet__req_int(req, "n", 0, big, &wl.n));
+    DUET_CHECK(duet__req_int(req, "k", 0, big, &wl.k));
+    DUET_CHECK(duet__req_int(req, "mc", 0, big, &wl.mc));
+    DUET_CHECK(duet__req_int(req, "nc", 0, big, &wl.nc));
+    v = wl.coll != DUET_COLL_NONE ? 2 : 1;
+    DUET_CHECK(duet__req_int(req, "world", 1, 1024, &v));
+    wl.world = (int32_t)v;
+    v = 0;
+    DUET_CHECK(duet__req_int(req, "root", 0, 1023, &v));
+    wl.root = (int32_t)v;
+    v = 0;
+    DUET_CHECK(duet__req_int(req, "comm_bytes", 0, INT64_MAX, &v));
+    if (v > 0) {
+        if (wl.mc != 0 || wl.nc != 0)
+            return duet__error(DUET_ERR_INVALID_ARG, "request: give mc and nc, or comm_bytes, not both");
+        DUET_CHECK(duet_workload_set_comm_bytes(&wl, v));
+    }
+    DUET_CHECK(duet_workload_validate(&wl));
+    *wl_p = wl;
+    return DUET_OK;
+}
+
+/* The configuration: the static default of its mode, with the members the request gives. */
+static duet_status_t duet__req_config(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl,
+                                      duet_config_t *cfg_p)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(req, "config");
+    int32_t mode = DUET_MODE_FUSED;
+    const char *s = NULL;
+    if (o != NULL && !cJSON_IsObject(o))
+        return duet__error(DUET_ERR_PARSE, "request.config: must be an object");
+    if (o != NULL)
+        DUET_CHECK(duet__req_str(o, "mode", &s));
+    if (s != NULL)
+        DUET_CHECK(duet_mode_parse(s, &mode));
+    duet_config_t cfg = duet_config_default(hw, mode);
+    int64_t num = -1, gemm = -1, comm = -1, v;
+    if (o != NULL) {
+        DUET_CHECK(duet__req_int(o, "num_wgs", 1, 1 << 20, &num));
+        DUET_CHECK(duet__req_int(o, "gemm_wgs", 0, 1 << 20, &gemm));
+        DUET_CHECK(duet__req_int(o, "comm_wgs", 0, 1 << 20, &comm));
+        DUET_CHECK(duet__req_str(o, "tile", &s));
+        if (s != NULL)
+            DUET_CHECK(duet_tile_parse(s, &cfg.tile));
+        DUET_CHECK(duet__req_str(o, "comm_tile", &s));
+        if (s != NULL) {
+            int64_t d[2];
+            if (duet_dims_parse(s, 2, 1 << 20, d) < 0)
+                return duet__error(DUET_ERR_PARSE, "request.config.comm_tile: '%s' is not CMxCN", duet__q(s));
+            cfg.cm = (int32_t)d[0];
+            cfg.cn = (int32_t)d[1];
+        }
+        v = cfg.group_m;
+        DUET_CHECK(duet__req_int(o, "group_m", 1, 64, &v));
+        cfg.group_m = (int32_t)v;
+        v = cfg.split_k > 0 ? cfg.split_k : 1;
+        DUET_CHECK(duet__req_int(o, "split_k", 1, DUET_MAX_SPLIT_K, &v));
+        cfg.split_k = (int32_t)v;
+    }
+    DUET_CHECK(duet_config_complete_split(&cfg, hw, (int32_t)num, (int32_t)gemm, (int32_t)comm));
+    DUET_CHECK(duet_config_validate(&cfg, wl, hw));
+    *cfg_p = cfg;
+    return DUET_OK;
+}
+
+/* The sweep's parameters: modes, tiles, split_step, split_ks, policy (as duet predict's flags). */
+static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, int64_t *top, int32_t *emit)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(req, "modes"), *e;
+    const char *s;
+    if (a != NULL) {
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) == 0)
+            return duet__error(DUET_ERR_PARSE, "request.modes: must be a list of mode names");
+        sp->modes = 0;
+        cJSON_ArrayForEach(e, a)
+        {
+            int32_t m;
+            if (!cJSON_IsString(e))
+                return duet__error(DUET_ERR_PARSE, "request.modes: must be a list of mode names");
+            DUET_CHECK(duet_mode_parse(e->valuestring, &m));
+            sp->modes |= 1u << m;
+        }
+    }
+    if ((a = cJSON_GetObjectItemCaseSensitive(req, "tiles")) != NULL) {
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > DUET_SWEEP_MAX_TILES)
+            return duet__error(DUET_ERR_PARSE, "request.tiles: must be a list of 1 to %d tiles", DUET_SWEEP_MAX_TILES);
+        sp->n_tiles = 0;
+        cJSON_ArrayForEach(e, a)
+        {
+            if (!cJSON_IsString(e))
+                return duet__error(DUET_ERR_PARSE, "request.tiles: must be a list of tiles such as \"256x128x64\"");
+            DUET_CHECK(duet_tile_parse(e->valuestring, &sp->tiles[sp->n_tiles++]));
+        }
+    }
+    if ((a = cJSON_GetObjectItemCaseSensitive(req, "split_ks")) != NULL) {
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > DUET_SWEEP_MAX_SPLIT_KS)
+            return duet__error(DUET_ERR_PARSE, "request.split_ks: must be a list of 1 to %d integers",
+                               DUET_SWEEP_MAX_SPLIT_KS);
+        sp->n_split_ks = 0;
+        cJSON_ArrayForEach(e, a)
+        {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > DUET_MAX_SPLIT_K ||
+                e->valuedouble != (double)(int32_t)e->valuedouble)
+                return duet__error(DUET_ERR_PARSE, "request.split_ks: integers in [1, %d]", DUET_MAX_SPLIT_K);
+            sp->split_ks[sp->n_split_ks++] = (int32_t)e->valuedouble;
+        }
+    }
+    int64_t v = 1;
+    DUET_CHECK(duet__req_int(req, "split_step", 1, 4096, &v));
+    sp->split_step = (int32_t)v;
+    DUET_CHECK(duet__req_int(req, "top", 0, INT64_C(1) << 30, top));
+    DUET_CHECK(duet__req_str(req, "policy", &s));
+    if (s != NULL && (sp->policy = duet_sim_policy_find(s)) == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));
+    DUET_CHECK(duet__req_str(req, "emit", &s));
+    if (s != NULL) {
+        DUET_CHECK(duet_stack_parse(s, emit));
+        if (!(sp->modes & ((1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT))))
+            sp->modes |= (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+        sp->modes |= 1u << DUET_MODE_VENDOR;
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_sweep_result_t *res, char *buf,
+                                      size_t n)
+{
+    const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
+    buf[0] = '\0';
+    if (emit < 0 || vbest == NULL)
+        return DUET_OK;
+    return duet_emit_settings(emit, hw, &vbest->cfg, buf, n);
+}
+
+static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl, cJSON **out_p)
+{
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    int64_t top = 10;
+    int32_t emit = -1;
+    DUET_CHECK(duet__req_sweep(req, &sp, &top, &emit));
+    duet_sim_ws_t *ws = NULL;
+    duet_sweep_result_t res;
+    DUET_CHECK(duet_sim_ws_create(&ws));
+    duet_status_t st = duet_sweep_run(ws, hw, wl, &sp, &res);
+    duet_sim_ws_destroy(ws);
+    if (st < 0)
+        return st;
+    char settings[4096];
+    st = duet__predict_emit_text(emit, hw, &res, settings, sizeof(settings));
+    if (st >= 0) {
+        size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
+        *out_p = duet__predict_cjson(hw, wl, &sp, &res, shown, emit, settings);
+    }
+    duet_sweep_result_free(&res);
+    return st;
+}
+
+static duet_status_t duet__api_simulate_or_plan(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl,
+                                                int simulate, cJSON **out_p)
+{
+    duet_config_t cfg;
+    DUET_CHECK(duet__req_config(req, hw, wl, &cfg));
+    int64_t rank = duet_plan_critical_rank(wl);
+    DUET_CHECK(duet__req_int(req, "rank", 0, wl->world - 1, &rank));
+    duet_plan_t plan;
+    DUET_CHECK(duet_plan_build(wl, &cfg, (int32_t)rank, &plan));
+    if (!simulate) {
+        *out_p = duet__plan_cjson(hw, &plan);
+        return DUET_OK;
+    }
+    const char *s;
+    const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
+    DUET_CHECK(duet__req_str(req, "policy", &s));
+    if (s != NULL && (policy = duet_sim_policy_find(s)) == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));
+    duet_sim_ws_t *ws = NULL;
+    duet_sim_result_t r;
+    DUET_CHECK(duet_sim_ws_create(&ws));
+    duet_status_t st = duet_sim_run(ws, policy, hw, &plan, NULL, &r);
+    if (st >= 0)
+        *out_p = duet__simulate_cjson(hw, wl, &cfg, policy, &r);
+    duet_sim_ws_destroy(ws);
+    return st;
+}
+
+duet_status_t duet_predict_json(const char *request_json, char **response_json_p)
+{
+    if (request_json == NULL || response_json_p == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "duet_predict_json: NULL argument");
+    cJSON *req = duet__json_parse(request_json, strlen(request_json), "request", 1);
+    if (req == NULL)
+        return DUET_ERR_PARSE;
+    duet_status_t st = DUET_OK;
+    cJSON *out = NULL;
+    const char *op = "predict";
+    duet_hw_t hw;
+    duet_workload_t wl;
+    if (!cJSON_IsObject(req)) {
+        st = duet__error(DUET_ERR_PARSE, "request: must be a JSON object");
+        goto done;
+    }
+    DUET_CHECK_GOTO(duet__req_str(req, "op", &op), st, done);
+    if (op == NULL)
+        op = "predict";
+    DUET_CHECK_GOTO(duet__req_hw(req, &hw), st, done);
+    if (strcmp(op, "hw") == 0) {
+        char *text = NULL;
+        DUET_CHECK_GOTO(duet_hw_to_json(&hw, &text), st, done);
+        out = cJSON_Parse(text);
+        free(text);
+        goto done;
+    }
+    if (strcmp(op, "predict") != 0 && strcmp(op, "simulate") != 0 && strcmp(op, "plan") != 0) {
+        st = duet__error(DUET_ERR_INVALID_ARG, "request.op: '%s' is not hw, plan, simulate or predict", duet__q(op));
+        goto done;
+    }
+    DUET_CHECK_GOTO(duet__req_workload(req, &wl), st, done);
+    if (strcmp(op, "predict") == 0)
+        st = duet__api_predict(req, &hw, &wl, &out);
+    else
+        st = duet__api_simulate_or_plan(req, &hw, &wl, strcmp(op, "simulate") == 0, &out);
+done:
+    cJSON_Delete(req);
+    if (st >= 0) {
+        char *text = out != NULL ? cJSON_Print(out) : NULL;
+        cJSON_Delete(out);
+        if (text == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "duet_predict_json: cannot print the response");
+        /* The caller frees with duet_json_free(), which frees with the allocator that made it. */
+        *response_json_p = text;
+        return DUET_OK;
+    }
+    cJSON_Delete(out);
+    return st;
+}
+
+void duet_json_free(char *json)
+{
+    if (json != NULL)
+        cJSON_free(json);
+}
