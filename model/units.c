@@ -1,7 +1,7 @@
 /*
  * Units for people and for other tools: sizes in bytes, the collective's algorithm and bus
- * bandwidth as nccl-tests defines them (its doc/PERFORMANCE.md), and a configuration's CTA split in
- * words. Nothing here changes what the model predicts; it only names the numbers.
+ * bandwidth as nccl-tests defines them (its performance notes, "Performance reported by NCCL tests"), and a
+ * configuration's CTA split in words. Nothing here changes what the model predicts; it only names the numbers.
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * The reference predictor end to end: iris.concurrent predictor.py's predict_split and
- * _best_split_for_tile (iris-concurrent.md 3.2-3.6), on top of its scheduler (sim/frozen.c).
+ * _best_split_for_tile (predictor.py of iris.concurrent, ROCm/iris PR #544), on top of its scheduler (sim/frozen.c).
  *
  * Everything here is in milliseconds and follows the reference's order of floating-point
  * operations, because the goal is its numbers: the 60 golden cases of

@@ -343,7 +343,7 @@ duet_status_t duet_stack_parse(const char *s, int32_t *stack_p);
 duet_status_t duet_emit_settings(int32_t stack, const duet_hw_t *hw, const duet_config_t *cfg, char *buf, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Sizes and bandwidths as nccl-tests reports them (its doc/PERFORMANCE.md)                     */
+/* Sizes and bandwidths as nccl-tests reports them (its performance notes, "Performance reported by NCCL tests") */
 /* ------------------------------------------------------------------------------------------ */
 
 /**

@@ -201,7 +201,7 @@ typedef enum duet_frozen_pricing {
     DUET_FROZEN_PRICING_REFERENCE = 1,
 } duet_frozen_pricing_t;
 
-/* The reference predictor's FUSED_GEMM_MULT (iris-concurrent.md 3.1): its fused Triton kernel's
+/* The reference predictor's FUSED_GEMM_MULT (predictor.py): its fused Triton kernel's
  * GEMM tile over calibrated origami. A property of that kernel, not of a device, so not a profile
  * constant; used only by DUET_FROZEN_PRICING_REFERENCE. */
 #define DUET_REF_FUSED_GEMM_MULT 1.44
@@ -214,7 +214,7 @@ duet_status_t duet_sim_frozen_params_priced(const duet_hw_t *hw, const duet_plan
 extern const duet_sim_policy_ops_t duet_sim_policy_frozen_reference;
 
 /**
- * The reference predictor's GEMM tile duration (its Lg, iris-concurrent.md 3.2), in the unit of
+ * The reference predictor's GEMM tile duration (its Lg, predictor.py), in the unit of
  * `t_full`: t_full x spread / n_gemm x mult x (1 + alpha x f_comm x max(0, I)), f_comm =
  * (num_wgs - gemm_wgs) / num_wgs (0 when negative), I = comm_full / t_full. The reference's
  * spread is num_wgs; duet's pricing passes min(num_wgs, n_gemm) and mult 1. Evaluated in the
@@ -231,7 +231,7 @@ double duet_frozen_ref_lg(double t_full, int64_t n_gemm, double spread, int32_t 
 #define DUET_FROZEN_REF_MAX_CANDIDATES 1024
 
 /**
- * The inputs of the reference's predict_split (iris-concurrent.md 3.6), times in ms as the
+ * The inputs of the reference's predict_split (predictor.py), times in ms as the
  * reference computed them. Start from duet_frozen_ref_default_params(), which holds the
  * reference's constants; the caller sets the workload, num_wgs, the tiles and each tile's
  * full-chip GEMM time (the reference asked origami for it and multiplied by its

@@ -1,6 +1,6 @@
 /*
- * Sizes and bandwidths as nccl-tests reports them (its doc/PERFORMANCE.md), sizes in bytes on the
- * command line, the CTA split in words, and the vendor settings `duet predict --emit` writes. Every
+ * Sizes and bandwidths as nccl-tests reports them (its performance notes, "Performance reported by NCCL tests"), sizes
+ * in bytes on the command line, the CTA split in words, and the vendor settings `duet predict --emit` writes. Every
  * expected number and line below is worked out by hand from the definitions, in the comments.
  */
 #include <criterion/criterion.h>
