@@ -166,6 +166,12 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     double eff =
         vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
                : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) * duet_hw_tile_eff(hw, plan->cfg.tile);
+    /* The vendor libraries' fast kernels want 16-byte aligned rows: with K or N not a multiple of 8
+     * elements cuBLASLt falls back to kernels several times slower (on H200, 70-130 TFLOP/s where
+     * aligned neighbours reach 500-700: the random GEMM benches of 2026-12-03). duet stages such
+     * operands (duet_plan_t.stage_k) and is priced by its own terms. */
+    if (vendor && (plan->wl.k % 8 != 0 || plan->wl.n % 8 != 0))
+        eff *= hw->vendor_ragged_eff;
     double sm_rate =
         (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
@@ -236,6 +242,14 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         ((double)g->m / (double)g->grid_m) * ((double)g->n / (double)g->grid_n); /* elements inside C, per tile */
     double part_bytes = S > 1 ? 4.0 * ((double)g->bm * g->bn + S * in_c) : 0.0;
     c.t_epilogue = c_bytes / l2_share + part_bytes / (hw->splitk_sm_gbs * GB);
+    /* Where C's rows start off 16 bytes (N % 8 != 0) the tile can neither store C by tensor-memory
+     * copies nor 16 bytes at a time: its threads store 2-4 bytes each, bounds-checked, and the
+     * store, not L2, sets the epilogue's pace. On H200 the GEMM alone with such an N measured
+     * 1.3-2x the time of its aligned neighbours at small K (13760x2286x704: 0.213 ms against 0.113
+     * predicted without this term; corpus of the one-GPU grid, 2026-12-03). Charged as the C
+     * elements inside the tile at c_ragged_sm_gbs per SM; 0 leaves the aligned pricing. */
+    if (!vendor && hw->c_ragged_sm_gbs > 0 && g->n % 8 != 0)
+        c.t_epilogue = fmax(c.t_epilogue, in_c * eb / S / (hw->c_ragged_sm_gbs * GB));
     /* The fixed cost is a pass's: every pass drains the matrix pipeline and syncs the CTA around
      * its C staging (a 256x256 tile runs two). At 4096 x 8192 x 512 the GEMM alone in 256x256 (4
      * waves, 8 K steps a pass) measures as long as 128x256 (8 waves); charged once per tile, the

@@ -1,0 +1,62 @@
+/*
+ * The two ragged-shape terms of the cost model: duet's C store where rows start off 16 bytes
+ * (c_ragged_sm_gbs) and the vendor GEMM's slow kernels where K or N is off a multiple of 8
+ * (vendor_ragged_eff). Values derived by hand from the formulas in model/cost.c.
+ */
+#include <criterion/criterion.h>
+
+#include "../test_util.h"
+
+static duet_plan_t ragged_plan(const duet_hw_t *hw, int64_t m, int64_t n, int64_t k, int32_t mode)
+{
+    duet_workload_t wl = t_wl(m, n, k, DUET_COLL_NONE, 0, 0, 1);
+    duet_config_t cfg = duet_config_default(hw, mode);
+    cfg.tile = (duet_gemm_tile_t){128, 256, 64};
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    return p;
+}
+
+Test(cost_ragged, a_ragged_n_stores_c_at_the_slow_rate, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.c_ragged_sm_gbs = 4;
+    /* 256 x 1001 in 128x256 tiles: 2 x 4 tiles; each holds (256 / 2) x (1001 / 4) = 32032 elements
+     * of C on average, 64064 bytes, at 4 GB/s: 16.016 us, far above the aligned store's time. */
+    duet_plan_t p = ragged_plan(&hw, 256, 1001, 512, DUET_MODE_FUSED);
+    duet_gemm_cost_t c;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
+    cr_assert(t_rel_eq(c.t_epilogue, 64064.0 / 4e9, 1e-12), "%g", c.t_epilogue);
+    /* 0 turns the term off: the aligned pricing, as N = 1000 (a multiple of 8) has it. */
+    duet_gemm_cost_t off;
+    hw.c_ragged_sm_gbs = 0;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &off), DUET_OK);
+    cr_assert(off.t_epilogue < 1e-6, "%g", off.t_epilogue);
+    /* An aligned N never pays it. */
+    hw.c_ragged_sm_gbs = 4;
+    duet_plan_t q = ragged_plan(&hw, 256, 1000, 512, DUET_MODE_FUSED);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &q, 132, &c), DUET_OK);
+    cr_assert(c.t_epilogue < 1e-6, "%g", c.t_epilogue);
+}
+
+Test(cost_ragged, the_vendor_gemm_slows_by_its_factor_where_k_or_n_is_ragged, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.vendor_ragged_eff = 0.25;
+    duet_gemm_cost_t a, k, n;
+    duet_plan_t pa = ragged_plan(&hw, 4096, 4096, 4096, DUET_MODE_VENDOR);
+    duet_plan_t pk = ragged_plan(&hw, 4096, 4096, 4095, DUET_MODE_VENDOR);
+    duet_plan_t pn = ragged_plan(&hw, 4096, 4095, 4096, DUET_MODE_VENDOR);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &pa, 132, &a), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &pk, 132, &k), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &pn, 132, &n), DUET_OK);
+    /* A K step's matrix time is inversely proportional to the efficiency: four times longer. */
+    cr_assert(t_rel_eq(k.t_step_mma, 4 * a.t_step_mma, 1e-12), "%g vs %g", k.t_step_mma, a.t_step_mma);
+    cr_assert(t_rel_eq(n.t_step_mma, 4 * a.t_step_mma, 1e-12), "%g vs %g", n.t_step_mma, a.t_step_mma);
+    /* duet's own tile is not the vendor's: no factor. */
+    duet_plan_t dk = ragged_plan(&hw, 4096, 4096, 4095, DUET_MODE_FUSED);
+    duet_plan_t da = ragged_plan(&hw, 4096, 4096, 4096, DUET_MODE_FUSED);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &dk, 132, &k), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &da, 132, &a), DUET_OK);
+    cr_assert_eq(k.t_step_mma, a.t_step_mma);
+}
