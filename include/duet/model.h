@@ -83,8 +83,10 @@ typedef enum {
     X(box_rows_per_us, DBL, "rows/us", 1, 1e8, "128-byte operand box rows the chip fetches past L2 or zero-fills")     \
     X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
     X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")   \
-    X(vendor_ragged_eff, DBL, "1", 0.01, 1, "factor on the vendor GEMM's efficiency where K or N is not a multiple of 8")  \
-    X(c_ragged_sm_gbs, DBL, "GB/s", 0, 1e5, "one SM's rate storing C rows that start off 16 bytes (N % 8 != 0); 0: as aligned")\
+    X(vendor_ragged_eff, DBL, "1", 0.01, 1,                                                                            \
+      "factor on the vendor GEMM's efficiency where K or N is not a multiple of 8")                                    \
+    X(c_ragged_sm_gbs, DBL, "GB/s", 0, 1e5,                                                                            \
+      "one SM's rate storing C rows that start off 16 bytes (N % 8 != 0); 0: as aligned")                              \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
     X(dequeue_gemm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the GEMM queue")                       \
     X(dequeue_comm_us, DBL, "us", 0, 1000, "one dequeue (device-wide atomic) on the comm queue")                       \
