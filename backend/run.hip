@@ -22,6 +22,8 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     kp->c = (uint16_t *)op->c;
     /* 16-byte copies need every row of A and B to start on 16 bytes: K % 8 == 0 and aligned bases. */
     kp->ab_vec = wl->k % 8 == 0 && duet__aligned(op->a, 16) && duet__aligned(op->b, 16);
+    /* Otherwise, with K even, every row starts on 4 bytes: pairs of elements can be copied. */
+    kp->ab_vec4 = wl->k % 2 == 0 && duet__aligned(op->a, 4) && duet__aligned(op->b, 4);
     kp->c_vec = wl->n % 2 == 0 && duet__aligned(op->c, 4);
     kp->c_vec16 = wl->n % 8 == 0 && duet__aligned(op->c, 16);
     kp->comm = plan->comm;
