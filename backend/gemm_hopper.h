@@ -399,7 +399,8 @@ template <class CFG> __device__ static inline uint32_t duet__wg_stage_at(uint32_
  *   duet__wg_give_pending), and waits for their completion before the CTA ends (duet__cta_run).
  *   Measured without any C store (one H200, a diagnostic build): 4096x8192x512 0.0825 -> 0.0723
  *   ms, the SMs waiting on their stores;
- * - else 16-byte row-contiguous stores by every thread, bounds-checked, and a second CTA
+ * - else 16-byte row-contiguous stores by every thread (32-bit pairs where N % 8 != 0 but N is
+ *   even, elements where N is odd), bounds-checked, and a second CTA
  *   barrier before the stages go back (below). Plain per-thread stores of register pairs were
  *   measured slower (4096x8192x512: 0.115 ms against 0.087 ms): each warp store instruction then
  *   touches eight rows, and every pair needs its own bounds check.
@@ -453,7 +454,7 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
     }
     duet_dev_sync();
     constexpr int CPR = CFG::BN_ / 8; /* 16-byte chunks per row */
-    const bool vec = p.c_vec16;
+    const bool vec = p.c_vec16, pairs = p.c_vec;
     for (int c = tid; c < CFG::PM * CPR; c += DUET_THREADS) {
         const int row = c / CPR, col = (c % CPR) * 8;
         const int64_t gr = m0 + row, gc = n0 + col;
@@ -463,6 +464,11 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
         uint16_t *dst = p.c + gr * g.n + gc;
         if (vec && gc + 8 <= g.n) {
             *(uint4 *)dst = *(const uint4 *)src;
+        } else if (pairs) {
+            /* N even (c_vec): dst starts on 4 bytes (gc % 8 == 0) and the row ends after a whole
+             * pair, so the chunk goes as 32-bit pairs, half the stores of the element loop. */
+            for (int e = 0; e < 8 && gc + e < g.n; e += 2)
+                *(uint32_t *)(dst + e) = *(const uint32_t *)(src + e);
         } else {
             for (int e = 0; e < 8 && gc + e < g.n; e++)
                 dst[e] = src[e];
@@ -632,6 +638,12 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
 #pragma unroll 1
     for (int pass = 0; pass < CFG::PASSES; pass++) {
         const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
+        /* A pass whose rows all lie beyond M has nothing to compute or store (256x256 where the
+         * last tile-row holds at most 128 rows of M): skipped, here and in the producer alike, so
+         * both sides still walk the same ring uses. Every part of a K split skips it too, so its
+         * counters are never touched. */
+        if (m0 >= g.m)
+            continue;
         /* The previous pass's staging goes back to the producer, which needs it from this
          * pass's k-tile AHEAD on. */
         if (tid == 0)
@@ -764,6 +776,8 @@ __device__ static __forceinline__ void duet__wg_producer(const duet__kparams_t &
 #pragma unroll 1
         for (int pass = 0; pass < CFG::PASSES; pass++) {
             const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
+            if (m0 >= g.m)
+                continue; /* as the consumers skip it (duet__gemm_tile_wg) */
 #pragma unroll 1
             for (int kt = 0; kt < kt_total; kt++) {
                 duet__wg_produce<CFG>(p, stages, gi++, kt_first + kt, m0, pid_n * BN);

@@ -10,7 +10,8 @@
  *   stage holds PM x KS of A and BN x KS of B, row-major with a 16-byte-chunk XOR swizzle, so
  *   that the eight rows one matrix load touches fall in distinct banks.
  * - Global loads are 16-byte asynchronous copies with zero fill outside [M, N, K) when
- *   K % 8 == 0 and A, B are 16-byte aligned (ab_vec); otherwise element loads (slow, correct).
+ *   K % 8 == 0 and A, B are 16-byte aligned (ab_vec); 4-byte asynchronous copies when K is even
+ *   (ab_vec4); otherwise element loads (slow, correct).
  * - Warps are laid out WM x WN over the pass; each owns a 64 x WTN block of C.
  *
  * The inner matrix instruction is the one vendor switch:
@@ -95,7 +96,8 @@ template <int ROWS, int KS> struct duet__loader {
     }
 
     /* K and the operand's base (kernel parameters) are passed in rather than held, to spare
-     * registers in the K loop. A zero-filled copy still names an address: the base, always valid. */
+     * registers in the K loop. A zero-filled copy still names an address: the base, always valid.
+     * vec: 16 (ab_vec), 4 (ab_vec4) or 0, the same in every thread. */
     __device__ inline void load(uint16_t *s, const uint16_t *base, int64_t K, int64_t k0, int vec) const
     {
         const int64_t stride = (int64_t)RSTEP * K;
@@ -104,16 +106,28 @@ template <int ROWS, int KS> struct duet__loader {
         for (int it = 0; it < ITERS; it++) {
             uint16_t *d = s + soff + it * RSTEP * KS;
             const bool ok = kin && it * RSTEP < rows_left;
-            if (vec) {
+            if (vec == 16) {
                 /* K % 8 == 0: a chunk is wholly inside or outside [0, K). */
                 duet_dev_cp_async16(d, ok ? (const void *)(X + it * stride + k0) : (const void *)base, ok);
+            } else if (vec == 4) {
+                /* K even: every row, and so every pair of the chunk (k0 + kcol is even), starts on
+                 * 4 bytes, and a pair is wholly inside or outside [0, K). Asynchronous like the
+                 * 16-byte copies, so the loads overlap the matrix work of the stages before, which
+                 * the element loads below (synchronous) do not. */
+                const bool rin = it * RSTEP < rows_left;
+                const uint16_t *x = X + it * stride + k0;
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const bool pin = rin && k0 + kcol + 2 * e < K;
+                    duet_dev_cp_async4(d + 2 * e, pin ? (const void *)(x + 2 * e) : (const void *)base, pin);
+                }
             } else {
                 load_slow(d, K, it, k0);
             }
         }
     }
 
-    /* Element loads for K % 8 != 0 or unaligned operands. */
+    /* Element loads for odd K or unaligned operands. */
     __device__ inline void load_slow(uint16_t *d, int64_t K, int it, int64_t k0) const
     {
         uint32_t w[4];
@@ -394,10 +408,15 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
     const int64_t kb = k0;                                             /* first K element of this part */
     const int kt_total = (int)(duet_cdiv(k1, CFG::KS) - k0 / CFG::KS); /* K <= 2^24: fits */
     duet__acc<CFG::WTN> acc;
+    const int vec = p.ab_vec ? 16 : p.ab_vec4 ? 4 : 0; /* the operands' copies (duet__loader::load) */
 
 #pragma unroll 1
     for (int pass = 0; pass < CFG::PASSES; pass++) {
         const int64_t m0 = pid_m * BM + (int64_t)pass * CFG::PM;
+        /* A pass whose rows all lie beyond M has nothing to compute or store; every part of a
+         * K split skips it alike, so its counters are never touched. */
+        if (m0 >= g.m)
+            continue;
         const duet__loader<CFG::PM, CFG::KS> la(p.a, g.m, g.k, m0);
         const duet__loader<BN, CFG::KS> lb(p.b, g.n, g.k, n0);
         acc.zero();
@@ -407,8 +426,8 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
         for (int s = 0; s < CFG::STAGES - 1; s++) {
             if (s < kt_total) {
                 uint16_t *st = smem + s * CFG::STAGE_ELEMS;
-                la.load(st, p.a, g.k, kb + (int64_t)s * CFG::KS, p.ab_vec);
-                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)s * CFG::KS, p.ab_vec);
+                la.load(st, p.a, g.k, kb + (int64_t)s * CFG::KS, vec);
+                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)s * CFG::KS, vec);
             }
             duet_dev_cp_async_commit();
         }
@@ -421,8 +440,8 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
             const int nk = kt + CFG::STAGES - 1;
             if (nk < kt_total) {
                 uint16_t *st = smem + write_stage * CFG::STAGE_ELEMS;
-                la.load(st, p.a, g.k, kb + (int64_t)nk * CFG::KS, p.ab_vec);
-                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)nk * CFG::KS, p.ab_vec);
+                la.load(st, p.a, g.k, kb + (int64_t)nk * CFG::KS, vec);
+                lb.load(st + CFG::A_ELEMS, p.b, g.k, kb + (int64_t)nk * CFG::KS, vec);
             }
             duet_dev_cp_async_commit();
             const uint16_t *cur = smem + read_stage * CFG::STAGE_ELEMS;

@@ -281,6 +281,23 @@ __device__ static inline void duet_dev_cp_async16(void *smem_dst, const void *gm
 #endif
 }
 
+/*
+ * Asynchronous 4-byte global-to-shared copy (both addresses 4-byte aligned), zero-filled when
+ * `valid` is 0: the GEMM tile's loads where K is even but not a multiple of 8, whose rows start
+ * on 4 bytes only. NVIDIA: cp.async.ca (the 4- and 8-byte sizes exist only with .ca). AMD: a
+ * plain load and LDS store, as duet_dev_cp_async16.
+ */
+__device__ static inline void duet_dev_cp_async4(void *smem_dst, const void *gmem_src, bool valid)
+{
+#if defined(DUET_GPU_NVIDIA)
+    unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
+    int bytes = valid ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(gmem_src), "r"(bytes) : "memory");
+#else
+    *(uint32_t *)smem_dst = valid ? *(const uint32_t *)gmem_src : 0u;
+#endif
+}
+
 __device__ static inline void duet_dev_cp_async_commit(void)
 {
 #if defined(DUET_GPU_NVIDIA)

@@ -75,6 +75,7 @@ typedef struct duet__kparams {
     const uint16_t *b;
     uint16_t *c;
     int32_t ab_vec;  /* 1: K % 8 == 0 and A, B 16-byte aligned: 16-byte asynchronous copies */
+    int32_t ab_vec4; /* 1: K even and A, B 4-byte aligned: the mma.sync tile's 4-byte asynchronous copies */
     int32_t c_vec;   /* 1: N even and C 4-byte aligned: C stored as element pairs */
     int32_t c_vec16; /* 1: N % 8 == 0 and C 16-byte aligned: the wgmma tile stores 16 bytes at a time */
     int32_t tma;     /* 1: tma_a and tma_b describe A and B (NVIDIA sm_90: the wgmma tile runs) */

@@ -45,6 +45,9 @@ static void duet__kparams_fill(duet_ctx_h ctx, const duet_op_t *op, const duet_p
     }
     /* 16-byte copies need every row of A and B to start on 16 bytes: K % 8 == 0 and aligned bases. */
     kp->ab_vec = kp->gemm.k % 8 == 0 && duet__aligned(kp->a, 16) && duet__aligned(kp->b, 16);
+    /* Otherwise, with K even, every row starts on 4 bytes: pairs of elements can be copied (staged
+     * operands never need it; operands in place with bases off 16 bytes may). */
+    kp->ab_vec4 = kp->gemm.k % 2 == 0 && duet__aligned(kp->a, 4) && duet__aligned(kp->b, 4);
     kp->c_vec = wl->n % 2 == 0 && duet__aligned(op->c, 4);
     kp->c_vec16 = wl->n % 8 == 0 && duet__aligned(op->c, 16);
     kp->comm = plan->comm;

@@ -96,12 +96,13 @@ typedef struct duet__c_out {
     uint16_t *c;
     int64_t n;
     int32_t vec16; /* p.c_vec16 */
+    int32_t vec4;  /* p.c_vec: N even, C 4-byte aligned */
     int32_t bf16;  /* the element type is bf16 (else fp16) */
 } duet__c_out_t;
 
 __device__ static inline duet__c_out_t duet__c_out(const duet__kparams_t &p)
 {
-    duet__c_out_t o = {p.c, p.gemm.n, p.c_vec16, p.dtype == DUET_DTYPE_BF16};
+    duet__c_out_t o = {p.c, p.gemm.n, p.c_vec16, p.c_vec, p.dtype == DUET_DTYPE_BF16};
     return o;
 }
 
@@ -123,6 +124,10 @@ __device__ static inline void duet__store_c8(const duet__c_out_t &o, const float
     if (o.vec16 && gc + 8 <= o.n) {
         *(uint4 *)dst = make_uint4((uint32_t)h[0] | ((uint32_t)h[1] << 16), (uint32_t)h[2] | ((uint32_t)h[3] << 16),
                                    (uint32_t)h[4] | ((uint32_t)h[5] << 16), (uint32_t)h[6] | ((uint32_t)h[7] << 16));
+    } else if (o.vec4) {
+        /* N even: gc % 8 == 0, so dst starts on 4 bytes and the row ends after a whole pair. */
+        for (int i = 0; i < 8 && gc + i < o.n; i += 2)
+            *(uint32_t *)(dst + i) = (uint32_t)h[i] | ((uint32_t)h[i + 1] << 16);
     } else {
         for (int i = 0; i < 8 && gc + i < o.n; i++)
             dst[i] = h[i];

@@ -57,8 +57,11 @@ double duet_cost_clock_heat(const duet_hw_t *hw, const duet_plan_t *plan)
  * price serves every tile). duet's tile (backend/gemm_tile.h, gemm_hopper.h) holds at most 32768
  * fp32 accumulators: a larger tile runs as passes of PM = BM / passes rows, and every pass loads
  * its A box and all of B's box, also a pass whose rows all lie beyond M (256x256 at M <= 128: the
- * second pass's box is zero-filled whole; the kernel does not skip it). Only the last tile-row (A
- * rows beyond M) and the last tile-column (B rows beyond N) have such rows.
+ * second pass's box is zero-filled whole). The kernels skip such a pass now (both tiles: nothing
+ * of it is loaded, computed or stored), but the profiles' tile_oob_row_ns and tile efficiencies
+ * were fitted on kernels that ran it, so the price keeps it until the next fit (256x256 on such an M
+ * is priced as if the pass ran). Only the last tile-row (A rows beyond M) and the last tile-column
+ * (B rows beyond N) have such rows.
  */
 static double duet__oob_rows(const duet_gemm_geom_t *g)
 {

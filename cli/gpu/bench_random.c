@@ -59,27 +59,6 @@ static int32_t budget_sms(double b, int32_t sms)
     return (int32_t)b;
 }
 
-/* The commit measured: DUET_COMMIT (a copy of the tree without .git), else git's, else "unknown". */
-static void commit_name(char *buf, size_t n)
-{
-    const char *env = getenv("DUET_COMMIT");
-    snprintf(buf, n, "unknown");
-    if (env && *env) {
-        snprintf(buf, n, "%s", env);
-        return;
-    }
-    FILE *f = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    if (f == NULL)
-        return;
-    char line[64];
-    if (fgets(line, sizeof(line), f) && line[0] != '\0') {
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0] != '\0')
-            snprintf(buf, n, "%s", line);
-    }
-    pclose(f);
-}
-
 static double row_ratio(const duet_gemm_budget_row_t *r, int32_t i)
 {
     if (i < 0 || !r->vendor.ok || !r->cand[i].ok)
@@ -309,10 +288,12 @@ static duet_status_t write_report(const gpu_env_t *e, const duet_bench_params_t 
                                   const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
                                   double *scratch, const char *path)
 {
-    char commit[64];
-    commit_name(commit, sizeof(commit));
+    /* The commit measured: DUET_COMMIT where the caller names it; else tools/gpu.sh stamps its own
+     * (git's) into the file afterwards. Asking git here would fork an MPI process. */
+    const char *commit = getenv("DUET_COMMIT");
     cJSON *j = bench_json_begin(e, p, "duet-bench-gemm-random/1");
-    cJSON_AddStringToObject(j, "commit", commit);
+    if (commit != NULL && commit[0] != '\0')
+        cJSON_AddStringToObject(j, "commit", commit);
     cJSON_AddStringToObject(j, "ratio", "vendor_ms / duet_ms: above 1, duet is faster");
     cJSON_AddStringToObject(j, "clocks", p->runs.warmup_ms > 0 ? "settled" : "as found (no time-based warm-up)");
     cJSON_AddStringToObject(j, "warmup_ms_is", "spent once per row, before the vendor's first half");

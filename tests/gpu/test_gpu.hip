@@ -72,7 +72,7 @@ typedef struct shape {
     int matrix;      /* 1: part of the collective x mode x dtype matrix */
 } shape_t;
 
-enum { SI_RAGGED, SI_SMALL_M, SI_ALIGNED, SI_ODD_K, SI_LARGE, SI_ODD_N, SI_BIG };
+enum { SI_RAGGED, SI_SMALL_M, SI_ALIGNED, SI_ODD_K, SI_LARGE, SI_ODD_N, SI_BIG, SI_EVEN_K };
 static const shape_t SHAPES[] = {
     /* K % 64 != 0; the all_to_all chunks (600 / W rows) straddle 256-row comm tiles */
     {"ragged", 300, 520, 200, 600, 136, 0, 0, 1, 1},
@@ -89,6 +89,9 @@ static const shape_t SHAPES[] = {
     {"odd-n", 300, 258, 320, 256, 72, 0, 1, 1, 1},
     /* beyond 2048 x 2048 outputs: checked on the strided sample; M ragged */
     {"big", 3000, 3072, 512, 1024, 256, 0, 0, 0, 0},
+    /* K even, K % 8 != 0 (230 = 3 steps of 64 and 38): the mma.sync tile's 4-byte copies; N even,
+     * N % 8 != 0: C stored in 32-bit pairs; M <= 128: the second pass of 256x256 lies beyond M */
+    {"even-k", 100, 138, 230, 64, 64, 0, 0, 0, 0},
 };
 #define NSHAPES ((int)(sizeof(SHAPES) / sizeof(SHAPES[0])))
 
@@ -787,13 +790,13 @@ static void test_matrix(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
     }
 }
 
-/* Every GEMM tile, both modes, on the ragged shape (with all_reduce), the M <= 16 shape and the
- * shape whose C rows are not 16-byte multiples. */
+/* Every GEMM tile, both modes, on the ragged shape (with all_reduce), the M <= 16 shape, the
+ * shape whose C rows are not 16-byte multiples and the one whose K is even but not a multiple of 8. */
 static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 {
     const duet_hw_t *hw = test_hw();
-    const int shapes[3] = {SI_RAGGED, SI_SMALL_M, SI_ODD_N};
-    for (int i = 0; i < 3; i++) {
+    const int shapes[4] = {SI_RAGGED, SI_SMALL_M, SI_ODD_N, SI_EVEN_K};
+    for (int i = 0; i < 4; i++) {
         const shape_t *s = &SHAPES[shapes[i]];
         for (int dtype = 0; dtype < DUET_DTYPE_COUNT; dtype++) {
             for (int ti = 0; ti < duet_tile_count(); ti++) {
@@ -825,8 +828,9 @@ static void test_tiles(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
  * Shapes: ragged (K = 200, 4 steps of 64, last one partial), small-m (M = 8: rows beyond M are
  * neither stored nor copied), odd-k (K % 8 != 0: the mma.sync tile), aligned, large (every CTA
  * busy, parts of one C tile side by side; 16 parts: beyond SK_OWN_MAX of 256x256 and 256x128, so
- * the sum of every block from global memory) and big (beyond 2048 x 2048, 3 parts of 3, 3 and 2
- * steps); tiles: 256x128, 256x256 (two passes, two counters per C tile) and 64x64. Each split
+ * the sum of every block from global memory), big (beyond 2048 x 2048, 3 parts of 3, 3 and 2
+ * steps), odd-n (N even, N % 8 != 0: the sum stores C in 32-bit pairs) and even-k (the mma.sync
+ * tile's 4-byte copies); tiles: 256x128, 256x256 (two passes, two counters per C tile) and 64x64. Each split
  * runs twice per mode: fused and concurrent schedule the parts differently, and all four results
  * must have the same bytes.
  */
@@ -835,9 +839,9 @@ static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
     const duet_hw_t *hw = test_hw();
     static const struct {
         int si, split_k, quick;
-    } cases[] = {{SI_RAGGED, 2, 1},  {SI_RAGGED, 4, 0},  {SI_SMALL_M, 2, 1}, {SI_ODD_K, 2, 1},
-                 {SI_ALIGNED, 2, 0}, {SI_ALIGNED, 4, 0}, {SI_LARGE, 2, 0},   {SI_LARGE, 3, 0},
-                 {SI_LARGE, 8, 0},   {SI_LARGE, 16, 0},  {SI_BIG, 3, 0}};
+    } cases[] = {{SI_RAGGED, 2, 1},  {SI_RAGGED, 4, 0}, {SI_SMALL_M, 2, 1}, {SI_ODD_K, 2, 1}, {SI_ALIGNED, 2, 0},
+                 {SI_ALIGNED, 4, 0}, {SI_LARGE, 2, 0},  {SI_LARGE, 3, 0},   {SI_LARGE, 8, 0}, {SI_LARGE, 16, 0},
+                 {SI_BIG, 3, 0},     {SI_ODD_N, 2, 1},  {SI_EVEN_K, 2, 1}};
     static const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {256, 256, 64}, {64, 64, 64}};
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         if (quick && !cases[ci].quick)
