@@ -40,8 +40,8 @@ int bench_random_parse_budgets(const char *arg, bench_random_opts_t *o)
             return cli_usage_error("bench", "--sm-budgets: at most 8 budgets");
         /* (0, 1]: a share of the SMs ("1" is all of them); 2 or more: a count of SMs. */
         if (cli_parse_double(t, 1e-9, 4096, &v) != 0 || (v > 1 && v != floor(v)))
-            return cli_usage_error("bench",
-                                   "--sm-budgets: '%s' is neither a share of the SMs in (0, 1] nor a count of SMs", t);
+            return cli_usage_error(
+                "bench", "--sm-budgets: '%s' is neither a share of the SMs in (0, 1] nor a count of SMs", duet__q(t));
         o->budgets[o->n_budgets++] = v;
     }
     if (o->n_budgets == 0)

@@ -153,7 +153,7 @@ int cmd_bench(int argc, char **argv)
             break;
         case O_RANDOM:
             if (cli_parse_i64(optarg, 1, 100000, &rnd) != 0)
-                return cli_usage_error("bench", "--random: '%s' is not an integer in [1, 100000]", optarg);
+                return cli_usage_error("bench", "--random: '%s' is not an integer in [1, 100000]", duet__q(optarg));
             break;
         case O_SEED: {
             random_given = 1;
@@ -161,7 +161,7 @@ int cmd_bench(int argc, char **argv)
             errno = 0;
             unsigned long long v = strtoull(optarg, &end, 10);
             if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 || end == optarg || *end != '\0')
-                return cli_usage_error("bench", "--seed: '%s' is not an unsigned 64-bit integer", optarg);
+                return cli_usage_error("bench", "--seed: '%s' is not an unsigned 64-bit integer", duet__q(optarg));
             ro.seed = (uint64_t)v;
             break;
         }
@@ -170,7 +170,7 @@ int cmd_bench(int argc, char **argv)
             random_given = 1;
             if (cli_parse_i64(optarg, 1, INT64_C(1) << 24, &dim) != 0)
                 return cli_usage_error("bench", "--%s: '%s' is not an integer in [1, 2^24]",
-                                       opt == O_MINDIM ? "min-dim" : "max-dim", optarg);
+                                       opt == O_MINDIM ? "min-dim" : "max-dim", duet__q(optarg));
             *(opt == O_MINDIM ? &ro.min_dim : &ro.max_dim) = dim;
             break;
         case O_BUDGETS: {

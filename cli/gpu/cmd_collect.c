@@ -273,20 +273,23 @@ int cmd_collect(int argc, char **argv)
             break;
         case O_RANDOM:
             if (cli_parse_i64(optarg, 1, 100000, &n_random) != 0)
-                return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]", optarg);
+                return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]",
+                                       duet__q(optarg));
             break;
         case O_SEED:
             if (cli_parse_i64(optarg, 0, INT64_MAX, &seed) != 0)
-                return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer",
+                                       duet__q(optarg));
             break;
         case O_ORDER:
             if (cli_parse_i64(optarg, 0, INT64_MAX, &order_seed) != 0)
-                return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer", optarg);
+                return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer",
+                                       duet__q(optarg));
             break;
         case O_WARMMS:
             if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
                 return cli_usage_error("calibrate collect", "--warmup-ms: '%s' is not an integer in [0, 60000]",
-                                       optarg);
+                                       duet__q(optarg));
             break;
         case O_GRID:
             if (strcmp(optarg, "reference") == 0)
@@ -294,7 +297,7 @@ int cmd_collect(int argc, char **argv)
             else if (strcmp(optarg, "w1") == 0)
                 grid = DUET_COLLECT_GRID_W1;
             else
-                return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", optarg);
+                return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", duet__q(optarg));
             break;
         default:
             return cli_getopt_error("calibrate collect", argv, opt);
