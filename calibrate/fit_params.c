@@ -40,7 +40,9 @@ duet_cal_params_t duet_cal_default_params(void)
     memset(&p, 0, sizeof(p));
     p.policy = &duet_sim_policy_fluid;
     p.kinds = (1u << DUET_ROW_OP) | (1u << DUET_ROW_GEMM_ALONE) | (1u << DUET_ROW_COMM_ALONE);
-    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    /* Vendor rows too: the corpus of the one-GPU grid measures the vendor GEMM at SM targets and
+     * beside the collective, and only they fix vendor_gemm_eff_* and vendor_ragged_eff. */
+    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT) | (1u << DUET_MODE_VENDOR);
     p.folds = 5;
     p.max_iter = 100;
     p.xtol = 1e-8;

@@ -207,10 +207,11 @@ static duet_status_t duet__fit_rows(duet__fit_ctx_t *c, duet__fit_bufs_t *b, con
     if (c->n == 0)
         return duet__error(DUET_ERR_INVALID_ARG,
                            "fit: no measured row to fit (%zu rows, %lld of them failed; row kinds selected:%s%s%s; "
-                           "modes:%s%s)",
+                           "modes:%s%s%s)",
                            s->n, (long long)s->rows_failed, (p->kinds & 1u) ? " op" : "",
                            (p->kinds & 2u) ? " gemm_alone" : "", (p->kinds & 4u) ? " comm_alone" : "",
-                           (p->modes & 1u) ? " fused" : "", (p->modes & 2u) ? " concurrent" : "");
+                           (p->modes & 1u) ? " fused" : "", (p->modes & 2u) ? " concurrent" : "",
+                           (p->modes & 4u) ? " vendor" : "");
     fit->rows = (int64_t)c->n;
     for (size_t k = 0; k < c->n; k++)
         if (!b->seen[s->shape[b->idx[k]]]) {

@@ -173,14 +173,19 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
      * elements cuBLASLt falls back to kernels several times slower (on H200, 70-130 TFLOP/s where
      * aligned neighbours reach 500-700: the random GEMM benches of 2026-12-03). duet stages such
      * operands (duet_plan_t.stage_k) and is priced by its own terms. */
-    if (vendor && (plan->wl.k % 8 != 0 || plan->wl.n % 8 != 0))
-        eff *= hw->vendor_ragged_eff;
-    double sm_rate =
-        (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
      * fused mode are all of them: every CTA ends on the GEMM queue). */
     int64_t gemm_sms = plan->gemm_ctas;
     int64_t busy = duet_min64(g->tiles, gemm_sms > 0 ? gemm_sms : g->tiles);
+    /* Those fallback kernels also ignore the SM-count target (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET):
+     * on H200 the GEMM alone with K or N off 8 took the same time at targets of 33, 66, 99 and 132
+     * SMs (704x11008x8817: 1251-1262 us; 7379x5696x921: 689-792 us; one-GPU corpus of
+     * 2026-12-03), while aligned shapes scaled with the target. The plan still runs the vendor
+     * GEMM on `busy` workers, so each worker's rate is that of the whole chip's share. */
+    if (vendor && (plan->wl.k % 8 != 0 || plan->wl.n % 8 != 0))
+        eff *= hw->vendor_ragged_eff * (double)duet_min64(g->tiles, hw->n_sms) / (double)busy;
+    double sm_rate =
+        (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
 
     double step_flops = 2.0 * g->bm * g->bn * g->bk;          /* FLOP per K step */
@@ -195,6 +200,12 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     /* The vendor library's tile and L2 reuse are not duet's: its GEMM is priced by its matrix
      * rate and efficiency alone. */
     c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
+    /* The clock is the chip's: the vendor GEMM's K loop slows under sustained matrix work as
+     * duet's does (on H200 the vendor GEMM alone above 1e11 FLOP was priced 35 % fast without it:
+     * one-GPU corpus of 2026-12-03). Its tiles, L2 reuse and copies are its own, so the terms
+     * below that describe duet's tile do not apply to it. */
+    if (vendor)
+        c.t_step *= duet_cost_clock_heat(hw, plan);
     /* Rows of an operand box beyond the matrix are zero-filled by the copy engine (TMA), row by
      * row: on H200 a tile whose boxes run past a small M takes a K step in proportion to those
      * rows, not to its matrix work (1x8192x8192 alone: 0.62 us a step for 128x256 and 1.22 us for
@@ -328,7 +339,11 @@ static void duet__comm_cost(const duet_hw_t *hw, const duet_plan_t *plan, const 
     /* A comm CTA issues its loads, stores and address work one after another at the SM clock,
      * which falls under the operation's matrix work (duet_cost_clock_heat); the link's own
      * capacity does not, and the simulator caps the tiles by it separately. */
-    c->t_alone *= duet_cost_clock_heat(hw, plan);
+    /* How much of it, comm_heat_share: on one H200 the collective beside a short GEMM in
+     * concurrent mode ran within 10 % of its time alone (1600x6144x2254 + 61 MB broadcast on 8
+     * CTAs: 0.661 ms against 0.617 alone; one-GPU corpus of 2026-12-03), where the full factor of
+     * the fit (1.55) priced it at 1.12 ms: a comm CTA waits on memory more than on its clock. */
+    c->t_alone *= 1.0 + hw->comm_heat_share * (duet_cost_clock_heat(hw, plan) - 1.0);
     /* This rank's HBM also absorbs what the peers push into it and serves what they pull from
      * it; in the symmetric collectives that equals our own push and pull bytes. */
     double mirrored = plan->wl.coll == DUET_COLL_BROADCAST ? 0.0 : t->push_bytes + t->pull_bytes;

@@ -78,6 +78,10 @@ static duet_hw_t h200_raw_fabric(void)
     hw.remote_rtt_us = 1.08;         /* us: 8 KiB in flight per CTA / 7.6 GB/s one-CTA load rate (measured) */
     hw.comm_tile_overhead_us = 0.2;  /* us per tile of the streaming kernel: small against 256x1024 tiles */
     hw.dequeue_comm_us = 0.5;        /* us: one contended atomicAdd */
+    /* The streaming kernel only stored to the peer; duet's all_gather tile also copies its rows into
+     * its own output, at the comm tile's local rate of the shipped profile (about 36 GB/s read +
+     * write, fitted on one GPU), which would bound one CTA below the link. Not what was measured. */
+    hw.cta_local_gbs = 1000; /* GB/s */
     return hw;
 }
 
