@@ -198,8 +198,106 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
     return duet__cal_json_write(o, path);
 }
 
+/* A string member, or null when it was not recorded (empty). */
+static void duet__str_or_null(cJSON *o, const char *key, const char *v)
+{
+    if (v[0])
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* A count member that -1 marks as not recorded. */
+static void duet__count_or_null(cJSON *o, const char *key, int64_t v)
+{
+    if (v >= 0)
+        cJSON_AddNumberToObject(o, key, (double)v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* The figures of one group of the target table (duet's model or the reference rules), in its order. */
+static cJSON *duet__cal_figures_json(const duet_cal_eval_t *e, int reference)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < duet_cal_eval_n_figures; i++) {
+        const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
+        if (f->reference != reference)
+            continue;
+        const duet_cal_ci_t *c = duet_cal_eval_figure_ci(e, f);
+        cJSON *x = cJSON_AddObjectToObject(o, f->key);
+        cJSON_AddStringToObject(x, "label", f->label);
+        duet__num(x, "value", c->value);
+        duet__num(x, "lo", c->lo);
+        duet__num(x, "hi", c->hi);
+        if (f->cmp == DUET_CAL_TARGET_NONE) {
+            cJSON_AddNullToObject(x, "target");
+        } else {
+            cJSON *t = cJSON_AddObjectToObject(x, "target");
+            cJSON_AddStringToObject(t, "comparison", f->cmp == DUET_CAL_TARGET_LE ? "<=" : ">=");
+            duet__num(t, "threshold", duet_cal_eval_figure_threshold(e, f));
+            if (f->relative_to_ceiling) {
+                cJSON_AddStringToObject(t, "relative_to", "ceiling");
+                duet__num(t, "offset", f->threshold);
+            }
+        }
+        int met = duet_cal_eval_figure_met(e, f);
+        if (met < 0)
+            cJSON_AddNullToObject(x, "met");
+        else
+            cJSON_AddBoolToObject(x, "met", met);
+    }
+    return o;
+}
+
+/* The target table of a test set in two sweeps (docs/calibration.md, "duet-validation/1"). */
+static cJSON *duet__cal_targets_json(const duet_cal_eval_t *e, const char *const *files2, int n2)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "workloads", e->workloads);
+    cJSON_AddNumberToObject(o, "gemm_rows", e->gemm_rows);
+    cJSON_AddNumberToObject(o, "op_rows", e->op_rows);
+    cJSON *ts = cJSON_AddObjectToObject(o, "test_set");
+    duet__str_or_null(ts, "shapes", e->prov.shapes);
+    duet__count_or_null(ts, "seed", e->prov.seed);
+    duet__str_or_null(ts, "kernel_commit", e->prov.kernel_commit);
+    duet__str_or_null(ts, "date", e->date);
+    duet__count_or_null(ts, "order_seed", e->prov.order_seed);
+    duet__count_or_null(ts, "sweep2_order_seed", e->sweep2_order_seed);
+    cJSON *arr = cJSON_AddArrayToObject(ts, "sweep2_corpora");
+    for (int f = 0; f < n2; f++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(files2 && files2[f] ? files2[f] : "corpus"));
+    cJSON *b = cJSON_AddObjectToObject(o, "bootstrap");
+    cJSON_AddNumberToObject(b, "resamples", e->resamples);
+    cJSON_AddNumberToObject(b, "seed", (double)e->seed);
+    duet__num(b, "interval", 0.95);
+    cJSON *band = cJSON_AddObjectToObject(o, "noise_band");
+    duet__num(band, "quantile", e->band_q);
+    duet__num(band, "median", e->band_median);
+    cJSON_AddItemToObject(o, "figures", duet__cal_figures_json(e, 0));
+    cJSON *r = cJSON_AddObjectToObject(o, "reference_rules");
+    cJSON_AddNumberToObject(r, "workloads", e->ref_workloads);
+    cJSON_AddBoolToObject(r, "seed_link_gbs_fitted", e->ref_fitted != 0);
+    cJSON_AddItemToObject(r, "figures", duet__cal_figures_json(e, 1));
+    cJSON *v = cJSON_AddObjectToObject(o, "better_than_reference");
+    cJSON_AddStringToObject(v, "rule", "regret p95 and mean: the model's 95 % interval entirely below the reference's");
+    int better = duet_cal_eval_better_than_reference(e);
+    if (better < 0)
+        cJSON_AddNullToObject(v, "met");
+    else
+        cJSON_AddBoolToObject(v, "met", better);
+    return o;
+}
+
 duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const char *const *files, int n,
                                           const char *profile, char **text_p)
+{
+    return duet_cal_validation_targets_to_json(v, NULL, files, n, NULL, 0, profile, text_p);
+}
+
+duet_status_t duet_cal_validation_targets_to_json(const duet_cal_validation_t *v, const duet_cal_eval_t *e,
+                                                  const char *const *files, int n, const char *const *files2, int n2,
+                                                  const char *profile, char **text_p)
 {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
@@ -224,6 +322,10 @@ duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const 
     } else {
         cJSON_AddNullToObject(o, "reference_rules");
     }
+    if (e != NULL)
+        cJSON_AddItemToObject(o, "targets", duet__cal_targets_json(e, files2, n2));
+    else
+        cJSON_AddNullToObject(o, "targets");
     char *text = duet__cal_json_text(o);
     if (text == NULL)
         return DUET_ERR_NO_MEMORY;

@@ -425,7 +425,53 @@ typedef struct duet_cal_eval {
     double band_median; /* median over workloads of the band */
     int32_t resamples;
     int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
+    uint64_t seed;      /* the bootstrap's seed */
+    double band_q;      /* the band's quantile (DUET_CAL_EVAL_BAND_Q) */
+    /* The test set, as duet_cal_evaluate() found it: sweep 1's (its first corpus) provenance and
+     * date, and sweep 2's order seed; "" and -1 where not recorded (duet_cal_eval_compute()). */
+    duet_corpus_provenance_t prov;
+    char date[32];
+    int64_t sweep2_order_seed;
 } duet_cal_eval_t;
+
+/** How a figure of the target table is judged against its target. */
+typedef enum {
+    DUET_CAL_TARGET_NONE = 0, /* shown beside the targets, without one of its own */
+    DUET_CAL_TARGET_LE,       /* met when value <= threshold */
+    DUET_CAL_TARGET_GE        /* met when value >= threshold */
+} duet_cal_target_cmp_t;
+
+/**
+ * One line of the target table. duet_cal_eval_figures lists them in the table's order; `duet
+ * validate` prints them and duet_cal_validation_targets_to_json() writes them from this one list,
+ * so the text and the JSON cannot disagree.
+ */
+typedef struct duet_cal_eval_figure {
+    const char *key;             /* JSON member name, e.g. "gemm_ape_median" (unique within its group) */
+    const char *label;           /* the text table's line */
+    int32_t reference;           /* 1: a figure of the reference rules (their section of the table) */
+    int32_t indent;              /* 1: printed as a sub-line of the figure above */
+    size_t offset;               /* offsetof(duet_cal_eval_t, the duet_cal_ci_t it shows) */
+    int32_t cmp;                 /* duet_cal_target_cmp_t */
+    double threshold;            /* a fraction (0.03 = 3 %); with relative_to_ceiling, an offset from the ceiling */
+    int32_t relative_to_ceiling; /* 1: the threshold is the re-measurement ceiling's value + threshold */
+} duet_cal_eval_figure_t;
+
+extern const duet_cal_eval_figure_t duet_cal_eval_figures[];
+extern const int duet_cal_eval_n_figures;
+
+/** The value and interval figure `f` shows in `e`. */
+const duet_cal_ci_t *duet_cal_eval_figure_ci(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/** The threshold of f's target in `e` (a fraction), or NaN when f has no target. */
+double duet_cal_eval_figure_threshold(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/** 1: f's target is met by its point estimate; 0: not met; -1: no target, or the value is undefined. */
+int duet_cal_eval_figure_met(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/**
+ * The last target: better than the reference rules on regret, the model's interval entirely below
+ * theirs for the p95 and for the mean. 1 met, 0 not, -1 not available (no workload the reference
+ * rules predict).
+ */
+int duet_cal_eval_better_than_reference(const duet_cal_eval_t *e);
 
 /**
  * Evaluate rows[0..n) over n_workloads workloads: point estimates and bootstrap intervals
@@ -449,11 +495,22 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
  * A validation as JSON text (DUET_CAL_VALIDATION_SCHEMA, what `duet validate --json` prints),
  * malloc'd, ending in a newline: the profile's name, the corpora (`files`, n of them), row and
  * shape counts, "model" and "reference_rules" (metrics objects; the latter also carries
- * "seed_link_gbs" and "seed_link_gbs_stderr", or is null without fused op rows) and
- * "noise_floor".
+ * "seed_link_gbs" and "seed_link_gbs_stderr", or is null without fused op rows),
+ * "noise_floor", and "targets": null (duet_cal_validation_targets_to_json() fills it).
  */
 duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const char *const *files, int n,
                                           const char *profile, char **text_p);
+
+/**
+ * duet_cal_validation_to_json() with the target table of a test set in two sweeps: "targets"
+ * holds every figure of duet_cal_eval_figures from `e` (value, interval, target, met), the
+ * bootstrap's settings, the noise band, the test set's provenance with the sweep-2 files
+ * (`files2`, n2 of them) and the verdict of duet_cal_eval_better_than_reference()
+ * (docs/calibration.md lists the members). `e` NULL: "targets" is null.
+ */
+duet_status_t duet_cal_validation_targets_to_json(const duet_cal_validation_t *v, const duet_cal_eval_t *e,
+                                                  const char *const *files, int n, const char *const *files2, int n2,
+                                                  const char *profile, char **text_p);
 
 #ifdef __cplusplus
 }
