@@ -258,7 +258,7 @@ duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *
 
 /**
  * Rewrite the sources of the fitted constants of fit->hw to "fit: <files>, <date>, +-<stderr>
- * <unit>". `files` names the corpora (n of them); `date` is e.g. "2026-12-01".
+ * <unit>". `files` names the corpora (n of them); `date` is e.g. "2026-12-01" (NULL: today, UTC).
  */
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date);
 
@@ -511,6 +511,123 @@ duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const 
 duet_status_t duet_cal_validation_targets_to_json(const duet_cal_validation_t *v, const duet_cal_eval_t *e,
                                                   const char *const *files, int n, const char *const *files2, int n2,
                                                   const char *profile, char **text_p);
+
+/* ========================================================================================== */
+/* Choices made on data: nested cross-validation                                              */
+/* ========================================================================================== */
+
+/*
+ * Which constants a calibration fits and where they start are choices made on data; a choice
+ * scored on the same data that made it looks better than it is. duet_cal_select_run() makes the
+ * choice inside an outer cross-validation, so the outer held-out score is that of the whole
+ * procedure, choice included (docs/calibration.md, "Choosing the parameters: nested
+ * cross-validation").
+ */
+
+#define DUET_CAL_MAX_CANDIDATES 32
+/** The most fits one selection may run (duet_cal_select_fit_count()): beyond it, refused. */
+#define DUET_CAL_SELECT_MAX_FITS 2000
+
+/** A candidate model: the constants to fit, and start values that replace the base profile's. */
+typedef struct duet_cal_candidate {
+    char name[32];
+    int32_t line; /* its line in the candidates file (1-based) */
+    int32_t n_fit;
+    int32_t fit[DUET_CAL_MAX_PARAMS]; /* duet_hw_field_t */
+    int32_t n_set;
+    int32_t set_field[DUET_CAL_MAX_PARAMS]; /* duet_hw_field_t */
+    double set_value[DUET_CAL_MAX_PARAMS];  /* in the field's unit */
+} duet_cal_candidate_t;
+
+typedef struct duet_cal_candidates {
+    int32_t n;
+    duet_cal_candidate_t c[DUET_CAL_MAX_CANDIDATES];
+} duet_cal_candidates_t;
+
+/**
+ * Parse a candidates file's text: one candidate a line, `NAME PARAM,PARAM,... [CONST=VALUE ...]`
+ * (`#` starts a comment; blank lines are skipped). NAME: 1 to 31 of [A-Za-z0-9_.-], unique. The
+ * list as duet_cal_params_set_fit() takes it. Each CONST=VALUE sets a profile constant of the
+ * candidate's start over `base`, within the field's bounds (a count: a whole number); a fitted
+ * constant must start positive (it is fitted as its logarithm). `origin` names the text in errors.
+ * @return DUET_ERR_PARSE "<origin>:<line>: <why>" (or "<origin>: no candidate").
+ */
+duet_status_t duet_cal_candidates_parse(const char *text, const char *origin, const duet_hw_t *base,
+                                        duet_cal_candidates_t *c_p);
+/** Read and parse a candidates file (duet_cal_candidates_parse). @return DUET_ERR_IO, DUET_ERR_PARSE. */
+duet_status_t duet_cal_candidates_load(const char *path, const duet_hw_t *base, duet_cal_candidates_t *c_p);
+/**
+ * The start profile of a candidate: `base` with its CONST=VALUE assignments, whose sources become
+ * "start value of candidate '<name>' (calibrate select)".
+ */
+void duet_cal_candidate_hw(const duet_cal_candidate_t *c, const duet_hw_t *base, duet_hw_t *hw_p);
+
+/**
+ * The fits a selection runs: per outer fold, every candidate on every inner fold and the refit of
+ * the pick (outer x (inner x candidates + 1)), then the choice on all the data (candidates x inner)
+ * and the fit of its pick on every row (1). -1 when a count is below 1.
+ */
+int64_t duet_cal_select_fit_count(int32_t outer, int32_t inner, int32_t n_candidates);
+
+/**
+ * Whether a selection of this size may run: outer and inner in [2, DUET_CAL_MAX_FOLDS], 1 to
+ * DUET_CAL_MAX_CANDIDATES candidates, at most DUET_CAL_SELECT_MAX_FITS fits. @return
+ * DUET_ERR_INVALID_ARG saying which (the fit count with its terms).
+ */
+duet_status_t duet_cal_select_check(int32_t outer, int32_t inner, int32_t n_candidates);
+
+/** One outer fold of a selection. */
+typedef struct duet_cal_select_fold {
+    int32_t shapes;                            /* outer test shapes */
+    int32_t picked;                            /* the candidate the inner cross-validation picked */
+    double inner_rms[DUET_CAL_MAX_CANDIDATES]; /* each candidate's inner CV rms log error */
+    duet_cal_fold_t refit;                     /* the pick refitted on the outer training shapes */
+} duet_cal_select_fold_t;
+
+/** What a selection found. */
+typedef struct duet_cal_selection {
+    int32_t outer, inner, n_candidates;
+    int64_t fits, fits_unconverged; /* fits run, and of them those that stopped without converging */
+    duet_cal_select_fold_t fold[DUET_CAL_MAX_FOLDS];
+    /* The procedure's held-out accuracy: every shape predicted by its outer fold's pick, refitted
+     * on the other outer folds. */
+    duet_cal_metrics_t nested;
+    double nested_rms_log;
+    /* The choice on all the data: each candidate's CV rms log error over every shape (not nested:
+     * the data that chose also scores), the pick, and the pick fitted on every row. */
+    double all_rms[DUET_CAL_MAX_CANDIDATES];
+    int32_t picked;
+    duet_cal_fit_t fit;
+    int64_t rows_total, rows_failed;
+    int32_t shapes;
+    double wall_s;
+} duet_cal_selection_t;
+
+/**
+ * Nested cross-validation of the choice among candidates (n of them) on the corpora (n_corpora;
+ * `names` may be NULL). Outer folds by shape as duet_cal_report_run's (`outer` of them); in each,
+ * an inner `inner`-fold CV on the outer training shapes (the same rule on those shapes) scores each
+ * candidate by the rms log error of its inner held-out rows and picks the lowest (ties: the first
+ * listed); the pick is refitted on all outer training shapes and predicts the outer test shapes.
+ * Then the same inner CV over every shape picks the candidate for the data, fitted on every row.
+ * From `p`: policy, row kinds and modes, iterations, tolerances, threads, progress (each fit is a
+ * stage; n_stages is duet_cal_select_fit_count()); its parameter list and folds are not used.
+ * The result does not depend on the number of threads.
+ * @return DUET_ERR_INVALID_ARG for counts out of range (duet_cal_select_check()), too few shapes,
+ * unusable corpora; a fit's error, named by candidate and fold.
+ */
+duet_status_t duet_cal_select_run(const duet_corpus_t *corpora, const char *const *names, int n_corpora,
+                                  const duet_hw_t *base, const duet_cal_candidates_t *cands, const duet_cal_params_t *p,
+                                  int32_t outer, int32_t inner, duet_cal_selection_t *sel_p);
+
+#define DUET_CAL_SELECTION_SCHEMA "duet-selection/1"
+
+/**
+ * A selection as JSON text (DUET_CAL_SELECTION_SCHEMA, what `duet calibrate select --json`
+ * prints; docs/calibration.md lists the members), malloc'd, ending in a newline.
+ */
+duet_status_t duet_cal_selection_to_json(const duet_cal_selection_t *sel, const duet_cal_candidates_t *cands,
+                                         const char *const *files, int n, const char *base_name, char **text_p);
 
 #ifdef __cplusplus
 }
