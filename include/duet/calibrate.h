@@ -314,12 +314,13 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
                                   const duet_cal_params_t *p, duet_cal_report_t *rep_p);
 
 /*
- * The two JSON documents of this layer (calibrate/json.c, docs/calibration.md). Both hold the
- * same metrics object (duet_cal_metrics_t: "op_rows", "ape_median", "ape_p95", "ape_mean",
- * "alone_rows", "alone_ape_median", "alone_ape_p95", "shapes", "exact_pick", "pick_within8",
+ * The JSON documents of this layer (calibrate/json.c, docs/calibration.md): the fit report, the
+ * validation and the selection (DUET_CAL_SELECTION_SCHEMA, below). They hold the same metrics
+ * object (duet_cal_metrics_t: "op_rows", "ape_median", "ape_p95", "ape_mean", "alone_rows",
+ * "alone_ape_median", "alone_ape_p95", "shapes", "exact_pick", "pick_within8",
  * "pick_within8_loose", "regret_median", "regret_mean", "regret_p95", and "topk_cover" with one
- * member per k, "1", "4" and "8") and the same noise-floor object; a number that is not finite
- * is null.
+ * member per k, "1", "4" and "8"); the report and the validation the same noise-floor object; a
+ * number that is not finite is null.
  */
 #define DUET_CAL_REPORT_SCHEMA "duet-calibration/1"
 #define DUET_CAL_VALIDATION_SCHEMA "duet-validation/1"
