@@ -68,6 +68,14 @@ duet_status_t duet_cal_params_set_default_fit(duet_cal_params_t *p, const duet_c
     return duet_cal_params_set_fit(p, list);
 }
 
+int32_t duet__cal_field_find(const char *name)
+{
+    for (int k = 0; k < DUET_HW_NFIELDS; k++)
+        if (strcmp(duet_hw_field_info(k)->key, name) == 0)
+            return k;
+    return -1;
+}
+
 duet_status_t duet_cal_params_set_fit(duet_cal_params_t *p, const char *list)
 {
     int32_t fields[DUET_CAL_MAX_PARAMS];
@@ -83,10 +91,7 @@ duet_status_t duet_cal_params_set_fit(duet_cal_params_t *p, const char *list)
             return duet__error(DUET_ERR_INVALID_ARG, "parameter list '%s': empty or overlong name", list);
         memcpy(name, s, len);
         name[len] = '\0';
-        int32_t f = -1;
-        for (int k = 0; k < DUET_HW_NFIELDS; k++)
-            if (strcmp(duet_hw_field_info(k)->key, name) == 0)
-                f = k;
+        int32_t f = duet__cal_field_find(name);
         if (f < 0)
             return duet__error(DUET_ERR_INVALID_ARG,
                                "parameter '%s' is not a profile constant (see 'duet hw show h200' for the names)",

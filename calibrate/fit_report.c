@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "calibrate/fit.h"
 
@@ -60,6 +61,14 @@ duet_status_t duet__fit_results(duet__fit_ctx_t *c, const gsl_vector *x, const i
 
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
 {
+    char today[16];
+    if (date == NULL) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(today, sizeof(today), "%Y-%m-%d", &tm);
+        date = today;
+    }
     char list[128] = "";
     for (int f = 0; f < n; f++) {
         const char *name = files && files[f] ? files[f] : "corpus";

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "base/pool.h"
 #include "duet/calibrate.h"
 
 /** Translate a GSL status into a duet status and record "<what>: GSL: <gsl_strerror>". */
@@ -107,5 +108,78 @@ duet_status_t duet__cal_fit_set(const duet__cal_set_t *s, const uint8_t *use, co
 
 /** Monotonic wall clock, seconds. */
 double duet__cal_now(void);
+
+/** The profile field named `name` (duet_hw_field_t), or -1. */
+int32_t duet__cal_field_find(const char *name);
+
+/** Refuse a set whose corpora hold nothing measured, naming the file and, for all-failed ones, why. */
+duet_status_t duet__cal_set_check_measured(const duet__cal_set_t *s);
+
+/**
+ * Assign the shapes with in[shape] != 0 (`in` NULL: every shape) to k folds by the rule of
+ * duet__cal_set_folds (sorted shape order, round robin) into fold[shape]; the others get -1.
+ * @return DUET_ERR_INVALID_ARG when fewer than k shapes are in.
+ */
+duet_status_t duet__cal_folds_of(const duet__cal_set_t *s, const uint8_t *in, int32_t k, int32_t *fold);
+
+/**
+ * The sum of squared log errors log(pred / measured)^2, and their count, over the rows in `mask`
+ * (NULL: every row) that are measured, predicted (pred[i] positive and finite) and in the
+ * objective of p (its row kinds and modes).
+ */
+void duet__cal_sse(const duet__cal_set_t *s, const double *pred, const uint8_t *mask, const duet_cal_params_t *p,
+                   double *sse_p, int64_t *n_p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fits in parallel (calibrate/fits.c)                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet__fits duet__fits_t;
+
+/**
+ * One fit as a task of a thread pool: fit p's constants of `base` on the `train` rows (NULL: every
+ * usable row), then predict the `test` rows (NULL: none) with the fitted profile.
+ */
+typedef struct duet__task {
+    duet__fits_t *fits;
+    const duet__cal_set_t *s;
+    const duet_hw_t *base;
+    const duet_cal_params_t *p;
+    const uint8_t *train, *test;
+    double *held; /* NULL, or where the test rows' predictions go (NaN: not predicted) */
+    uint8_t *own; /* a mask buffer the task owns (freed by duet__fits_free), or NULL */
+    char name[96];
+    duet__cal_stage_t stage;
+    duet_cal_fit_t fit;
+    duet_cal_fold_t out; /* with test rows: the fit's figures, the rms over the test rows in the objective */
+    double sse;          /* the test rows' squared log errors (duet__cal_sse), and their count */
+    int64_t n_sse;
+    duet_status_t st;
+    char err[DUET__ERRBUF_LEN]; /* the error text, carried from the worker thread */
+} duet__task_t;
+
+struct duet__fits {
+    duet__task_t *tasks;
+    int32_t n, cap;
+    int32_t first;       /* the first task of the current run */
+    int32_t done_before; /* fits finished by earlier runs, for the progress count */
+    duet__pool_t pool;
+    duet_cal_progress_fn fn;
+    void *arg;
+};
+
+/** Room for `cap` tasks; progress (fn may be NULL) goes to fn(arg, ...). */
+duet_status_t duet__fits_init(duet__fits_t *fits, int32_t cap, duet_cal_progress_fn fn, void *arg);
+/** The next task (zeroed, named by the printf format), with its stage set to start at t0. NULL: full. */
+duet__task_t *duet__fits_add(duet__fits_t *fits, const duet__cal_set_t *s, const duet_hw_t *base,
+                             const duet_cal_params_t *p, double t0, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/**
+ * Run the tasks added since the last run on up to `threads` threads (0: one per CPU). The result
+ * does not depend on the number of threads. @return the first failure in task order.
+ */
+duet_status_t duet__fits_run(duet__fits_t *fits, int32_t threads);
+/** Release the tasks and their masks (a zeroed fits is fine). */
+void duet__fits_free(duet__fits_t *fits);
 
 #endif /* DUET_CALIBRATE_INTERNAL_H */

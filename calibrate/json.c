@@ -1,8 +1,9 @@
 /*
  * The calibration layer's JSON: one writer of the metrics object (duet_cal_metrics_t), of the
- * noise floor and of a fit, shared by the two documents that hold them: the fit report
- * ("duet-calibration/1", `duet calibrate fit --report`) and the validation
- * ("duet-validation/1", `duet validate --json`). docs/calibration.md describes both.
+ * noise floor and of a fit, shared by the documents that hold them: the fit report
+ * ("duet-calibration/1", `duet calibrate fit --report`), the validation ("duet-validation/1",
+ * `duet validate --json`) and the selection ("duet-selection/1", `duet calibrate select
+ * --json`). docs/calibration.md describes them.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -155,17 +156,26 @@ static duet_status_t duet__cal_json_write(cJSON *o, const char *path)
     return st;
 }
 
-duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
-                                         const char *base_name, const char *path)
+/* A document's head: its schema, duet's version and the corpora (`files`, n of them); NULL: no memory. */
+static cJSON *duet__cal_json_doc(const char *schema, const char *const *files, int n)
 {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
-        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot build JSON");
-    cJSON_AddStringToObject(o, "schema", DUET_CAL_REPORT_SCHEMA);
+        return NULL;
+    cJSON_AddStringToObject(o, "schema", schema);
     cJSON_AddStringToObject(o, "duet", DUET_VERSION);
     cJSON *arr = cJSON_AddArrayToObject(o, "corpora");
     for (int f = 0; f < n; f++)
         cJSON_AddItemToArray(arr, cJSON_CreateString(files && files[f] ? files[f] : "corpus"));
+    return o;
+}
+
+duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
+                                         const char *base_name, const char *path)
+{
+    cJSON *o = duet__cal_json_doc(DUET_CAL_REPORT_SCHEMA, files, n);
+    if (o == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "report: cannot build JSON");
     cJSON_AddStringToObject(o, "base_profile", base_name ? base_name : "");
     cJSON_AddStringToObject(o, "fitted_profile", rep->model.fit.hw.name);
     cJSON_AddNumberToObject(o, "rows", (double)rep->rows_total);
@@ -198,8 +208,106 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
     return duet__cal_json_write(o, path);
 }
 
+/* A string member, or null when it was not recorded (empty). */
+static void duet__str_or_null(cJSON *o, const char *key, const char *v)
+{
+    if (v[0])
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* A count member that -1 marks as not recorded. */
+static void duet__count_or_null(cJSON *o, const char *key, int64_t v)
+{
+    if (v >= 0)
+        cJSON_AddNumberToObject(o, key, (double)v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* The figures of one group of the target table (duet's model or the reference rules), in its order. */
+static cJSON *duet__cal_figures_json(const duet_cal_eval_t *e, int reference)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < duet_cal_eval_n_figures; i++) {
+        const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
+        if (f->reference != reference)
+            continue;
+        const duet_cal_ci_t *c = duet_cal_eval_figure_ci(e, f);
+        cJSON *x = cJSON_AddObjectToObject(o, f->key);
+        cJSON_AddStringToObject(x, "label", f->label);
+        duet__num(x, "value", c->value);
+        duet__num(x, "lo", c->lo);
+        duet__num(x, "hi", c->hi);
+        if (f->cmp == DUET_CAL_TARGET_NONE) {
+            cJSON_AddNullToObject(x, "target");
+        } else {
+            cJSON *t = cJSON_AddObjectToObject(x, "target");
+            cJSON_AddStringToObject(t, "comparison", f->cmp == DUET_CAL_TARGET_LE ? "<=" : ">=");
+            duet__num(t, "threshold", duet_cal_eval_figure_threshold(e, f));
+            if (f->relative_to_ceiling) {
+                cJSON_AddStringToObject(t, "relative_to", "ceiling");
+                duet__num(t, "offset", f->threshold);
+            }
+        }
+        int met = duet_cal_eval_figure_met(e, f);
+        if (met < 0)
+            cJSON_AddNullToObject(x, "met");
+        else
+            cJSON_AddBoolToObject(x, "met", met);
+    }
+    return o;
+}
+
+/* The target table of a test set in two sweeps (docs/calibration.md, "duet-validation/1"). */
+static cJSON *duet__cal_targets_json(const duet_cal_eval_t *e, const char *const *files2, int n2)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "workloads", e->workloads);
+    cJSON_AddNumberToObject(o, "gemm_rows", e->gemm_rows);
+    cJSON_AddNumberToObject(o, "op_rows", e->op_rows);
+    cJSON *ts = cJSON_AddObjectToObject(o, "test_set");
+    duet__str_or_null(ts, "shapes", e->prov.shapes);
+    duet__count_or_null(ts, "seed", e->prov.seed);
+    duet__str_or_null(ts, "kernel_commit", e->prov.kernel_commit);
+    duet__str_or_null(ts, "date", e->date);
+    duet__count_or_null(ts, "order_seed", e->prov.order_seed);
+    duet__count_or_null(ts, "sweep2_order_seed", e->sweep2_order_seed);
+    cJSON *arr = cJSON_AddArrayToObject(ts, "sweep2_corpora");
+    for (int f = 0; f < n2; f++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(files2 && files2[f] ? files2[f] : "corpus"));
+    cJSON *b = cJSON_AddObjectToObject(o, "bootstrap");
+    cJSON_AddNumberToObject(b, "resamples", e->resamples);
+    cJSON_AddNumberToObject(b, "seed", (double)e->seed);
+    duet__num(b, "interval", 0.95);
+    cJSON *band = cJSON_AddObjectToObject(o, "noise_band");
+    duet__num(band, "quantile", e->band_q);
+    duet__num(band, "median", e->band_median);
+    cJSON_AddItemToObject(o, "figures", duet__cal_figures_json(e, 0));
+    cJSON *r = cJSON_AddObjectToObject(o, "reference_rules");
+    cJSON_AddNumberToObject(r, "workloads", e->ref_workloads);
+    cJSON_AddBoolToObject(r, "seed_link_gbs_fitted", e->ref_fitted != 0);
+    cJSON_AddItemToObject(r, "figures", duet__cal_figures_json(e, 1));
+    cJSON *v = cJSON_AddObjectToObject(o, "better_than_reference");
+    cJSON_AddStringToObject(v, "rule", "regret p95 and mean: the model's 95 % interval entirely below the reference's");
+    int better = duet_cal_eval_better_than_reference(e);
+    if (better < 0)
+        cJSON_AddNullToObject(v, "met");
+    else
+        cJSON_AddBoolToObject(v, "met", better);
+    return o;
+}
+
 duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const char *const *files, int n,
                                           const char *profile, char **text_p)
+{
+    return duet_cal_validation_targets_to_json(v, NULL, files, n, NULL, 0, profile, text_p);
+}
+
+duet_status_t duet_cal_validation_targets_to_json(const duet_cal_validation_t *v, const duet_cal_eval_t *e,
+                                                  const char *const *files, int n, const char *const *files2, int n2,
+                                                  const char *profile, char **text_p)
 {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
@@ -224,6 +332,80 @@ duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const 
     } else {
         cJSON_AddNullToObject(o, "reference_rules");
     }
+    if (e != NULL)
+        cJSON_AddItemToObject(o, "targets", duet__cal_targets_json(e, files2, n2));
+    else
+        cJSON_AddNullToObject(o, "targets");
+    char *text = duet__cal_json_text(o);
+    if (text == NULL)
+        return DUET_ERR_NO_MEMORY;
+    *text_p = text;
+    return DUET_OK;
+}
+
+/* One number per candidate, keyed by its name. */
+static cJSON *duet__cal_per_candidate(const duet_cal_candidates_t *cands, const double *v)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int32_t c = 0; c < cands->n; c++)
+        duet__num(o, cands->c[c].name, v[c]);
+    return o;
+}
+
+duet_status_t duet_cal_selection_to_json(const duet_cal_selection_t *sel, const duet_cal_candidates_t *cands,
+                                         const char *const *files, int n, const char *base_name, char **text_p)
+{
+    cJSON *o = duet__cal_json_doc(DUET_CAL_SELECTION_SCHEMA, files, n);
+    if (o == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "selection: cannot build JSON");
+    cJSON_AddStringToObject(o, "base_profile", base_name ? base_name : "");
+    cJSON_AddNumberToObject(o, "rows", (double)sel->rows_total);
+    cJSON_AddNumberToObject(o, "rows_failed", (double)sel->rows_failed);
+    cJSON_AddNumberToObject(o, "shapes", sel->shapes);
+    cJSON_AddNumberToObject(o, "outer_folds", sel->outer);
+    cJSON_AddNumberToObject(o, "inner_folds", sel->inner);
+    cJSON_AddNumberToObject(o, "fits", (double)sel->fits);
+    cJSON_AddNumberToObject(o, "fits_unconverged", (double)sel->fits_unconverged);
+    duet__num(o, "wall_s", sel->wall_s);
+    cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
+    for (int32_t c = 0; c < cands->n; c++) {
+        const duet_cal_candidate_t *cand = &cands->c[c];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", cand->name);
+        cJSON_AddNumberToObject(e, "line", cand->line);
+        cJSON *ps = cJSON_AddArrayToObject(e, "params");
+        for (int32_t j = 0; j < cand->n_fit; j++)
+            cJSON_AddItemToArray(ps, cJSON_CreateString(duet_hw_field_info(cand->fit[j])->key));
+        cJSON *start = cJSON_AddObjectToObject(e, "start");
+        for (int32_t j = 0; j < cand->n_set; j++)
+            duet__num(start, duet_hw_field_info(cand->set_field[j])->key, cand->set_value[j]);
+        cJSON_AddItemToArray(arr, e);
+    }
+    arr = cJSON_AddArrayToObject(o, "outer");
+    for (int32_t f = 0; f < sel->outer; f++) {
+        const duet_cal_select_fold_t *fo = &sel->fold[f];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "fold", f);
+        cJSON_AddNumberToObject(e, "shapes_held_out", fo->shapes);
+        cJSON_AddStringToObject(e, "picked", cands->c[fo->picked].name);
+        cJSON_AddItemToObject(e, "inner_rms_log", duet__cal_per_candidate(cands, fo->inner_rms));
+        cJSON_AddNumberToObject(e, "rows_train", (double)fo->refit.rows_train);
+        cJSON_AddNumberToObject(e, "iterations", fo->refit.iterations);
+        cJSON_AddBoolToObject(e, "converged", fo->refit.converged != 0);
+        duet__num(e, "rms_log_train", fo->refit.rms_log_train);
+        duet__num(e, "rms_log_held_out", fo->refit.rms_log_held_out);
+        cJSON_AddItemToArray(arr, e);
+    }
+    cJSON *nested = cJSON_AddObjectToObject(o, "nested");
+    duet__num(nested, "rms_log", sel->nested_rms_log);
+    cJSON_AddItemToObject(nested, "metrics", duet__cal_metrics_json(&sel->nested));
+    cJSON *all = cJSON_AddObjectToObject(o, "all_data");
+    cJSON_AddItemToObject(all, "inner_rms_log", duet__cal_per_candidate(cands, sel->all_rms));
+    cJSON_AddStringToObject(all, "picked", cands->c[sel->picked].name);
+    duet__num(all, "cv_rms_log", sel->all_rms[sel->picked]);
+    duet__num(all, "nested_rms_log", sel->nested_rms_log);
+    duet__num(all, "optimism", sel->nested_rms_log - sel->all_rms[sel->picked]);
+    cJSON_AddItemToObject(all, "fit", duet__cal_fit_json(&sel->fit));
     char *text = duet__cal_json_text(o);
     if (text == NULL)
         return DUET_ERR_NO_MEMORY;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "calibrate/internal.h"
@@ -18,14 +17,6 @@ duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files
     duet_cal_fit_t *fit = &rep->model.fit;
     /* The fitted profile: sources name the corpora and the date; the name is the base's unless
      * the caller gives another. */
-    char today[16];
-    if (date == NULL) {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(today, sizeof(today), "%Y-%m-%d", &tm);
-        date = today;
-    }
     duet_cal_fit_set_sources(fit, files, n, date);
     if (name != NULL)
         snprintf(fit->hw.name, sizeof(fit->hw.name), "%s", name);

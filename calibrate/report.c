@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/pool.h"
 #include "calibrate/internal.h"
 
 /* The reference design's rules as a fit: policy frozen on unsplit fused op rows, with its one effective
@@ -47,150 +46,33 @@ static int duet__have_seed_rows(const duet__cal_set_t *s)
     return 0;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Fits in parallel                                                                            */
-/* ------------------------------------------------------------------------------------------ */
-
 /*
- * A report is 2 (k + 1) independent fits: duet's model and the reference rules, each on every
- * row and on the k training sets of the cross-validation. They run as tasks of a thread pool
- * (base/pool.h). Every task has its own simulator workspace and GSL workspace (inside
- * duet__cal_fit_set) and writes only its own result and the held-out predictions of its own
- * fold's rows, so the result does not depend on the number of threads or on the order the
- * tasks finish.
+ * A report is 2 (k + 1) independent fits (calibrate/fits.c runs them in parallel): duet's model
+ * and the reference rules, each on every row and on the k training sets of the cross-validation.
+ * The tasks of one model: the fit on every row, then one per fold, which trains on the other folds
+ * and writes the held-out predictions of its own fold's rows.
  */
-typedef struct duet__fits duet__fits_t;
-
-typedef struct duet__task {
-    duet__fits_t *fits;
-    const duet__cal_set_t *s;
-    const duet_hw_t *base;
-    const duet_cal_params_t *p;
-    int32_t fold;  /* -1: the fit on every row */
-    uint8_t *mask; /* fold >= 0: the training rows */
-    double *held;  /* fold >= 0: held-out predictions, written for this fold's rows only */
-    char name[64];
-    duet__cal_stage_t stage;
-    duet_cal_fit_t fit;
-    duet_cal_fold_t out;
-    duet_status_t st;
-    char err[DUET__ERRBUF_LEN]; /* the error text, carried from the worker thread */
-} duet__task_t;
-
-struct duet__fits {
-    duet__task_t *tasks;
-    int32_t n;
-    duet__pool_t pool;
-    duet_cal_progress_fn fn;
-    void *arg;
-};
-
-/* Progress from any worker: one call at a time, with the count of finished stages. */
-static void duet__fits_progress(void *arg, const duet_cal_progress_t *pr)
-{
-    duet__task_t *t = arg;
-    duet__fits_t *fits = t->fits;
-    duet__pool_lock(&fits->pool);
-    duet_cal_progress_t q = *pr;
-    q.stages_done = (int32_t)duet__pool_done(&fits->pool);
-    if (fits->fn != NULL)
-        fits->fn(fits->arg, &q);
-    duet__pool_unlock(&fits->pool);
-}
-
-static double duet__rms_of(const duet__cal_set_t *s, const double *pred, int32_t fold, const duet_cal_params_t *p)
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const duet_corpus_row_t *r = s->row[i];
-        if (s->fold[s->shape[i]] != fold || !r->ok || !isfinite(pred[i]) || !(pred[i] > 0))
-            continue;
-        if (!(p->kinds & (1u << r->kind)) || !(p->modes & (1u << r->cfg.mode)))
-            continue;
-        double e = log(pred[i] / r->ms);
-        sum += e * e;
-        n++;
-    }
-    return n ? sqrt(sum / (double)n) : NAN;
-}
-
-static void duet__task_run(duet__pool_t *pool, size_t task, void *arg)
-{
-    (void)pool;
-    duet__task_t *t = &((duet__fits_t *)arg)->tasks[task];
-    duet_cal_params_t p = *t->p;
-    p.progress = duet__fits_progress;
-    p.progress_arg = t;
-    duet_sim_ws_t *ws = NULL;
-    duet_status_t st = duet__cal_fit_set(t->s, t->mask, t->base, &p, &t->stage, &t->fit);
-    if (st >= 0 && t->fold >= 0) {
-        /* Predict the shapes this fit did not see. */
-        const duet__cal_set_t *s = t->s;
-        const duet_sim_policy_ops_t *policy = p.policy ? p.policy : &duet_sim_policy_fluid;
-        st = duet_sim_ws_create(&ws);
-        for (size_t i = 0; st >= 0 && i < s->n; i++) {
-            if (s->fold[s->shape[i]] != t->fold)
-                continue;
-            t->held[i] = NAN;
-            if (duet__cal_row_usable(s, i, policy))
-                st = duet__cal_predict(ws, policy, &t->fit.hw, s, i, &t->held[i]);
-        }
-        if (st >= 0) {
-            t->out.rows_train = t->fit.rows;
-            t->out.iterations = t->fit.iterations;
-            t->out.converged = t->fit.converged;
-            t->out.rms_log_train = t->fit.rms_log_end;
-            t->out.rms_log_held_out = duet__rms_of(s, t->held, t->fold, &p);
-            for (int32_t sh = 0; sh < s->n_shapes; sh++)
-                t->out.shapes += s->fold[sh] == t->fold;
-        }
-    }
-    duet_sim_ws_destroy(ws);
-    t->st = st;
-    if (st < 0)
-        snprintf(t->err, sizeof(t->err), "%s", duet_last_error());
-}
-
-/* Run every fit on up to `threads` threads (0: one per CPU); the caller's thread works too. */
-static duet_status_t duet__fits_run(duet__fits_t *fits, int32_t threads)
-{
-    duet__pool_run(&fits->pool, (size_t)fits->n, threads, duet__task_run, fits);
-    /* The first failing task, in task order, reports (on this thread's error text). */
-    for (int32_t i = 0; i < fits->n; i++)
-        if (fits->tasks[i].st < 0)
-            return duet__error(fits->tasks[i].st, "%s", fits->tasks[i].err);
-    return DUET_OK;
-}
-
-/* The tasks of one model: the fit on every row, then one per fold. */
 static duet_status_t duet__model_tasks(duet__fits_t *fits, const duet__cal_set_t *s, const duet_hw_t *base,
                                        const duet_cal_params_t *p, const char *label, int32_t k, double t0,
                                        double *held)
 {
     for (int32_t f = -1; f < k; f++) {
-        duet__task_t *t = &fits->tasks[fits->n];
-        memset(t, 0, sizeof(*t));
-        t->fits = fits;
-        t->s = s;
-        t->base = base;
-        t->p = p;
-        t->fold = f;
-        t->held = held;
-        if (f < 0) {
-            snprintf(t->name, sizeof(t->name), "%s: fit on every row", label);
-        } else {
-            snprintf(t->name, sizeof(t->name), "%s: fold %d/%d", label, (int)f + 1, (int)k);
-            t->mask = malloc(s->n ? s->n : 1);
-            if (t->mask == NULL)
-                return duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate for %zu rows", s->n);
-            for (size_t i = 0; i < s->n; i++)
-                t->mask[i] = s->fold[s->shape[i]] != f; /* train on the other folds */
+        duet__task_t *t = f < 0 ? duet__fits_add(fits, s, base, p, t0, "%s: fit on every row", label)
+                                : duet__fits_add(fits, s, base, p, t0, "%s: fold %d/%d", label, (int)f + 1, (int)k);
+        if (t == NULL)
+            return duet__error(DUET_ERR_INTERNAL, "report: more fits than counted");
+        if (f < 0)
+            continue;
+        uint8_t *train = t->own = malloc(2 * (s->n ? s->n : 1)), *test = train + (s->n ? s->n : 1);
+        if (train == NULL)
+            return duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate for %zu rows", s->n);
+        for (size_t i = 0; i < s->n; i++) {
+            train[i] = s->fold[s->shape[i]] != f; /* train on the other folds */
+            test[i] = s->fold[s->shape[i]] == f;
         }
-        t->stage.name = t->name;
-        t->stage.index = fits->n;
-        t->stage.t0 = t0;
-        fits->n++;
+        t->train = train;
+        t->test = test;
+        t->held = held;
     }
     return DUET_OK;
 }
@@ -231,7 +113,7 @@ duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *
 }
 
 /* Refuse corpora with nothing measured, naming the file and, for all-failed ones, why. */
-static duet_status_t duet__check_measured(const duet__cal_set_t *s)
+duet_status_t duet__cal_set_check_measured(const duet__cal_set_t *s)
 {
     char name[256];
     for (int f = 0; s->corpora != NULL && f < s->n_corpora; f++) {
@@ -269,7 +151,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
         st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate for %zu rows", s.n);
         goto cleanup;
     }
-    DUET_CHECK_GOTO(duet__check_measured(&s), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_set_check_measured(&s), st, cleanup);
     if (p->folds > DUET_CAL_MAX_FOLDS || p->folds < 0) {
         st = duet__error(DUET_ERR_INVALID_ARG, "cross-validation: between 0 and %d folds (got %d)", DUET_CAL_MAX_FOLDS,
                          (int)p->folds);
@@ -285,19 +167,10 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     /* The reference rules need fused op rows; a corpus of concurrent rows only has none. */
     int have_fused = duet__have_seed_rows(&s);
     int32_t k = p->folds >= 2 ? p->folds : 0;
-    fits.tasks = calloc((size_t)(2 * (k + 1)), sizeof(*fits.tasks));
-    if (fits.tasks == NULL) {
-        st = duet__error(DUET_ERR_NO_MEMORY, "report: cannot allocate %d fits", (int)(2 * (k + 1)));
-        goto cleanup;
-    }
-    DUET_CHECK_GOTO(duet__pool_init(&fits.pool), st, cleanup);
-    fits.fn = p->progress;
-    fits.arg = p->progress_arg;
+    DUET_CHECK_GOTO(duet__fits_init(&fits, (have_fused ? 2 : 1) * (k + 1), p->progress, p->progress_arg), st, cleanup);
     DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, p, "duet", k, t0, held), st, cleanup);
     if (have_fused)
         DUET_CHECK_GOTO(duet__model_tasks(&fits, &s, base, &sp, "reference rules", k, t0, held_seed), st, cleanup);
-    for (int32_t i = 0; i < fits.n; i++)
-        fits.tasks[i].stage.count = fits.n;
     DUET_CHECK_GOTO(duet__fits_run(&fits, p->threads), st, cleanup);
 
     DUET_CHECK_GOTO(duet__model_assemble(&s, ws, base, p, &fits.tasks[0], k, held, pred, &rep->model), st, cleanup);
@@ -324,10 +197,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
     rep->wall_s = duet__cal_now() - t0;
     *rep_p = *rep;
 cleanup:
-    duet__pool_destroy(&fits.pool);
-    for (int32_t i = 0; fits.tasks != NULL && i < fits.n; i++)
-        free(fits.tasks[i].mask);
-    free(fits.tasks);
+    duet__fits_free(&fits);
     duet_sim_ws_destroy(ws);
     free(held_seed);
     free(held);
@@ -381,7 +251,7 @@ duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *c
         st = duet__error(DUET_ERR_NO_MEMORY, "validate: cannot allocate for %zu rows", s.n);
         goto cleanup;
     }
-    DUET_CHECK_GOTO(duet__check_measured(&s), st, cleanup);
+    DUET_CHECK_GOTO(duet__cal_set_check_measured(&s), st, cleanup);
     DUET_CHECK_GOTO(duet__cal_set_check(&s, hw, &duet_sim_policy_fluid), st, cleanup);
     DUET_CHECK_GOTO(duet_sim_ws_create(&ws), st, cleanup);
     DUET_CHECK_GOTO(duet__cal_predict_all(ws, &duet_sim_policy_fluid, hw, &s, pred), st, cleanup);

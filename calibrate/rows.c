@@ -212,6 +212,24 @@ duet_status_t duet__cal_set_from_array(const duet_corpus_row_t *rows, size_t n, 
     return st;
 }
 
+duet_status_t duet__cal_folds_of(const duet__cal_set_t *s, const uint8_t *in, int32_t k, int32_t *fold)
+{
+    int32_t n_in = 0;
+    for (int32_t sh = 0; sh < s->n_shapes; sh++)
+        n_in += in == NULL || in[sh];
+    if (k > n_in)
+        return duet__error(DUET_ERR_INVALID_ARG, "cross-validation: %d folds need at least %d shapes, but %s %d",
+                           (int)k, (int)k, in == NULL ? "the corpora have" : "the training shapes are", (int)n_in);
+    /* Round robin over the sorted shapes: balanced folds, and the same folds whatever the order
+     * of the rows or of the corpus files. */
+    int32_t i = 0;
+    for (int32_t j = 0; j < s->n_shapes; j++) {
+        int32_t sh = s->shape_order[j];
+        fold[sh] = in == NULL || in[sh] ? i++ % k : -1;
+    }
+    return DUET_OK;
+}
+
 duet_status_t duet__cal_set_folds(duet__cal_set_t *s, int32_t k)
 {
     if (k < 2) {
@@ -219,15 +237,7 @@ duet_status_t duet__cal_set_folds(duet__cal_set_t *s, int32_t k)
             s->fold[i] = 0;
         return DUET_OK;
     }
-    if (k > s->n_shapes)
-        return duet__error(DUET_ERR_INVALID_ARG,
-                           "cross-validation: %d folds need at least %d shapes, but the corpora have %d", (int)k,
-                           (int)k, (int)s->n_shapes);
-    /* Round robin over the sorted shapes: balanced folds, and the same folds whatever the order
-     * of the rows or of the corpus files. */
-    for (int32_t i = 0; i < s->n_shapes; i++)
-        s->fold[s->shape_order[i]] = i % k;
-    return DUET_OK;
+    return duet__cal_folds_of(s, NULL, k, s->fold);
 }
 
 int duet__cal_row_usable(const duet__cal_set_t *s, size_t i, const duet_sim_policy_ops_t *policy)

@@ -247,3 +247,50 @@ int cli_load_hw(const char *cmd, const char *arg, duet_hw_t *hw)
     }
     return CLI_EXIT_OK;
 }
+
+int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t *cs, const char **hw_arg,
+                       duet_cal_params_t *p, int *quiet, int *help)
+{
+    long long v;
+    switch (opt) {
+    case 'h':
+        *help = 1;
+        return CLI_EXIT_OK;
+    case OPT_CORPUS:
+        return cli_corpora_add(cs, cmd, arg);
+    case OPT_HW:
+        *hw_arg = arg;
+        return CLI_EXIT_OK;
+    case OPT_MAX_ITER:
+        if (cli_parse_i64(arg, 1, 100000, &v) != 0)
+            return cli_usage_error(cmd, "--max-iter: '%s' is not an integer in [1, 100000]", arg);
+        p->max_iter = (int32_t)v;
+        return CLI_EXIT_OK;
+    case OPT_THREADS:
+        if (cli_parse_i64(arg, 0, 4096, &v) != 0)
+            return cli_usage_error(cmd, "--threads: '%s' is not an integer in [0, 4096]", arg);
+        p->threads = (int32_t)v;
+        return CLI_EXIT_OK;
+    case OPT_QUIET:
+        *quiet = 1;
+        return CLI_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_cal_option_fn fn, void *o,
+                   const int *help, cli_corpora_t *cs, const char *const *hw_arg)
+{
+    int rc, opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
+        if ((rc = fn(o, cmd, opt, optarg, argv)) != CLI_EXIT_OK || *help)
+            return rc;
+    if ((rc = cli_corpora_operands(cs, cmd, argc, argv)) != CLI_EXIT_OK)
+        return rc;
+    if (*hw_arg == NULL)
+        return cli_usage_error(cmd, "give the base profile with --hw NAME|FILE (e.g. --hw h200)");
+    return CLI_EXIT_OK;
+}

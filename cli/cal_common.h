@@ -1,7 +1,7 @@
 /*
- * What `duet calibrate fit` (cli/cmd_calibrate.c) and `duet validate` (cli/cmd_validate.c)
- * share: the corpus files of the command line, the progress line, --rows, and the accuracy
- * tables they print (cli/cal_common.c).
+ * What `duet calibrate fit` (cli/cmd_calibrate.c), `duet calibrate select` (cli/cmd_select.c) and
+ * `duet validate` (cli/cmd_validate.c) share: the corpus files of the command line, the progress
+ * line, --rows, and the accuracy tables they print (cli/cal_common.c).
  */
 #ifndef DUET_CLI_CAL_COMMON_H
 #define DUET_CLI_CAL_COMMON_H
@@ -21,7 +21,10 @@ enum {
     OPT_ACCEPT,
     OPT_THREADS,
     OPT_ROWS,
-    OPT_SWEEP2
+    OPT_SWEEP2,
+    OPT_CANDIDATES,
+    OPT_OUTER,
+    OPT_INNER
 };
 
 #define CLI_CAL_MAX_CORPORA 64
@@ -81,5 +84,27 @@ void cli_metrics_table(const cli_column_t *col, int ncol);
 void cli_noise_lines(const duet_cal_noise_t *nz);
 /** One fit's parameters. */
 void cli_fit_params(const duet_cal_fit_t *fit);
+
+/**
+ * One of the options `calibrate fit` and `calibrate select` share: -h, --corpus, --hw, --max-iter,
+ * --threads, --quiet (into *help, cs, *hw_arg, p->max_iter, p->threads, *quiet). @return an exit
+ * code, or -1 when `opt` is none of them.
+ */
+int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t *cs, const char **hw_arg,
+                       duet_cal_params_t *p, int *quiet, int *help);
+
+/** A command's handler of one option (`o` its options struct). @return an exit code. */
+typedef int (*cli_cal_option_fn)(void *o, const char *cmd, int opt, const char *arg, char **argv);
+
+/**
+ * The argument loop of `calibrate fit` and `calibrate select`: each option (short options "ho:")
+ * to `fn`, until one fails or asks for help (*help); then the corpus operands into cs, and a base
+ * profile required (*hw_arg, set by the loop). @return an exit code (CLI_EXIT_OK to go on).
+ */
+int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_cal_option_fn fn, void *o,
+                   const int *help, cli_corpora_t *cs, const char *const *hw_arg);
+
+/** `duet calibrate select` (cli/cmd_select.c); argv[0] is "select". */
+int cmd_calibrate_select(int argc, char **argv);
 
 #endif /* DUET_CLI_CAL_COMMON_H */

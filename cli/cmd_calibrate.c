@@ -27,6 +27,8 @@ static void cmd_calibrate_usage(FILE *f)
             "subcommands:\n"
             "  collect   measure a corpus on this node's GPUs, under mpirun (%s)\n"
             "  fit       fit a profile to corpora and report its held-out accuracy (CPU, no GPU needed)\n"
+            "  select    choose which constants to fit (and their start values) among candidates, scored by\n"
+            "            nested cross-validation (CPU)\n"
             "\n"
             "  duet calibrate <subcommand> --help   shows a subcommand's options and examples\n"
             "  duet validate --help                 the accuracy table of a profile on corpora\n"
@@ -118,18 +120,14 @@ typedef struct cli_fit_opts {
 } cli_fit_opts_t;
 
 /* One option of `calibrate fit`. @return an exit code (CLI_EXIT_OK to go on). */
-static int cli_fit_option(cli_fit_opts_t *o, const char *cmd, int opt, const char *arg, char **argv)
+static int cli_fit_option(void *arg0, const char *cmd, int opt, const char *arg, char **argv)
 {
+    cli_fit_opts_t *o = arg0;
     long long v;
+    int rc = cli_cal_fit_option(cmd, opt, arg, o->cs, &o->hw_arg, &o->p, &o->quiet, &o->help);
+    if (rc >= 0)
+        return rc;
     switch (opt) {
-    case 'h':
-        o->help = 1;
-        return CLI_EXIT_OK;
-    case OPT_CORPUS:
-        return cli_corpora_add(o->cs, cmd, arg);
-    case OPT_HW:
-        o->hw_arg = arg;
-        return CLI_EXIT_OK;
     case 'o':
         o->out = arg;
         return CLI_EXIT_OK;
@@ -146,11 +144,6 @@ static int cli_fit_option(cli_fit_opts_t *o, const char *cmd, int opt, const cha
             return cli_usage_error(cmd, "--folds: '%s' is not an integer in [0, %d]", arg, DUET_CAL_MAX_FOLDS);
         o->p.folds = (int32_t)v;
         return CLI_EXIT_OK;
-    case OPT_MAX_ITER:
-        if (cli_parse_i64(arg, 1, 100000, &v) != 0)
-            return cli_usage_error(cmd, "--max-iter: '%s' is not an integer in [1, 100000]", arg);
-        o->p.max_iter = (int32_t)v;
-        return CLI_EXIT_OK;
     case OPT_NAME:
         if (strlen(arg) == 0 || strlen(arg) >= sizeof(((duet_hw_t *)0)->name))
             return cli_usage_error(cmd, "--name: 1 to %zu characters", sizeof(((duet_hw_t *)0)->name) - 1);
@@ -161,19 +154,11 @@ static int cli_fit_option(cli_fit_opts_t *o, const char *cmd, int opt, const cha
             return cli_usage_error(cmd, "--date: 1 to 32 characters, e.g. 2026-12-01");
         o->date = arg;
         return CLI_EXIT_OK;
-    case OPT_THREADS:
-        if (cli_parse_i64(arg, 0, 4096, &v) != 0)
-            return cli_usage_error(cmd, "--threads: '%s' is not an integer in [0, 4096]", arg);
-        o->p.threads = (int32_t)v;
-        return CLI_EXIT_OK;
     case OPT_ACCEPT:
         o->accept = 1;
         return CLI_EXIT_OK;
     case OPT_ROWS:
         o->rows = arg;
-        return CLI_EXIT_OK;
-    case OPT_QUIET:
-        o->quiet = 1;
         return CLI_EXIT_OK;
     default:
         return cli_getopt_error(cmd, argv, opt);
@@ -198,16 +183,9 @@ static int cli_fit_parse(cli_fit_opts_t *o, const char *cmd, int argc, char **ar
                                              {"quiet", no_argument, NULL, OPT_QUIET},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    int rc, opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
-        if ((rc = cli_fit_option(o, cmd, opt, optarg, argv)) != CLI_EXIT_OK || o->help)
-            return rc;
-    if ((rc = cli_corpora_operands(o->cs, cmd, argc, argv)) != CLI_EXIT_OK)
+    int rc = cli_cal_getopt(cmd, argc, argv, longopts, cli_fit_option, o, &o->help, o->cs, &o->hw_arg);
+    if (rc != CLI_EXIT_OK || o->help)
         return rc;
-    if (o->hw_arg == NULL)
-        return cli_usage_error(cmd, "give the base profile with --hw NAME|FILE (e.g. --hw mi300x)");
     if (o->out == NULL || o->report == NULL)
         return cli_usage_error(cmd, "give both -o PROFILE.json and --report REPORT.json");
     if (strcmp(o->out, o->report) == 0)
@@ -335,6 +313,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (strcmp(sub, "fit") == 0)
         return cmd_calibrate_fit(argc - 1, argv + 1);
+    if (strcmp(sub, "select") == 0)
+        return cmd_calibrate_select(argc - 1, argv + 1);
 #ifdef DUET_GPU_BUILD
     if (strcmp(sub, "collect") == 0)
         return cmd_collect(argc - 1, argv + 1);

@@ -26,7 +26,8 @@ static void cmd_validate_usage(FILE *f)
                "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
                "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
                "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
-               "                     ceiling, and the reference rules scored within their own options (repeatable)\n"
+               "                     ceiling, and the reference rules scored within their own options (repeatable);\n"
+               "                     with --json, the same table as the object \"targets\"\n"
                "  --quiet            no progress on stderr\n"
                "  -h, --help         this text\n"
                "\n"
@@ -125,53 +126,60 @@ static void cli_validate_print(const cli_validate_opts_t *o, const duet_hw_t *hw
                "constant, seed_link_gbs, has nothing to fit)\n");
 }
 
-/* One line of the target table: value and interval in percent, the target, met or not. */
-static void cli_target_line(const char *what, const duet_cal_ci_t *c, const char *target, int met)
+/* One line of the target table (a figure of duet_cal_eval_figures): value and interval in percent,
+ * the target, met or not. */
+static void cli_target_line(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f)
 {
+    const duet_cal_ci_t *c = duet_cal_eval_figure_ci(e, f);
+    char what[64], target[40] = "";
+    snprintf(what, sizeof(what), "%s%s", f->indent || f->reference ? "  " : "", f->label);
+    if (f->relative_to_ceiling)
+        snprintf(target, sizeof(target), "ceil - %g", -100 * f->threshold);
+    else if (f->cmp != DUET_CAL_TARGET_NONE)
+        snprintf(target, sizeof(target), "%s %g %%", f->cmp == DUET_CAL_TARGET_LE ? "<=" : ">=", 100 * f->threshold);
+    int met = duet_cal_eval_figure_met(e, f);
     printf("  %-44s %7.2f %%  [%6.2f, %6.2f] %%  %-9s %s\n", what, 100 * c->value, 100 * c->lo, 100 * c->hi, target,
-           met < 0 ? ""
-           : met   ? "met"
-                   : "NOT MET");
+           met > 0                          ? "met"
+           : met == 0                       ? "NOT MET"
+           : f->cmp != DUET_CAL_TARGET_NONE ? "n/a"
+                                            : "");
 }
 
 /* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
-static void cli_validate_targets(const duet_cal_eval_t *e, const duet_corpus_t *c)
+static void cli_validate_targets(const duet_cal_eval_t *e)
 {
     printf("\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
-           c->prov.shapes[0] ? c->prov.shapes : "not recorded", c->date, (long long)c->prov.order_seed,
-           c->prov.kernel_commit[0] ? c->prov.kernel_commit : "not recorded");
+           e->prov.shapes[0] ? e->prov.shapes : "not recorded", e->date, (long long)e->prov.order_seed,
+           e->prov.kernel_commit[0] ? e->prov.kernel_commit : "not recorded");
     printf("\n\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
-           "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %u); noise band per workload = "
+           "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %llu); noise band per workload = "
            "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
-           e->workloads, e->gemm_rows, e->op_rows, e->resamples, DUET_CAL_EVAL_SEED, 100 * DUET_CAL_EVAL_BAND_Q,
+           e->workloads, e->gemm_rows, e->op_rows, e->resamples, (unsigned long long)e->seed, 100 * e->band_q,
            100 * e->band_median);
     printf("  %-44s %9s  %18s  %-9s %s\n", "figure", "value", "95 % interval", "target", "");
-    cli_target_line("GEMM alone (>= 1/4 SMs): APE median", &e->gemm_ape_median, "<= 3 %",
-                    e->gemm_ape_median.value <= 0.03);
-    cli_target_line("GEMM alone (>= 1/4 SMs): APE p95", &e->gemm_ape_p95, "<= 8 %", e->gemm_ape_p95.value <= 0.08);
-    cli_target_line("every mode, W = 1: makespan APE median", &e->op_ape_median, "<= 4 %",
-                    e->op_ape_median.value <= 0.04);
-    cli_target_line("every mode, W = 1: makespan APE p95", &e->op_ape_p95, "<= 10 %", e->op_ape_p95.value <= 0.10);
-    cli_target_line("noise-aware pick", &e->pick, ">= 90 %", e->pick.value >= 0.90);
-    cli_target_line("  re-measurement ceiling (sweep 2 picking)", &e->ceiling, "", -1);
-    cli_target_line("  pick within 3 points of the ceiling", &e->pick, "ceil - 3",
-                    e->pick.value >= e->ceiling.value - 0.03);
-    cli_target_line("exact pick (for reference)", &e->exact_pick, "", -1);
-    cli_target_line("regret p95", &e->regret_p95, "<= 3 %", e->regret_p95.value <= 0.03);
-    cli_target_line("regret mean", &e->regret_mean, "", -1);
-    printf("\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within their own "
-           "options (%d workloads):\n",
-           e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
-    cli_target_line("  makespan APE median (fused rows)", &e->ref_op_ape_median, "", -1);
-    cli_target_line("  makespan APE p95 (fused rows)", &e->ref_op_ape_p95, "", -1);
-    cli_target_line("  noise-aware pick", &e->ref_pick, "", -1);
-    cli_target_line("  regret p95", &e->ref_regret_p95, "", -1);
-    cli_target_line("  regret mean", &e->ref_regret_mean, "", -1);
-    int better = e->regret_p95.hi < e->ref_regret_p95.lo && e->regret_mean.hi < e->ref_regret_mean.lo;
+    for (int i = 0; i < duet_cal_eval_n_figures; i++) {
+        const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
+        if (f->reference && (i == 0 || !duet_cal_eval_figures[i - 1].reference))
+            printf("\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within "
+                   "their own options (%d workloads):\n",
+                   e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
+        cli_target_line(e, f);
+    }
+    int better = duet_cal_eval_better_than_reference(e);
     printf("\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
-           e->ref_workloads == 0 ? "not available (no rows the reference rules predict)"
-           : better              ? "met"
-                                 : "NOT MET");
+           better < 0   ? "not available (no rows the reference rules predict)"
+           : better > 0 ? "met"
+                        : "NOT MET");
+}
+
+/* The target table of the test set in two sweeps (the library's duet_cal_evaluate), with progress. */
+static int cli_validate_eval(const cli_validate_opts_t *o, const char *cmd, const duet_hw_t *hw, duet_cal_eval_t *e)
+{
+    cli_progress_t pr;
+    cli_progress_init(&pr, o->quiet);
+    duet_status_t st = duet_cal_evaluate(o->cs->c, o->cs->n, o->sweep2->c, o->sweep2->n, hw, cli_progress_fn, &pr, e);
+    cli_progress_end(&pr);
+    return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -189,30 +197,27 @@ int cmd_validate(int argc, char **argv)
     }
     duet_hw_t hw;
     duet_cal_validation_t v;
+    duet_cal_eval_t e;
     char *text = NULL;
     int rc = cli_validate_parse(&o, cmd, argc, argv);
+    /* Every input is loaded before anything is computed or printed: a bad sweep-2 file is the one
+     * line of its error, not a failure after half a table. */
     if (rc != CLI_EXIT_OK || o.help) {
         if (o.help)
             cmd_validate_usage(stdout);
     } else if ((rc = cli_load_hw(cmd, o.hw_arg, &hw)) == CLI_EXIT_OK &&
                (rc = cli_corpora_load(o.cs, cmd)) == CLI_EXIT_OK &&
-               (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK) {
+               (o.sweep2->n == 0 || (rc = cli_corpora_load(o.sweep2, cmd)) == CLI_EXIT_OK) &&
+               (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK &&
+               (o.sweep2->n == 0 || (rc = cli_validate_eval(&o, cmd, &hw, &e)) == CLI_EXIT_OK)) {
+        const duet_cal_eval_t *ep = o.sweep2->n > 0 ? &e : NULL;
         if (!o.json) {
             cli_validate_print(&o, &hw, &v);
-            if (o.sweep2->n > 0 && (rc = cli_corpora_load(o.sweep2, cmd)) == CLI_EXIT_OK) {
-                duet_cal_eval_t e;
-                cli_progress_t pr;
-                cli_progress_init(&pr, o.quiet);
-                duet_status_t st =
-                    duet_cal_evaluate(o.cs->c, o.cs->n, o.sweep2->c, o.sweep2->n, &hw, cli_progress_fn, &pr, &e);
-                cli_progress_end(&pr);
-                if (st < 0)
-                    rc = cli_fail(cmd, st);
-                else
-                    cli_validate_targets(&e, &o.cs->c[0]);
-            }
+            if (ep != NULL)
+                cli_validate_targets(ep);
         } else {
-            duet_status_t st = duet_cal_validation_to_json(&v, o.cs->path, o.cs->n, hw.name, &text);
+            duet_status_t st = duet_cal_validation_targets_to_json(&v, ep, o.cs->path, o.cs->n, o.sweep2->path,
+                                                                   o.sweep2->n, hw.name, &text);
             if (st < 0)
                 rc = cli_fail(cmd, st);
             else

@@ -258,7 +258,7 @@ duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *
 
 /**
  * Rewrite the sources of the fitted constants of fit->hw to "fit: <files>, <date>, +-<stderr>
- * <unit>". `files` names the corpora (n of them); `date` is e.g. "2026-12-01".
+ * <unit>". `files` names the corpora (n of them); `date` is e.g. "2026-12-01" (NULL: today, UTC).
  */
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date);
 
@@ -314,12 +314,13 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
                                   const duet_cal_params_t *p, duet_cal_report_t *rep_p);
 
 /*
- * The two JSON documents of this layer (calibrate/json.c, docs/calibration.md). Both hold the
- * same metrics object (duet_cal_metrics_t: "op_rows", "ape_median", "ape_p95", "ape_mean",
- * "alone_rows", "alone_ape_median", "alone_ape_p95", "shapes", "exact_pick", "pick_within8",
+ * The JSON documents of this layer (calibrate/json.c, docs/calibration.md): the fit report, the
+ * validation and the selection (DUET_CAL_SELECTION_SCHEMA, below). They hold the same metrics
+ * object (duet_cal_metrics_t: "op_rows", "ape_median", "ape_p95", "ape_mean", "alone_rows",
+ * "alone_ape_median", "alone_ape_p95", "shapes", "exact_pick", "pick_within8",
  * "pick_within8_loose", "regret_median", "regret_mean", "regret_p95", and "topk_cover" with one
- * member per k, "1", "4" and "8") and the same noise-floor object; a number that is not finite
- * is null.
+ * member per k, "1", "4" and "8"); the report and the validation the same noise-floor object; a
+ * number that is not finite is null.
  */
 #define DUET_CAL_REPORT_SCHEMA "duet-calibration/1"
 #define DUET_CAL_VALIDATION_SCHEMA "duet-validation/1"
@@ -425,7 +426,53 @@ typedef struct duet_cal_eval {
     double band_median; /* median over workloads of the band */
     int32_t resamples;
     int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
+    uint64_t seed;      /* the bootstrap's seed */
+    double band_q;      /* the band's quantile (DUET_CAL_EVAL_BAND_Q) */
+    /* The test set, as duet_cal_evaluate() found it: sweep 1's (its first corpus) provenance and
+     * date, and sweep 2's order seed; "" and -1 where not recorded (duet_cal_eval_compute()). */
+    duet_corpus_provenance_t prov;
+    char date[32];
+    int64_t sweep2_order_seed;
 } duet_cal_eval_t;
+
+/** How a figure of the target table is judged against its target. */
+typedef enum {
+    DUET_CAL_TARGET_NONE = 0, /* shown beside the targets, without one of its own */
+    DUET_CAL_TARGET_LE,       /* met when value <= threshold */
+    DUET_CAL_TARGET_GE        /* met when value >= threshold */
+} duet_cal_target_cmp_t;
+
+/**
+ * One line of the target table. duet_cal_eval_figures lists them in the table's order; `duet
+ * validate` prints them and duet_cal_validation_targets_to_json() writes them from this one list,
+ * so the text and the JSON cannot disagree.
+ */
+typedef struct duet_cal_eval_figure {
+    const char *key;             /* JSON member name, e.g. "gemm_ape_median" (unique within its group) */
+    const char *label;           /* the text table's line */
+    int32_t reference;           /* 1: a figure of the reference rules (their section of the table) */
+    int32_t indent;              /* 1: printed as a sub-line of the figure above */
+    size_t offset;               /* offsetof(duet_cal_eval_t, the duet_cal_ci_t it shows) */
+    int32_t cmp;                 /* duet_cal_target_cmp_t */
+    double threshold;            /* a fraction (0.03 = 3 %); with relative_to_ceiling, an offset from the ceiling */
+    int32_t relative_to_ceiling; /* 1: the threshold is the re-measurement ceiling's value + threshold */
+} duet_cal_eval_figure_t;
+
+extern const duet_cal_eval_figure_t duet_cal_eval_figures[];
+extern const int duet_cal_eval_n_figures;
+
+/** The value and interval figure `f` shows in `e`. */
+const duet_cal_ci_t *duet_cal_eval_figure_ci(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/** The threshold of f's target in `e` (a fraction), or NaN when f has no target. */
+double duet_cal_eval_figure_threshold(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/** 1: f's target is met by its point estimate; 0: not met; -1: no target, or the value is undefined. */
+int duet_cal_eval_figure_met(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f);
+/**
+ * The last target: better than the reference rules on regret, the model's interval entirely below
+ * theirs for the p95 and for the mean. 1 met, 0 not, -1 not available (no workload the reference
+ * rules predict).
+ */
+int duet_cal_eval_better_than_reference(const duet_cal_eval_t *e);
 
 /**
  * Evaluate rows[0..n) over n_workloads workloads: point estimates and bootstrap intervals
@@ -449,11 +496,139 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
  * A validation as JSON text (DUET_CAL_VALIDATION_SCHEMA, what `duet validate --json` prints),
  * malloc'd, ending in a newline: the profile's name, the corpora (`files`, n of them), row and
  * shape counts, "model" and "reference_rules" (metrics objects; the latter also carries
- * "seed_link_gbs" and "seed_link_gbs_stderr", or is null without fused op rows) and
- * "noise_floor".
+ * "seed_link_gbs" and "seed_link_gbs_stderr", or is null without fused op rows),
+ * "noise_floor", and "targets": null (duet_cal_validation_targets_to_json() fills it).
  */
 duet_status_t duet_cal_validation_to_json(const duet_cal_validation_t *v, const char *const *files, int n,
                                           const char *profile, char **text_p);
+
+/**
+ * duet_cal_validation_to_json() with the target table of a test set in two sweeps: "targets"
+ * holds every figure of duet_cal_eval_figures from `e` (value, interval, target, met), the
+ * bootstrap's settings, the noise band, the test set's provenance with the sweep-2 files
+ * (`files2`, n2 of them) and the verdict of duet_cal_eval_better_than_reference()
+ * (docs/calibration.md lists the members). `e` NULL: "targets" is null.
+ */
+duet_status_t duet_cal_validation_targets_to_json(const duet_cal_validation_t *v, const duet_cal_eval_t *e,
+                                                  const char *const *files, int n, const char *const *files2, int n2,
+                                                  const char *profile, char **text_p);
+
+/* ========================================================================================== */
+/* Choices made on data: nested cross-validation                                              */
+/* ========================================================================================== */
+
+/*
+ * Which constants a calibration fits and where they start are choices made on data; a choice
+ * scored on the same data that made it looks better than it is. duet_cal_select_run() makes the
+ * choice inside an outer cross-validation, so the outer held-out score is that of the whole
+ * procedure, choice included (docs/calibration.md, "Choosing the parameters: nested
+ * cross-validation").
+ */
+
+#define DUET_CAL_MAX_CANDIDATES 32
+/** The most fits one selection may run (duet_cal_select_fit_count()): beyond it, refused. */
+#define DUET_CAL_SELECT_MAX_FITS 2000
+
+/** A candidate model: the constants to fit, and start values that replace the base profile's. */
+typedef struct duet_cal_candidate {
+    char name[32];
+    int32_t line; /* its line in the candidates file (1-based) */
+    int32_t n_fit;
+    int32_t fit[DUET_CAL_MAX_PARAMS]; /* duet_hw_field_t */
+    int32_t n_set;
+    int32_t set_field[DUET_CAL_MAX_PARAMS]; /* duet_hw_field_t */
+    double set_value[DUET_CAL_MAX_PARAMS];  /* in the field's unit */
+} duet_cal_candidate_t;
+
+typedef struct duet_cal_candidates {
+    int32_t n;
+    duet_cal_candidate_t c[DUET_CAL_MAX_CANDIDATES];
+} duet_cal_candidates_t;
+
+/**
+ * Parse a candidates file's text: one candidate a line, `NAME PARAM,PARAM,... [CONST=VALUE ...]`
+ * (`#` starts a comment; blank lines are skipped). NAME: 1 to 31 of [A-Za-z0-9_.-], unique. The
+ * list as duet_cal_params_set_fit() takes it. Each CONST=VALUE sets a profile constant of the
+ * candidate's start over `base`, within the field's bounds (a count: a whole number); a fitted
+ * constant must start positive (it is fitted as its logarithm). `origin` names the text in errors.
+ * @return DUET_ERR_PARSE "<origin>:<line>: <why>" (or "<origin>: no candidate").
+ */
+duet_status_t duet_cal_candidates_parse(const char *text, const char *origin, const duet_hw_t *base,
+                                        duet_cal_candidates_t *c_p);
+/** Read and parse a candidates file (duet_cal_candidates_parse). @return DUET_ERR_IO, DUET_ERR_PARSE. */
+duet_status_t duet_cal_candidates_load(const char *path, const duet_hw_t *base, duet_cal_candidates_t *c_p);
+/**
+ * The start profile of a candidate: `base` with its CONST=VALUE assignments, whose sources become
+ * "start value of candidate '<name>' (calibrate select)".
+ */
+void duet_cal_candidate_hw(const duet_cal_candidate_t *c, const duet_hw_t *base, duet_hw_t *hw_p);
+
+/**
+ * The fits a selection runs: per outer fold, every candidate on every inner fold and the refit of
+ * the pick (outer x (inner x candidates + 1)), then the choice on all the data (candidates x inner)
+ * and the fit of its pick on every row (1). -1 when a count is below 1.
+ */
+int64_t duet_cal_select_fit_count(int32_t outer, int32_t inner, int32_t n_candidates);
+
+/**
+ * Whether a selection of this size may run: outer and inner in [2, DUET_CAL_MAX_FOLDS], 1 to
+ * DUET_CAL_MAX_CANDIDATES candidates, at most DUET_CAL_SELECT_MAX_FITS fits. @return
+ * DUET_ERR_INVALID_ARG saying which (the fit count with its terms).
+ */
+duet_status_t duet_cal_select_check(int32_t outer, int32_t inner, int32_t n_candidates);
+
+/** One outer fold of a selection. */
+typedef struct duet_cal_select_fold {
+    int32_t shapes;                            /* outer test shapes */
+    int32_t picked;                            /* the candidate the inner cross-validation picked */
+    double inner_rms[DUET_CAL_MAX_CANDIDATES]; /* each candidate's inner CV rms log error */
+    duet_cal_fold_t refit;                     /* the pick refitted on the outer training shapes */
+} duet_cal_select_fold_t;
+
+/** What a selection found. */
+typedef struct duet_cal_selection {
+    int32_t outer, inner, n_candidates;
+    int64_t fits, fits_unconverged; /* fits run, and of them those that stopped without converging */
+    duet_cal_select_fold_t fold[DUET_CAL_MAX_FOLDS];
+    /* The procedure's held-out accuracy: every shape predicted by its outer fold's pick, refitted
+     * on the other outer folds. */
+    duet_cal_metrics_t nested;
+    double nested_rms_log;
+    /* The choice on all the data: each candidate's CV rms log error over every shape (not nested:
+     * the data that chose also scores), the pick, and the pick fitted on every row. */
+    double all_rms[DUET_CAL_MAX_CANDIDATES];
+    int32_t picked;
+    duet_cal_fit_t fit;
+    int64_t rows_total, rows_failed;
+    int32_t shapes;
+    double wall_s;
+} duet_cal_selection_t;
+
+/**
+ * Nested cross-validation of the choice among candidates (n of them) on the corpora (n_corpora;
+ * `names` may be NULL). Outer folds by shape as duet_cal_report_run's (`outer` of them); in each,
+ * an inner `inner`-fold CV on the outer training shapes (the same rule on those shapes) scores each
+ * candidate by the rms log error of its inner held-out rows and picks the lowest (ties: the first
+ * listed); the pick is refitted on all outer training shapes and predicts the outer test shapes.
+ * Then the same inner CV over every shape picks the candidate for the data, fitted on every row.
+ * From `p`: policy, row kinds and modes, iterations, tolerances, threads, progress (each fit is a
+ * stage; n_stages is duet_cal_select_fit_count()); its parameter list and folds are not used.
+ * The result does not depend on the number of threads.
+ * @return DUET_ERR_INVALID_ARG for counts out of range (duet_cal_select_check()), too few shapes,
+ * unusable corpora; a fit's error, named by candidate and fold.
+ */
+duet_status_t duet_cal_select_run(const duet_corpus_t *corpora, const char *const *names, int n_corpora,
+                                  const duet_hw_t *base, const duet_cal_candidates_t *cands, const duet_cal_params_t *p,
+                                  int32_t outer, int32_t inner, duet_cal_selection_t *sel_p);
+
+#define DUET_CAL_SELECTION_SCHEMA "duet-selection/1"
+
+/**
+ * A selection as JSON text (DUET_CAL_SELECTION_SCHEMA, what `duet calibrate select --json`
+ * prints; docs/calibration.md lists the members), malloc'd, ending in a newline.
+ */
+duet_status_t duet_cal_selection_to_json(const duet_cal_selection_t *sel, const duet_cal_candidates_t *cands,
+                                         const char *const *files, int n, const char *base_name, char **text_p);
 
 #ifdef __cplusplus
 }
