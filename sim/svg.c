@@ -75,8 +75,9 @@ static signed char *duet__svg_homes(const duet_trace_t *t, int rows)
  * Label each run of CTAs with the same home in the right margin: a bar in the queue's colour
  * beside the run, and its name and CTA range (two 10 px lines, 22 px) centred on it where there is
  * room. A label moves down below the one before it, and up to end by `limit` (under the plot, in
- * the axis' band: the axis' numbers end left of the margin); one that fits neither way is left out
- * and its bar still shows the run.
+ * the axis' band: the axis' numbers end left of the margin), but not so far that it leaves its run
+ * (it must reach within 4 px of it); one that fits none of these is left out and its bar still
+ * shows the run.
  */
 static void duet__svg_groups(duet__sbuf_t *b, const signed char *home, int rows, double x, double py, double rh,
                              double limit)
@@ -92,7 +93,7 @@ static void duet__svg_groups(duet__sbuf_t *b, const signed char *home, int rows,
         duet__sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"4\" height=\"%.1f\" fill=\"%s\"/>", x, y0 + 0.5,
                           fmax(0.5, y1 - y0 - 1.0), col);
         double ly = fmin(fmax((y0 + y1) / 2 - 11, free_y), limit - 22);
-        if (ly >= free_y) {
+        if (ly >= free_y && ly < y1 + 4 && ly + 22 > y0 - 4) {
             duet__sbuf_printf(b,
                               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" %s>%s home</text>"
                               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" %s>CTA %d-%d</text>\n",

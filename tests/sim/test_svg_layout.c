@@ -141,6 +141,30 @@ Test(svg_layout, timelines_of_many_small_groups_and_a_short_makespan, T_TIMEOUT)
     for (size_t i = 0; i < g.n_texts; i++)
         if (strcmp(g.texts[i].text, "time (us)") == 0)
             expect_round_time_axis(&g, g.texts[i].y, 1000);
+    /* A group's label stays beside its run of rows (within 4 px of it): the plots (fill #f7f7f7)
+     * have 132 rows each; a label "CTA a-b" (the second of its two lines, 11 px under the first)
+     * names rows a to b of the plot it is beside. */
+    double plot_y[2], plot_h[2];
+    int plots = 0;
+    for (size_t j = 0; j < g.n_rects && plots < 2; j++)
+        if (strcmp(g.rects[j].fill, "#f7f7f7") == 0) {
+            plot_y[plots] = g.rects[j].box.y0;
+            plot_h[plots++] = g.rects[j].box.y1 - g.rects[j].box.y0;
+        }
+    cr_assert_eq(plots, 2);
+    int named = 0;
+    for (size_t i = 0; i < g.n_texts; i++) {
+        int lo, hi;
+        if (sscanf(g.texts[i].text, "CTA %d-%d", &lo, &hi) != 2)
+            continue;
+        int p = g.texts[i].y > plot_y[1] - 40;
+        double rh = plot_h[p] / 132, y0 = plot_y[p] + lo * rh, y1 = plot_y[p] + (hi + 1) * rh;
+        double top = g.texts[i].box.y0 - 12.5, bottom = g.texts[i].box.y1;
+        cr_assert(top < y1 + 4 && bottom > y0 - 4, "'%s' (y %g to %g) is away from its rows (y %g to %g)",
+                  g.texts[i].text, top, bottom, y0, y1);
+        named++;
+    }
+    cr_assert(named >= 4, "%d groups named", named);
     t_svg_free(&g);
     free(svg);
     unlink(path);
