@@ -305,6 +305,10 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE)
 
+# The objects are prerequisites of a pattern rule only: without this, make deletes them as
+# intermediate files after linking, and every fuzz-build compiles the whole library again.
+.SECONDARY: $(FUZZ_OBJS)
+
 fuzz-build:
 	$(Q)./tools/deps.sh cpu fuzz
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)

@@ -161,13 +161,15 @@ void duet__json_str(duet__sbuf_t *b, const char *s);
 /*
  * A chart of horizontal bar pairs (base/plot.c): one row per item, its two values as bars on an
  * axis from 0 to xmax (longer ones are cut at xmax, values that are not finite are not drawn),
- * a grid line every `tick` and the one at `ref` in red, the row's label on the left and its note
- * after the longer bar.
+ * a grid line every `tick` and the one at `ref` in red. Left of the axis each row's label, and
+ * the group's name beside the first row of a run of rows with the same group; right of the axis,
+ * in a column of its own, each row's note. Every text sits outside the plot, so none covers a bar.
  */
 typedef struct duet__hbar_row {
     char label[96];
     double v[2];
     char note[24];
+    char group[64]; /* rows in a row with the same group are drawn together under its name; "" for none */
 } duet__hbar_row_t;
 
 typedef struct duet__hbars {
@@ -175,20 +177,38 @@ typedef struct duet__hbars {
     const char *legend[2]; /* what the two bars of a row are */
     const char *colour[2]; /* their fills, e.g. "#4c78a8" */
     double xmax, tick, ref;
-    double label_w;     /* px left of the axis, for the labels */
-    const char *xlabel; /* the axis' title under its numbers; NULL for none */
+    const char *xlabel;     /* the axis' title under its numbers; NULL for none */
+    const char *note_title; /* the notes' column heading; NULL for none */
     size_t n;
     const duet__hbar_row_t *rows;
 } duet__hbars_t;
+
+/*
+ * The chart's geometry in px (base/plot.c; the tests derive positions from these): the width,
+ * the row pitch, the height of each bar, the extra space above each group after the first, the
+ * top of the first row, and the room under the last row for the numbers and the axis title.
+ */
+#define DUET__HBARS_W 1100.0
+#define DUET__HBARS_ROW 12.0
+#define DUET__HBARS_BAR 5.0
+#define DUET__HBARS_GAP 3.0
+#define DUET__HBARS_TOP 78.0
+#define DUET__HBARS_BOTTOM 42.0
+/* Text widths are estimated (an SVG writer has no font metrics): at most this many em per
+ * character in the monospace font of the labels and notes (DejaVu Sans Mono and Liberation Mono
+ * advance 0.60 em). */
+#define DUET__HBARS_MONO_EM 0.62
 
 /** A round tick step (1, 2 or 5 x 10^k) giving about `target` ticks over `span`; 1 for a span that is not > 0. */
 double duet__nice_step(double span, int target);
 /**
  * Set the chart's axis from its rows: a round tick (duet__nice_step, about 8 ticks) and xmax the first
- * tick at or past the longest finite bar (and past ref), so no grid runs on where no bar goes.
+ * tick at or past the longest finite bar (and ref), so no grid runs on where no bar goes.
  */
 void duet__hbars_auto_axis(duet__hbars_t *chart);
 
+/** The chart's height in px: its rows, the gaps between its groups, the title and the axis. */
+double duet__hbars_height(const duet__hbars_t *chart);
 /** Write the chart as SVG to `path` (atomically, as duet__write_file_atomic()). */
 duet_status_t duet__svg_hbars_write(const duet__hbars_t *chart, const char *path);
 

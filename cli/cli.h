@@ -150,6 +150,19 @@ int cli_out_close(cli_out_t *o, const char *cmd, int rc);
 /** Format a byte count with a decimal unit ("16.8 MB"). */
 const char *cli_bytes(double b, char *buf, size_t n);
 
+/** One workload of duet bench's picture: its makespans over the bound max(GEMM alone, collective alone). */
+typedef struct cli_bench_bar {
+    duet_workload_t wl;
+    double vendor_over_bound; /* the vendor's best practice; NaN when missing (no bar) */
+    double duet_over_bound;   /* duet's best; NaN when missing */
+} cli_bench_bar_t;
+/**
+ * Draw duet bench's picture of n workloads to `path` (cli/bench_plot.c): grouped by shape, one row
+ * per collective. `device` ("NVIDIA H200"), `world` and `vendor` ("cuBLASLt ... + NCCL ...") name it.
+ */
+duet_status_t cli_bench_svg_write(const cli_bench_bar_t *bars, size_t n, const char *device, int world,
+                                  const char *vendor, const char *path);
+
 /* Subcommands: argc/argv start at the subcommand name. */
 int cmd_hw(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
@@ -161,5 +174,6 @@ int cmd_validate(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_derive_candidates(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
+int cmd_bench_plot(int argc, char **argv);
 
 #endif /* DUET_CLI_H */

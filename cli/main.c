@@ -42,6 +42,7 @@ static const cli_command_t cli_commands[] = {
     {"tune", cmd_tune, "tuning database (--list, --clear) and the tuner replayed on corpora (--evaluate)"},
     {"derive-candidates", cmd_derive_candidates, "greedy candidate set and coverage curves from corpora"},
     {"shapes", cmd_shapes, "draw a random shape set (seeded) and write it as a shape file"},
+    {"bench-plot", cmd_bench_plot, "draw a bench's picture again from its JSON file (no GPU)"},
     {"bench", cmd_bench_gpu, "duet vs cuBLASLt + NCCL side by side on the GPUs (mpirun; GPU build)"},
     {"run", cmd_run_gpu, "run one operation on the GPUs, timed, with its measured timeline (mpirun; GPU build)"},
 };

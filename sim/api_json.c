@@ -365,6 +365,10 @@ static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, 
     DUET_CHECK(duet__req_int(req, "split_step", 1, 4096, &v));
     sp->split_step = (int32_t)v;
     DUET_CHECK(duet__req_int(req, "top", 0, INT64_C(1) << 30, top));
+    /* The caller's bound on the sweep's work, at most the library's own (DUET_SWEEP_MAX_EVENTS). */
+    v = 0;
+    DUET_CHECK(duet__req_int(req, "max_events", 1, DUET_SWEEP_MAX_EVENTS, &v));
+    sp->max_events = v;
     DUET_CHECK(duet__req_str(req, "policy", &s));
     if (s != NULL && (sp->policy = duet_sim_policy_find(s)) == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));

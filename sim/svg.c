@@ -26,6 +26,14 @@ static int duet__ticks(double from, double to, double step)
     return n >= 0 && n <= DUET__MAX_TICKS ? (int)n : n > DUET__MAX_TICKS ? DUET__MAX_TICKS : 0;
 }
 
+/* A text's width in px at `size` px, estimated (an SVG writer has no font metrics): 0.62 em a
+ * character, a little over DejaVu Sans' digits (0.636 em is the widest of them, most letters are
+ * narrower), so a text placed by it clears what it must not cover. */
+static double duet__text_w(const char *s, double size)
+{
+    return (double)strlen(s) * size * 0.62;
+}
+
 static void duet__svg_head(duet__sbuf_t *b, double w, double h, const char *title)
 {
     duet__sbuf_printf(
@@ -63,22 +71,35 @@ static signed char *duet__svg_homes(const duet_trace_t *t, int rows)
     return home;
 }
 
-/* Label each run of CTAs with the same home in the right margin: a bar in the queue's colour and its name. */
-static void duet__svg_groups(duet__sbuf_t *b, const signed char *home, int rows, double x, double py, double rh)
+/*
+ * Label each run of CTAs with the same home in the right margin: a bar in the queue's colour
+ * beside the run, and its name and CTA range (two 10 px lines, 22 px) centred on it where there is
+ * room. A label moves down below the one before it, and up to end by `limit` (under the plot, in
+ * the axis' band: the axis' numbers end left of the margin), but not so far that it leaves its run
+ * (it must reach within 4 px of it); one that fits none of these is left out and its bar still
+ * shows the run.
+ */
+static void duet__svg_groups(duet__sbuf_t *b, const signed char *home, int rows, double x, double py, double rh,
+                             double limit)
 {
+    double free_y = py; /* labels are drawn from free_y down */
     for (int r = 0; home != NULL && r < rows;) {
         int e = r;
         while (e < rows && home[e] == home[r])
             e++;
         const char *col = home[r] == DUET_QUEUE_GEMM ? COL_GEMM : home[r] == DUET_QUEUE_COMM ? COL_COMM : "#bbb";
         const char *name = home[r] == DUET_QUEUE_GEMM ? "GEMM" : home[r] == DUET_QUEUE_COMM ? "comm" : "idle";
-        double y0 = py + r * rh, y1 = py + e * rh, ym = (y0 + y1) / 2;
+        double y0 = py + r * rh, y1 = py + e * rh;
         duet__sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"4\" height=\"%.1f\" fill=\"%s\"/>", x, y0 + 0.5,
                           fmax(0.5, y1 - y0 - 1.0), col);
-        duet__sbuf_printf(b,
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" %s>%s home</text>"
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" %s>CTA %d-%d</text>\n",
-                          x + 8, ym - 1, FONT, name, x + 8, ym + 10, FONT, r, e - 1);
+        double ly = fmin(fmax((y0 + y1) / 2 - 11, free_y), limit - 22);
+        if (ly >= free_y && ly < y1 + 4 && ly + 22 > y0 - 4) {
+            duet__sbuf_printf(b,
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" %s>%s home</text>"
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\" %s>CTA %d-%d</text>\n",
+                              x + 8, ly + 9, FONT, name, x + 8, ly + 20, FONT, r, e - 1);
+            free_y = ly + 22;
+        }
         r = e;
     }
 }
@@ -97,9 +118,11 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
     }
     if (!(tmax > 0))
         tmax = 1e-6;
-    double tmax_us = tmax * 1e6;
+    /* The time axis ends at the first round tick at or past the last event. */
+    double tmax_us = tmax * 1e6, step = duet__nice_step(tmax_us, 10);
+    double tend_us = fmax(1.0, ceil(tmax_us / step - 1e-9)) * step;
     double plot_w = W - left - right;
-    double xs = plot_w / tmax_us; /* px per us */
+    double xs = plot_w / tend_us; /* px per us */
 
     /* Row height: readable for a few CTAs, still fitting ~300 rows per panel. */
     double row_h[8], panel_y[8], y = top;
@@ -108,7 +131,8 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
     for (int i = 0; i < n; i++) {
         int rows = traces[i]->n_ctas > 0 ? traces[i]->n_ctas : 1;
         row_h[i] = fmin(14.0, fmax(1.5, 540.0 / rows));
-        panel_y[i] = y + 18;
+        /* Above each plot: its heading, and under it a strip of its own for the makespan's value. */
+        panel_y[i] = y + 34;
         y = panel_y[i] + rows * row_h[i] + axis_h + panel_gap;
     }
     double H = y - panel_gap + 10;
@@ -124,12 +148,11 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
                       left + 520, left + 520, COL_MAKESPAN);
     duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"45.5\" font-size=\"12\" %s>makespan</text>\n", left + 526, FONT);
 
-    double step = duet__nice_step(tmax_us, 10);
     for (int i = 0; i < n; i++) {
         const duet_trace_t *t = traces[i];
         int rows = t->n_ctas > 0 ? t->n_ctas : 1;
         double py = panel_y[i], ph = rows * row_h[i];
-        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" %s>", left, py - 5,
+        duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" %s>", left, py - 20,
                           FONT);
         duet__sbuf_xml(&b, t->label[0] ? t->label : "timeline");
         duet__sbuf_printf(&b, ": makespan %.1f us, %d CTAs, %zu tiles</text>\n", t->makespan_s * 1e6, t->n_ctas, t->n);
@@ -137,7 +160,7 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
             &b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7f7\" stroke=\"#bbb\"/>\n", left,
             py, plot_w, ph);
         /* Vertical grid and the time axis. */
-        int nx = duet__ticks(0, tmax_us * 1.0001, step);
+        int nx = duet__ticks(0, tend_us * 1.0001, step);
         for (int ti = 0; ti <= nx; ti++) {
             double x = ti * step, px = left + x * xs;
             duet__sbuf_printf(
@@ -149,19 +172,28 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
         duet__sbuf_printf(&b,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" %s>time (us)</text>\n",
                           left + plot_w / 2, py + ph + 32, FONT);
-        /* CTA labels on the left, about 12 of them, and the first CTA of each group. */
+        /* CTA labels on the left: the first CTA of each group, and about 12 more at regular
+         * steps where no group's first label sits within two label heights (20 px); none closer
+         * than a label's height (11 px) below the one before it, where groups come that thick. */
         int every = rows <= 12 ? 1 : (rows + 11) / 12;
+        double last_y = -INFINITY;
         signed char *home = duet__svg_homes(t, rows);
         for (int r = 0; r < rows; r++) {
-            int first = r > 0 && home != NULL && home[r] != home[r - 1];
-            /* A group's first CTA is named unless a regular label sits within two label heights. */
-            int near = (r % every) * row_h[i] < 20 || (every - r % every) * row_h[i] < 20;
-            if (r % every == 0 || (first && !near))
+            int first = r == 0 || (home != NULL && home[r] != home[r - 1]);
+            int near = 0;
+            for (int q = r - 1; home != NULL && !first && q >= 0 && (r - q) * row_h[i] < 20; q--)
+                near |= q == 0 || home[q] != home[q - 1];
+            for (int q = r + 1; home != NULL && !first && q < rows && (q - r) * row_h[i] < 20; q++)
+                near |= home[q] != home[q - 1];
+            double ly = py + (r + 0.5) * row_h[i] + 3.5;
+            if ((first || (r % every == 0 && !near)) && ly >= last_y + 11) {
                 duet__sbuf_printf(&b,
                                   "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\" %s>CTA %d</text>\n",
-                                  left - 6, py + (r + 0.5) * row_h[i] + 3.5, FONT, r);
+                                  left - 6, ly, FONT, r);
+                last_y = ly;
+            }
         }
-        duet__svg_groups(&b, home, rows, left + plot_w + 8, py, row_h[i]);
+        duet__svg_groups(&b, home, rows, left + plot_w + 8, py, row_h[i], py + ph + axis_h - 10);
         free(home);
         duet__sbuf_printf(&b, "<g shape-rendering=\"crispEdges\">\n");
         for (size_t j = 0; j < t->n; j++) {
@@ -178,14 +210,17 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
                               row_h[i] > 3 ? row_h[i] - 1.0 : row_h[i], fill);
         }
         duet__sbuf_printf(&b, "</g>\n");
-        /* The makespan's value sits above the plot, ending at its line, so it covers no tile. */
-        double mx = left + t->makespan_s * 1e6 * xs;
-        duet__sbuf_printf(
-            &b,
-            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"%s\" %s>makespan %.1f "
-            "us</text>\n",
-            mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, mx, py - 5, COL_MAKESPAN, FONT, t->makespan_s * 1e6);
+        /* The makespan's value sits in the strip above the plot, ending at its line (or starting
+         * there when it would run past the plot's left edge), so it covers no tile and no heading. */
+        char ms[48];
+        snprintf(ms, sizeof(ms), "makespan %.1f us", t->makespan_s * 1e6);
+        double mx = left + t->makespan_s * 1e6 * xs, mw = duet__text_w(ms, 11);
+        int at_end = mx - 3 - mw >= left;
+        duet__sbuf_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"%s\" fill=\"%s\" %s>%s</text>\n",
+                          mx, py - 2, mx, py + ph + 2, COL_MAKESPAN, at_end ? mx - 3 : mx + 3, py - 5,
+                          at_end ? "end" : "start", COL_MAKESPAN, FONT, ms);
     }
     duet__sbuf_printf(&b, "</svg>\n");
     return duet__sbuf_write(&b, path);
@@ -243,7 +278,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     double y0 = floor(ymin / ystep) * ystep, y1 = ceil(ymax / ystep) * ystep;
     if (y1 <= y0)
         y1 = y0 + ystep;
+    /* The x axis ends at the first round tick at or past the largest split. */
     double xstep = duet__nice_step(xmax, 10);
+    xmax = fmax(1.0, ceil(xmax / xstep - 1e-9)) * xstep;
 #define PX(x) (left + (x) / xmax * pw)
 #define PY(y) (top + ph - ((y)-y0) / (y1 - y0) * ph)
 
@@ -291,10 +328,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     char rank[128];
     duet__sbuf_printf(&b,
                       "<text x=\"20\" y=\"68\" font-size=\"13\" fill=\"%s\" %s>static default (square): fused, "
-                      "gemm_wgs %d, tile %dx%dx%d: %.4g ms, %s%s</text>\n",
+                      "gemm_wgs %d, tile %dx%dx%d: %.4g ms, %s</text>\n",
                       COL_MAKESPAN, FONT, res->dflt.cfg.gemm_wgs, res->dflt.cfg.tile.bm, res->dflt.cfg.tile.bn,
-                      res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, duet_sweep_rank_str(res, rank, sizeof(rank)),
-                      clipped ? "; curves clipped at 3x the best" : "");
+                      res->dflt.cfg.tile.bk, res->dflt.makespan_s * 1e3, duet_sweep_rank_str(res, rank, sizeof(rank)));
     duet__sbuf_printf(&b,
                       "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
                       left, top, pw, ph);
@@ -334,9 +370,18 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         series++;
         i = j;
     }
-    if (unlisted > 0)
+    if (unlisted > 0) {
         duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>(%d more curves)</text>\n",
                           left + pw + 14, ly + 4, FONT, unlisted);
+        ly += 18;
+    }
+    /* The clipping is said under the legend, where the line under the title has no room for it. */
+    if (clipped)
+        duet__sbuf_printf(&b,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\" %s>curves clipped at the "
+                          "axis' top</text><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\" %s>(%.4g "
+                          "ms, past 3x the best)</text>\n",
+                          left + pw + 14, ly + 8, FONT, left + pw + 14, ly + 22, FONT, y1);
     /* Mark the best configuration (circle) and the static default (square). */
     duet__sbuf_printf(&b,
                       "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",

@@ -4,10 +4,14 @@
 the whole window, its first and its last second, the median power (W), the highest temperature
 (C) and how many samples carried each clock-event reason (the driver's bit mask).
   tools/clocks_summary.py [--label L] [--json OUT.json] [--svg OUT.svg] [LABEL=]FILE...
+  tools/clocks_summary.py --from-json CLOCKS.json [--svg OUT.svg] [LABEL=]WINDOW...
 --json writes every window with the file's whole series (seconds from the first busy sample, SM
-clock, power); --svg draws the series, SM clock above and power below, one line per file."""
+clock, power); --svg draws the series, SM clock above and power below, one line per file.
+--from-json reads the windows of such a file instead of sampling files: each WINDOW names one by
+its label (LABEL= relabels it), so a picture can be drawn again from the committed JSON."""
 import argparse
 import csv
+import html
 import json
 import math
 import os
@@ -97,42 +101,61 @@ COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
            "#bcbd22"]
 
 
+def axis(lo, hi, target):
+    """A round step (nice_step) and the round ticks at or past lo and hi: the axis' ends."""
+    step = nice_step(hi - lo, target)
+    return step, math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+
+
+def ticks(lo, hi, step):
+    """The multiples of step from lo to hi (at most 1000 of them)."""
+    k0 = round(lo / step)
+    return [k * step for k in range(k0, k0 + 1000) if k * step <= hi + 1e-9 * step]
+
+
 def svg(windows, path, title):
-    """SM clock (MHz) and power (W) against seconds from each run's first busy sample."""
-    w, h, left, top, panel, gap = 1000, 575, 70, 50, 190, 60
-    # From just before the first busy sample to just after the last one: the idle time around a
-    # run (process start, context creation) drops the clock to idle and says nothing.
-    x0, x1 = -0.4, max(win["busy_s"] for win in windows) + 0.2 + 0.6
+    """SM clock (MHz) and power (W) against seconds from each run's first busy sample. Every axis
+    runs between round ticks (1, 2 or 5 x 10^k) at or past its data: the time from just before the
+    first busy sample to just after the last one, the clock over the busy samples (the idle clock
+    before a run is far below and says nothing: such samples are drawn on the panel's floor, and a
+    note says so), the power from 0."""
+    w, left, top, panel, gap = 1000, 70, 50, 190, 60
+    h = top + 2 * panel + gap + 62  # the axis' numbers, its title and the note on sampling under it
+    # The idle time around a run (process start, context creation) drops the clock to idle and
+    # says nothing: the window starts 0.4 s before the first busy sample, ends 0.8 s after the last.
+    step, x0, x1 = axis(-0.4, max(win["busy_s"] for win in windows) + 0.8, 8)
     windows = [dict(win, series=[p for p in win["series"] if x0 <= p[0] <= x1]) for win in windows]
+    busy = [p[1] for win in windows for p in win["series"] if 0 <= p[0] <= win["busy_s"] and p[1] is not None]
+    allc = [p[1] for win in windows for p in win["series"] if p[1] is not None]
+    power = [p[2] for win in windows for p in win["series"] if p[2] is not None]
+    cstep, clo, chi = axis(min(busy or allc or [0]), max(allc or [1]), 5)
+    pstep, plo, phi = axis(0.0, max(power or [1]), 5)
+    below = [v for v in allc if v < clo]
     pw = w - left - 290
-    panels = [("SM clock, MHz", 1, 1200.0, 2000.0, top), ("power, W", 2, 0.0, 800.0, top + panel + gap)]
+    panels = [("SM clock, MHz", 1, clo, chi, cstep, top), ("power, W", 2, plo, phi, pstep, top + panel + gap)]
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{left}" y="24" font-size="14">{title}</text>']
-    for name, idx, lo, hi, y in panels:
+           f'<text x="{left}" y="24" font-size="14">{html.escape(title)}</text>']
+    for name, idx, lo, hi, ystep, y in panels:
         out.append(f'<rect x="{left}" y="{y}" width="{pw}" height="{panel}" fill="none" stroke="#999"/>')
         out.append(f'<text x="{left}" y="{y - 6}">{name}</text>')
-        for k in range(5):
-            v = lo + (hi - lo) * k / 4
-            yy = y + panel - panel * k / 4
-            out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:.0f}</text>')
+        for v in ticks(lo, hi, ystep):
+            yy = y + panel - panel * (v - lo) / (hi - lo)
+            out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:g}</text>')
             out.append(f'<line x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>')
         for i, win in enumerate(windows):
             line = " ".join(f"{left + pw * (p[0] - x0) / (x1 - x0):.1f},"
                             f"{y + panel - panel * (min(max(p[idx], lo), hi) - lo) / (hi - lo):.1f}"
                             for p in win["series"] if p[idx] is not None)
             out.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[i % len(COLOURS)]}" stroke-width="1.5"/>')
+    if below:
+        out.append(f'<text x="{left + pw}" y="{top - 6}" text-anchor="end" font-size="10" fill="#555">'
+                   f'samples below {clo:g} MHz (idle, before a run: {min(below):g} MHz) drawn on the floor</text>')
     ybot = top + 2 * panel + gap
-    # Round ticks (1, 2 or 5 x 10^k seconds) at their multiples inside the window, with a grid line
-    # through both panels, rather than the window's ends cut into fifths.
-    step = nice_step(x1 - x0, 8)
-    k0 = math.ceil(x0 / step - 1e-9)
-    for k in range(k0, k0 + 1000):
-        v = k * step
-        if v > x1 + 1e-9:
-            break
+    # Round ticks with a grid line through both panels, rather than the window's ends cut into fifths.
+    for v in ticks(x0, x1, step):
         px = left + pw * (v - x0) / (x1 - x0)
-        for _, _, _, _, y in panels:
+        for *_, y in panels:
             out.append(f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{y}" y2="{y + panel}" stroke="#eee"/>')
         out.append(f'<text x="{px:.1f}" y="{ybot + 16}" text-anchor="middle">{v:g}</text>')
     out.append(f'<text x="{left + pw / 2}" y="{ybot + 34}" text-anchor="middle">seconds from the first busy sample'
@@ -143,7 +166,7 @@ def svg(windows, path, title):
         y = top + 14 + 18 * i
         out.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{y - 4}" y2="{y - 4}" '
                    f'stroke="{COLOURS[i % len(COLOURS)]}" stroke-width="3"/>')
-        out.append(f'<text x="{left + pw + 38}" y="{y}">{win["label"]}: {win["sm_mhz_median"]:.0f} MHz</text>')
+        out.append(f'<text x="{left + pw + 38}" y="{y}">{html.escape(win["label"])}: {win["sm_mhz_median"]:.0f} MHz</text>')
     out.append("</svg>")
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(out) + "\n")
@@ -156,21 +179,38 @@ def main():
     ap.add_argument("--json", help="write the windows and their series to this file")
     ap.add_argument("--svg", help="draw the series (SM clock, power) to this file")
     ap.add_argument("--title", default="SM clock and power while a GEMM runs back to back")
+    ap.add_argument("--from-json", metavar="CLOCKS.json", help="read the windows of this file (--json's format)")
     ap.add_argument("files", nargs="+", metavar="[LABEL=]FILE")
     a = ap.parse_args()
     for o in (a.json, a.svg):
         if o and not os.path.isdir(os.path.dirname(o) or "."):
             ap.error(f"{o}: no such folder")
-    for arg in a.files:
-        if not os.path.isfile(arg.rpartition("=")[2]):
-            ap.error(f"{arg.rpartition('=')[2]}: no such file")
     out = []
-    for arg in a.files:
-        label, _, path = arg.rpartition("=")
-        w = summarise(path, label or a.label or path)
-        print(line(w))
-        if not isinstance(w, str):
-            out.append(w)
+    if a.from_json:
+        try:
+            with open(a.from_json) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            ap.error(f"{a.from_json}: {e}")
+        if not isinstance(doc, dict) or doc.get("format") != "duet-clocks/1":
+            ap.error(f"{a.from_json}: not a duet-clocks/1 file")
+        windows = {w.get("label"): w for w in doc.get("windows", []) if isinstance(w, dict)}
+        for arg in a.files:
+            label, _, name = arg.rpartition("=")
+            if name not in windows:
+                ap.error(f"{a.from_json}: no window labelled {name!r} (there are: {', '.join(sorted(windows))})")
+            out.append(dict(windows[name], label=label or name))
+            print(line(out[-1]))
+    else:
+        for arg in a.files:
+            if not os.path.isfile(arg.rpartition("=")[2]):
+                ap.error(f"{arg.rpartition('=')[2]}: no such file")
+        for arg in a.files:
+            label, _, path = arg.rpartition("=")
+            w = summarise(path, label or a.label or path)
+            print(line(w))
+            if not isinstance(w, str):
+                out.append(w)
     if a.svg and out:
         svg(out, a.svg, a.title)
     if a.json:

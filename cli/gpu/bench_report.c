@@ -334,41 +334,22 @@ duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows,
     return bench_json_end(o, path);
 }
 
-/* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone). */
+/* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone); the
+ * picture is cli/bench_plot.c's, which `duet bench-plot` also draws from the JSON file. */
 duet_status_t bench_write_svg(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const char *path)
 {
-    duet__hbar_row_t *bars = calloc(n ? n : 1, sizeof(*bars));
+    cli_bench_bar_t *bars = calloc(n ? n : 1, sizeof(*bars));
     if (bars == NULL)
         return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate the rows of %zu workloads", path, n);
     for (size_t i = 0; i < n; i++) {
         duet_bench_derived_t d;
         duet_bench_derive(&rows[i], &d);
-        const duet_workload_t *w = &rows[i].wl;
-        duet__hbar_row_t *b = &bars[i];
-        snprintf(b->label, sizeof(b->label), "%lldx%lldx%lld %s %lldx%lld", (long long)w->m, (long long)w->n,
-                 (long long)w->k, duet_collective_name(w->coll), (long long)w->mc, (long long)w->nc);
-        b->v[0] = d.best_base_ms / d.bound_ms;
-        b->v[1] = d.best_duet_ms / d.bound_ms;
-        snprintf(b->note, sizeof(b->note), "%.2fx", isfinite(b->v[0] / b->v[1]) ? b->v[0] / b->v[1] : 0);
+        bars[i].wl = rows[i].wl;
+        bars[i].vendor_over_bound = d.best_base_ms / d.bound_ms;
+        bars[i].duet_over_bound = d.best_duet_ms / d.bound_ms;
     }
-    char title[256], legend0[256];
-    snprintf(title, sizeof(title),
-             "%s x%d: makespan / max(GEMM alone, collective alone), vendor best practice vs duet best", e->gpu->name,
-             e->world);
-    snprintf(legend0, sizeof(legend0), "best of sequential, two streams, carve-outs (%s)",
-             duet_baseline_describe(duet_measure_baseline(e->m)));
-    duet__hbars_t chart = {
-        .title = title,
-        .legend = {legend0, "best duet mode (fused, concurrent or vendor); the label is vendor / duet"},
-        .colour = {"#9d9d9d", "#4c78a8"},
-        .ref = 1.0,
-        .label_w = 330,
-        .xlabel = "makespan / bound (bound = max(GEMM alone, collective alone); 1 = perfect overlap)",
-        .n = n,
-        .rows = bars};
-    /* The axis ends at the first round tick past the longest bar, not at a fixed 2.5. */
-    duet__hbars_auto_axis(&chart);
-    duet_status_t st = duet__svg_hbars_write(&chart, path);
+    duet_status_t st =
+        cli_bench_svg_write(bars, n, e->gpu->name, e->world, duet_baseline_describe(duet_measure_baseline(e->m)), path);
     free(bars);
     return st;
 }
