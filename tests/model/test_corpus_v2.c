@@ -115,3 +115,66 @@ Test(corpus_v2, a_committed_corpus_validates_the_same_through_v2, .timeout = 60)
     }
     unlink(v2);
 }
+
+/*
+ * Any time, not only a measured one: ms -> us -> ms may move a double by one unit in the last place
+ * (a double in ms is not always a double in us divided by 1000), never more, and after one save and
+ * load the corpus is a fixed point. 3000 times spread over 1e-6 .. 1e6 ms (splitmix64, seed 26).
+ */
+Test(corpus_v2, any_time_moves_at_most_one_ulp_then_stays, .timeout = 60)
+{
+    duet_corpus_t c;
+    duet_corpus_init(&c);
+    snprintf(c.device, sizeof(c.device), "d");
+    snprintf(c.arch, sizeof(c.arch), "sm_90");
+    c.sms = 132;
+    c.world = 1;
+    c.repeats = 1;
+    duet_hw_t hw = t_hw("h200");
+    uint64_t s = 26;
+    int moved = 0;
+    for (int i = 0; i < 3000; i++) {
+        duet_corpus_row_t r;
+        memset(&r, 0, sizeof(r));
+        r.kind = DUET_ROW_GEMM_ALONE;
+        r.wl = t_wl(64 + i, 64, 64, DUET_COLL_NONE, 0, 0, 1);
+        r.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+        r.cfg.gemm_wgs = r.cfg.num_wgs;
+        r.cfg.comm_wgs = 0;
+        r.ok = 1;
+        r.repeats = 1;
+        s += UINT64_C(0x9e3779b97f4a7c15);
+        uint64_t z = s;
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        z ^= z >> 31;
+        r.ms = r.min_ms = r.max_ms = pow(10.0, -6.0 + 12.0 * (double)(z >> 11) / 9007199254740992.0);
+        cr_assert_eq(duet_corpus_add(&c, &r), DUET_OK);
+    }
+    char p1[128], p2[128];
+    t_tmp_path(p1, sizeof(p1), "any1.json");
+    t_tmp_path(p2, sizeof(p2), "any2.json");
+    duet_corpus_t a, b;
+    cr_assert_eq(duet_corpus_save(&c, p1), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_corpus_load(p1, &a), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_corpus_save(&a, p2), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_corpus_load(p2, &b), DUET_OK, "%s", duet_last_error());
+    for (size_t i = 0; i < c.n; i++) {
+        double x = c.rows[i].ms, y = a.rows[i].ms;
+        cr_assert(y == x || y == nextafter(x, INFINITY) || y == nextafter(x, -INFINITY), "row %zu: %.17g -> %.17g", i,
+                  x, y);
+        moved += y != x;
+        cr_assert_eq(b.rows[i].ms, y, "row %zu: not a fixed point", i);
+    }
+    char *t1 = t_slurp(p1), *t2 = t_slurp(p2);
+    cr_assert_str_eq(t1, t2, "the second save wrote the same bytes");
+    /* About 2 % of arbitrary doubles have no double in us that divides back to them. */
+    cr_assert_lt(moved, 300, "%d of 3000 moved", moved);
+    free(t1);
+    free(t2);
+    unlink(p1);
+    unlink(p2);
+    duet_corpus_free(&a);
+    duet_corpus_free(&b);
+    duet_corpus_free(&c);
+}
