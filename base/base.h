@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "duet/status.h"
 
@@ -157,6 +158,32 @@ void duet__sbuf_xml(duet__sbuf_t *b, const char *s);
  * \u00XX, so that any C string (a label, a device name) reads back as itself.
  */
 void duet__json_str(duet__sbuf_t *b, const char *s);
+
+/*
+ * CSV (base/csv.c), the one writer of every table duet writes as CSV: fields separated by commas,
+ * RFC 4180 quoting (a field holding a comma, a double quote, CR or LF, or with a space at either
+ * end, goes in double quotes with its double quotes doubled), records ending in "\n". A write
+ * error sticks in `err`; the caller checks it (or the stream) when done.
+ */
+typedef struct duet__csv {
+    FILE *f;
+    int fields; /* fields written in the current record */
+    int err;
+} duet__csv_t;
+
+void duet__csv_init(duet__csv_t *c, FILE *f);
+/** One field: the text as it is (NULL: empty), quoted when it must be. */
+void duet__csv_str(duet__csv_t *c, const char *s);
+/** One field formatted as printf does (a number: "%.3f"), then written as duet__csv_str() writes it. */
+void duet__csv_printf(duet__csv_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** A number as the shortest text that reads back as exactly `v`; an empty field when `v` is not finite. */
+void duet__csv_num(duet__csv_t *c, double v);
+/** A number in a printf format taking one double ("%.3f"); an empty field when `v` is not finite. */
+void duet__csv_num_fmt(duet__csv_t *c, const char *fmt, double v);
+/** A header record: each name a field, then the end of the record. */
+void duet__csv_names(duet__csv_t *c, const char *const *names, size_t n);
+/** End the record. */
+void duet__csv_end(duet__csv_t *c);
 
 /*
  * A chart of horizontal bar pairs (base/plot.c): one row per item, its two values as bars on an

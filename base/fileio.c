@@ -174,7 +174,7 @@ static duet_status_t duet__target_resolve(const char *path, duet__target_t *t)
             if (errno != ENOENT) {
                 int e = errno;
                 free(cur);
-                return duet__error(DUET_ERR_IO, "%s: %s", path, strerror(e));
+                return duet__error(e == ENOTDIR ? DUET_ERR_NOT_FOUND : DUET_ERR_IO, "%s: %s", path, strerror(e));
             }
             break; /* nothing there: a new file (a missing folder is reported when creating it) */
         }
@@ -356,7 +356,10 @@ static duet_status_t duet__replace(const char *shown, const duet__target_t *t, c
                  (unsigned long long)duet__tmp_random());
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && (errno != EEXIST || attempt == 99)) {
-            status = duet__error(DUET_ERR_IO, "%s: cannot create a file in %s: %s", shown, dir, strerror(errno));
+            /* A folder that does not exist is the caller's input (a mistyped -o path), not a failure
+             * of the machine: DUET_ERR_NOT_FOUND, which the command line reports with exit status 2. */
+            status = duet__error(errno == ENOENT || errno == ENOTDIR ? DUET_ERR_NOT_FOUND : DUET_ERR_IO,
+                                 "%s: cannot create a file in %s: %s", shown, dir, strerror(errno));
             goto out_free;
         }
     }

@@ -1,9 +1,10 @@
 /*
  * The calibration layer's JSON: one writer of the metrics object (duet_cal_metrics_t), of the
  * noise floor and of a fit, shared by the documents that hold them: the fit report
- * ("duet-calibration/1", `duet calibrate fit --report`), the validation ("duet-validation/1",
+ * ("duet-calibration/2", `duet calibrate fit --report`), the validation ("duet-validation/1",
  * `duet validate --json`) and the selection ("duet-selection/1", `duet calibrate select
- * --json`). docs/calibration.md describes them.
+ * --json`). docs/calibration.md describes them. Times are microseconds, under keys ending in _us
+ * (duet-calibration/1 had the run times in seconds, wall_s).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -77,7 +78,7 @@ static cJSON *duet__cal_fit_json(const duet_cal_fit_t *fit)
     duet__num(o, "rms_log_start", fit->rms_log_start);
     duet__num(o, "rms_log_end", fit->rms_log_end);
     cJSON_AddNumberToObject(o, "evaluations", (double)fit->evaluations);
-    duet__num(o, "wall_s", fit->wall_s);
+    duet__num(o, "wall_us", fit->wall_s * 1e6);
     cJSON *arr = cJSON_AddArrayToObject(o, "params");
     for (int32_t j = 0; j < fit->n_params; j++) {
         const duet_cal_param_result_t *r = &fit->params[j];
@@ -181,7 +182,7 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
     cJSON_AddNumberToObject(o, "rows", (double)rep->rows_total);
     cJSON_AddNumberToObject(o, "rows_failed", (double)rep->rows_failed);
     cJSON_AddNumberToObject(o, "shapes", rep->shapes);
-    duet__num(o, "wall_s", rep->wall_s);
+    duet__num(o, "wall_us", rep->wall_s * 1e6);
     cJSON *d = cJSON_AddObjectToObject(o, "definitions");
     cJSON_AddStringToObject(d, "ape", "|pred/meas - 1| over measured op rows (fractions: 0.05 = 5 %)");
     cJSON_AddStringToObject(d, "exact_pick", "share of shapes whose predicted best configuration is the measured best");

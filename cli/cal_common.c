@@ -2,6 +2,7 @@
  * What `duet calibrate fit` and `duet validate` share (cli/cal_common.h): corpus arguments,
  * progress, --rows, the --hw profile, and the accuracy tables.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,9 @@ int cli_rows_open(const char *cmd, const char *path, duet_cal_rows_csv_t **csv_p
     *csv_p = NULL;
     if (path == NULL)
         return CLI_EXIT_OK;
+    int rc = cli_out_check(cmd, "--rows", path); /* a folder that does not exist, before the work */
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (duet_cal_rows_csv_open(path, csv_p) < 0) {
         cli_error(cmd, "--rows: %s", duet_last_error());
         return CLI_EXIT_FAILED;
@@ -132,11 +136,16 @@ int cli_rows_open(const char *cmd, const char *path, duet_cal_rows_csv_t **csv_p
     return CLI_EXIT_OK;
 }
 
-int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv)
+int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv, int rc)
 {
-    if (duet_cal_rows_csv_close(csv) < 0) {
+    if (rc != CLI_EXIT_OK) {
+        duet_cal_rows_csv_abort(csv);
+        return rc;
+    }
+    duet_status_t st = duet_cal_rows_csv_close(csv);
+    if (st < 0) {
         cli_error(cmd, "--rows: %s", duet_last_error());
-        return CLI_EXIT_FAILED;
+        return st == DUET_ERR_NOT_FOUND || st == DUET_ERR_INVALID_ARG ? CLI_EXIT_USAGE : CLI_EXIT_FAILED;
     }
     return CLI_EXIT_OK;
 }
@@ -151,73 +160,113 @@ const char *cli_pct(double v, char *buf, size_t n)
     return buf;
 }
 
+/* The rows of the accuracy table: the label people read, the key of the metrics object in the JSON
+ * documents (calibrate/json.c; topk_cover.K for the top-k shares), and whether it is a count. */
+static const struct {
+    const char *label, *key;
+    int count;
+} cli_metric_rows[] = {
+    {"op rows predicted", "op_rows", 1},
+    {"makespan error, median", "ape_median", 0},
+    {"makespan error, p95", "ape_p95", 0},
+    {"shapes ranked", "shapes", 1},
+    {"exact pick", "exact_pick", 0},
+    {"pick within 8 CTAs (same mode, tile)", "pick_within8", 0},
+    {"pick within 8 CTAs (same mode)", "pick_within8_loose", 0},
+    {"regret of the pick, median", "regret_median", 0},
+    {"regret of the pick, mean", "regret_mean", 0},
+    {"regret of the pick, p95", "regret_p95", 0},
+    {"top-1 within 3 % of the best", "topk_cover.1", 0},
+    {"top-4 within 3 % of the best", "topk_cover.4", 0},
+    {"top-8 within 3 % of the best", "topk_cover.8", 0},
+    {"alone rows predicted", "alone_rows", 1},
+    {"alone-row error, median", "alone_ape_median", 0},
+    {"alone-row error, p95", "alone_ape_p95", 0},
+};
+#define CLI_METRIC_ROWS (sizeof(cli_metric_rows) / sizeof(cli_metric_rows[0]))
+
+/* Row i of the table for one model: a count or a fraction. */
+static double cli_metric_value(const duet_cal_metrics_t *m, size_t i)
+{
+    const double v[CLI_METRIC_ROWS] = {(double)m->op_rows,
+                                       m->ape_median,
+                                       m->ape_p95,
+                                       m->shapes,
+                                       m->exact_pick,
+                                       m->pick_within8,
+                                       m->pick_within8_loose,
+                                       m->regret_median,
+                                       m->regret_mean,
+                                       m->regret_p95,
+                                       m->topk_cover[0],
+                                       m->topk_cover[1],
+                                       m->topk_cover[2],
+                                       (double)m->alone_rows,
+                                       m->alone_ape_median,
+                                       m->alone_ape_p95};
+    return v[i];
+}
+
 /* The accuracy table, one column per model. */
-void cli_metrics_table(const cli_column_t *col, int ncol)
+void cli_metrics_table(FILE *f, const cli_column_t *col, int ncol)
 {
     char b[32];
-    printf("%-38s", "");
+    fprintf(f, "%-38s", "");
     for (int c = 0; c < ncol; c++)
-        printf(" %16s", col[c].title);
-    printf("\n");
-#define CLI_ROW(label, expr)                                                                                           \
-    do {                                                                                                               \
-        printf("%-38s", label);                                                                                        \
-        for (int c = 0; c < ncol; c++) {                                                                               \
-            const duet_cal_metrics_t *m = col[c].m;                                                                    \
-            printf(" %16s", m ? cli_pct((expr), b, sizeof(b)) : "-");                                                  \
-        }                                                                                                              \
-        printf("\n");                                                                                                  \
-    } while (0)
-#define CLI_COUNT(label, expr)                                                                                         \
-    do {                                                                                                               \
-        printf("%-38s", label);                                                                                        \
-        for (int c = 0; c < ncol; c++) {                                                                               \
-            const duet_cal_metrics_t *m = col[c].m;                                                                    \
-            if (m)                                                                                                     \
-                printf(" %16lld", (long long)(expr));                                                                  \
-            else                                                                                                       \
-                printf(" %16s", "-");                                                                                  \
-        }                                                                                                              \
-        printf("\n");                                                                                                  \
-    } while (0)
-    CLI_COUNT("op rows predicted", m->op_rows);
-    CLI_ROW("makespan error, median", m->ape_median);
-    CLI_ROW("makespan error, p95", m->ape_p95);
-    CLI_COUNT("shapes ranked", m->shapes);
-    CLI_ROW("exact pick", m->exact_pick);
-    CLI_ROW("pick within 8 CTAs (same mode, tile)", m->pick_within8);
-    CLI_ROW("pick within 8 CTAs (same mode)", m->pick_within8_loose);
-    CLI_ROW("regret of the pick, median", m->regret_median);
-    CLI_ROW("regret of the pick, mean", m->regret_mean);
-    CLI_ROW("regret of the pick, p95", m->regret_p95);
-    CLI_ROW("top-1 within 3 % of the best", m->topk_cover[0]);
-    CLI_ROW("top-4 within 3 % of the best", m->topk_cover[1]);
-    CLI_ROW("top-8 within 3 % of the best", m->topk_cover[2]);
-    CLI_COUNT("alone rows predicted", m->alone_rows);
-    CLI_ROW("alone-row error, median", m->alone_ape_median);
-    CLI_ROW("alone-row error, p95", m->alone_ape_p95);
-#undef CLI_ROW
-#undef CLI_COUNT
+        fprintf(f, " %16s", col[c].title);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < CLI_METRIC_ROWS; i++) {
+        fprintf(f, "%-38s", cli_metric_rows[i].label);
+        for (int c = 0; c < ncol; c++) {
+            if (col[c].m == NULL)
+                fprintf(f, " %16s", "-");
+            else if (cli_metric_rows[i].count)
+                fprintf(f, " %16lld", (long long)cli_metric_value(col[c].m, i));
+            else
+                fprintf(f, " %16s", cli_pct(cli_metric_value(col[c].m, i), b, sizeof(b)));
+        }
+        fprintf(f, "\n");
+    }
+}
+
+void cli_metrics_csv(FILE *f, const cli_column_t *col, int ncol)
+{
+    duet__csv_t c;
+    duet__csv_init(&c, f);
+    duet__csv_str(&c, "key");
+    duet__csv_str(&c, "metric");
+    for (int k = 0; k < ncol; k++)
+        duet__csv_str(&c, col[k].key);
+    duet__csv_end(&c);
+    for (size_t i = 0; i < CLI_METRIC_ROWS; i++) {
+        duet__csv_str(&c, cli_metric_rows[i].key);
+        duet__csv_str(&c, cli_metric_rows[i].label);
+        for (int k = 0; k < ncol; k++)
+            duet__csv_num(&c, col[k].m != NULL ? cli_metric_value(col[k].m, i) : NAN);
+        duet__csv_end(&c);
+    }
 }
 
 /* The noise floor, after the table: what the measurements allow any model. */
-void cli_noise_lines(const duet_cal_noise_t *nz)
+void cli_noise_lines(FILE *f, const duet_cal_noise_t *nz)
 {
     char a[32], b[32], c[32], d[32];
-    printf("\nnoise floor (the rows' own spread, %d shapes): runner-up within the best's slowest run in %s of shapes, "
-           "within 1 %% in %s; median gap to the runner-up %s; median run spread (max - min) / median %s.\n",
-           (int)nz->shapes, cli_pct(nz->runner_up_in_spread, a, sizeof(a)),
-           cli_pct(nz->runner_up_within_1pct, b, sizeof(b)), cli_pct(nz->gap_median, c, sizeof(c)),
-           cli_pct(nz->row_spread_median, d, sizeof(d)));
-    printf("column \"noise floor\": a perfect model ranking one simulated re-measurement, scored against another "
-           "(%d pairs); drift between points is not included, so no model can be expected to beat it.\n",
-           (int)nz->pairs);
+    fprintf(f,
+            "\nnoise floor (the rows' own spread, %d shapes): runner-up within the best's slowest run in %s of "
+            "shapes, within 1 %% in %s; median gap to the runner-up %s; median run spread (max - min) / median %s.\n",
+            (int)nz->shapes, cli_pct(nz->runner_up_in_spread, a, sizeof(a)),
+            cli_pct(nz->runner_up_within_1pct, b, sizeof(b)), cli_pct(nz->gap_median, c, sizeof(c)),
+            cli_pct(nz->row_spread_median, d, sizeof(d)));
+    fprintf(f,
+            "column \"noise floor\": a perfect model ranking one simulated re-measurement, scored against another "
+            "(%d pairs); drift between points is not included, so no model can be expected to beat it.\n",
+            (int)nz->pairs);
 }
 
 /* Print one fit's parameters. */
-void cli_fit_params(const duet_cal_fit_t *fit)
+void cli_fit_params(FILE *f, const duet_cal_fit_t *fit)
 {
-    printf("%-24s %12s %12s %12s %-14s %s\n", "constant", "start", "fitted", "+- stderr", "unit", "note");
+    fprintf(f, "%-24s %12s %12s %12s %-14s %s\n", "constant", "start", "fitted", "+- stderr", "unit", "note");
     for (int32_t j = 0; j < fit->n_params; j++) {
         const duet_cal_param_result_t *r = &fit->params[j];
         const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
@@ -234,7 +283,7 @@ void cli_fit_params(const duet_cal_fit_t *fit)
             snprintf(note, sizeof(note), "undetermined: the rows do not constrain it here");
         else if (r->corr_field >= 0 && (r->corr > 0.95 || r->corr < -0.95))
             snprintf(note, sizeof(note), "correlated %+.2f with %s", r->corr, duet_hw_field_info(r->corr_field)->key);
-        printf("%-24s %12.5g %12.5g %12s %-14s %s\n", fi->key, r->start, r->value, se, fi->unit, note);
+        fprintf(f, "%-24s %12.5g %12.5g %12s %-14s %s\n", fi->key, r->start, r->value, se, fi->unit, note);
     }
 }
 

@@ -46,9 +46,9 @@ typedef struct cli_progress {
     double last_print;
 } cli_progress_t;
 
-/* A column of the accuracy table: a model's metrics under a title. */
+/* A column of the accuracy table: a model's metrics under a title (text) and a key (CSV header). */
 typedef struct cli_column {
-    const char *title;
+    const char *title, *key;
     const duet_cal_metrics_t *m; /* NULL: not available */
 } cli_column_t;
 
@@ -69,21 +69,30 @@ void cli_progress_fn(void *arg, const duet_cal_progress_t *p);
 void cli_progress_init(cli_progress_t *pr, int quiet);
 void cli_progress_end(cli_progress_t *pr);
 
-/** Open --rows (NULL path: none) and close it, with the command's error line. @return an exit code. */
+/**
+ * Open --rows (NULL path: none; a folder that does not exist: exit 2 before the work) and close
+ * it: written when `rc` is CLI_EXIT_OK, else dropped. @return an exit code, reported.
+ */
 int cli_rows_open(const char *cmd, const char *path, duet_cal_rows_csv_t **csv_p);
-int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv);
+int cli_rows_close(const char *cmd, duet_cal_rows_csv_t *csv, int rc);
 
 /** The profile of --hw, or exit 2 with "--hw: <why>". */
 int cli_load_hw(const char *cmd, const char *arg, duet_hw_t *hw);
 
 /** A fraction as a percentage, or "-" when it is undefined. */
 const char *cli_pct(double v, char *buf, size_t n);
-/** The accuracy table, one column per model. */
-void cli_metrics_table(const cli_column_t *col, int ncol);
+/** The accuracy table, one column per model (fractions as percentages). */
+void cli_metrics_table(FILE *f, const cli_column_t *col, int ncol);
+/**
+ * The same table as CSV: columns key (the metric's key in the JSON documents), metric (the
+ * table's label), then one per model (its `key`), fractions as fractions (0.05 = 5 %), an empty
+ * field where a model has no value.
+ */
+void cli_metrics_csv(FILE *f, const cli_column_t *col, int ncol);
 /** The noise floor, after the table. */
-void cli_noise_lines(const duet_cal_noise_t *nz);
+void cli_noise_lines(FILE *f, const duet_cal_noise_t *nz);
 /** One fit's parameters. */
-void cli_fit_params(const duet_cal_fit_t *fit);
+void cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
 
 /**
  * One of the options `calibrate fit` and `calibrate select` share: -h, --corpus, --hw, --max-iter,

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "base/base.h"
 #include "duet/duet.h"
 
 /* Exit codes (documented in `duet --help`). */
@@ -34,6 +35,7 @@ enum {
     OPT_JSON,
     OPT_HELP,
     OPT_COMM_BYTES,
+    OPT_CSV,
     OPT_FIRST_PRIVATE /* subcommands number their own options from here */
 };
 
@@ -70,7 +72,7 @@ typedef struct cli_common {
     const char *tile_arg, *comm_tile_arg;
     int64_t comm_bytes; /* --comm-bytes; 0: not given */
     duet_config_t cfg;
-    int json;
+    int json, csv; /* --json, --csv */
 } cli_common_t;
 
 void cli_common_init(cli_common_t *c);
@@ -132,6 +134,31 @@ int cli_parse_trace_format(const char *cmd, const char *arg, int *chrome);
 duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, const duet_hw_t *hw, int chrome,
                               const char *path);
 
+/*
+ * The result of every command that prints one, in one of three formats: text (tables for people,
+ * the unit of each time in its column's header), --json (an object with a "schema": "duet-<what>/<N>"
+ * member, every time in microseconds under a key ending in _us) or --csv (the table's rows, RFC 4180,
+ * a header record first, times in microseconds). -o FILE puts whichever it is in FILE instead of
+ * standard output, through the careful writer (base/fileio.c: atomic; a failed command leaves FILE
+ * as it was).
+ */
+/** --json and --csv together are a usage error (exit 2, one line). @return CLI_EXIT_OK or CLI_EXIT_USAGE. */
+int cli_out_formats(const char *cmd, int json, int csv);
+/** The output flags a command takes: --json, --csv, -o FILE (NULL: standard output). */
+typedef struct cli_outopt {
+    int json, csv;
+    const char *path;
+} cli_outopt_t;
+/* getopt_long entries of those flags (-o is also the short option 'o'). */
+#define CLI_OUTPUT_LONGOPTS                                                                                            \
+    {"json", no_argument, NULL, OPT_JSON}, {"csv", no_argument, NULL, OPT_CSV},                                        \
+    {                                                                                                                  \
+        "output", required_argument, NULL, 'o'                                                                         \
+    }
+/** Take `opt` when it is --json, --csv or -o. @return 1 when taken, 0 when it is another option. */
+int cli_out_option(cli_outopt_t *o, int opt, const char *arg);
+/** cli_out_formats() and cli_out_check() of the flags, before the work. @return an exit code (reported). */
+int cli_out_validate(const char *cmd, const cli_outopt_t *o);
 /**
  * Where a command's result goes: standard output, or (with -o FILE) a memory stream that
  * cli_out_close() writes to FILE atomically, so a failed command leaves FILE as it was.
@@ -142,10 +169,21 @@ typedef struct cli_out {
     size_t len;
     const char *path;
 } cli_out_t;
-/** Open the result's stream. @return an exit code (reported). */
+/**
+ * Check that an output file (`opt` FILE: -o, --rows, --report) can be written before the work
+ * starts: its folder exists (else exit 2, "<opt>: FOLDER: no such folder"), so that a mistyped path
+ * costs nothing. NULL: nothing to check.
+ * @return an exit code (reported).
+ */
+int cli_out_check(const char *cmd, const char *opt, const char *path);
+/** Open the result's stream (cli_out_check() first). @return an exit code (reported). */
 int cli_out_open(cli_out_t *o, const char *cmd, const char *path);
 /** Write the result to its file when `rc` is CLI_EXIT_OK, release it. @return rc or the write's exit code. */
 int cli_out_close(cli_out_t *o, const char *cmd, int rc);
+/** Print a JSON document on o->f with a final newline and delete it. @return an exit code (reported). */
+int cli_out_json(cli_out_t *o, const char *cmd, struct cJSON *doc);
+/** The CSV writer (base/csv.c) on the result's stream. */
+void cli_out_csv(cli_out_t *o, duet__csv_t *csv);
 
 /** Format a byte count with a decimal unit ("16.8 MB"). */
 const char *cli_bytes(double b, char *buf, size_t n);

@@ -116,45 +116,65 @@ static duet_status_t bench_run(duet_sim_ws_t *ws, const bench_case_t *bc, long l
     return DUET_OK;
 }
 
+static void cmd_bench_sim_usage(FILE *f)
+{
+    fprintf(f, "usage: duet bench-sim [--repeat N] [--json|--csv] [-o FILE]\n"
+               "\n"
+               "Times the simulator's sweeps on this machine, one thread, N runs each (default 15), and prints\n"
+               "per sweep the median, fastest and slowest time, the events and events per second, and per\n"
+               "policy the events per second over its sweeps:\n"
+               "  frozen-a/b/c  the reference design's split sweep (policy frozen, 304 CUs, gemm_wgs 38..302\n"
+               "                step 8, five tiles): 4096^3 + 2 MB all_gather at W = 2, 8192^3 + 16 MB\n"
+               "                all_gather at W = 8, 16384^3 + 16 MB all_reduce at W = 8\n"
+               "  fluid         every split, five tiles, both modes, 8192^3 + 64 MB all_gather on h200\n"
+               "The reference predictor's own times for frozen-a/b/c follow as a figure with the machine they\n"
+               "were measured on; they are not compared with this run. Times depend on the machine and its\n"
+               "load (the load average at the start is printed).\n"
+               "\n"
+               "options:\n"
+               "  --repeat N            runs of each sweep (default 15)\n"
+               "  --json                the result as JSON (schema duet-bench-sim/1, times in us)\n"
+               "  --csv                 the per-sweep table as CSV (times in us)\n"
+               "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
+               "  -h, --help            this text\n"
+               "\n"
+               "examples:\n"
+               "  duet bench-sim\n"
+               "  duet bench-sim --repeat 5 --csv -o bench-sim.csv\n");
+}
+
+static const char *const cmd_bench_sim_cols[] = {"case",   "policy", "hw",     "configs",           "median_us",
+                                                 "min_us", "max_us", "events", "events_per_second", "us_per_config"};
+
 int cmd_bench_sim(int argc, char **argv)
 {
     static const struct option longopts[] = {{"repeat", required_argument, NULL, OPT_REPEAT},
-                                             {"json", no_argument, NULL, OPT_JSON},
+                                             CLI_OUTPUT_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     long long repeat = 15;
-    int json = 0, opt;
+    int opt, rc;
+    cli_outopt_t oo = {0, 0, NULL};
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
-            printf("usage: duet bench-sim [--repeat N] [--json]\n"
-                   "\n"
-                   "Times the simulator's sweeps on this machine, one thread, N runs each (default 15), and prints\n"
-                   "per sweep the median, fastest and slowest time, the events and events per second, and per\n"
-                   "policy the events per second over its sweeps:\n"
-                   "  frozen-a/b/c  the reference design's split sweep (policy frozen, 304 CUs, gemm_wgs 38..302\n"
-                   "                step 8, five tiles): 4096^3 + 2 MB all_gather at W = 2, 8192^3 + 16 MB\n"
-                   "                all_gather at W = 8, 16384^3 + 16 MB all_reduce at W = 8\n"
-                   "  fluid         every split, five tiles, both modes, 8192^3 + 64 MB all_gather on h200\n"
-                   "The reference predictor's own times for frozen-a/b/c follow as a figure with the machine they\n"
-                   "were measured on; they are not compared with this run. Times depend on the machine and its\n"
-                   "load (the load average at the start is printed).\n");
+            cmd_bench_sim_usage(stdout);
             return CLI_EXIT_OK;
         case OPT_REPEAT:
             if (cli_parse_i64(optarg, 1, 10000, &repeat) != 0)
-                return cli_usage_error("bench-sim", "--repeat: '%s' is not an integer in [1, 10000]", optarg);
-            break;
-        case OPT_JSON:
-            json = 1;
+                return cli_usage_error("bench-sim", "--repeat: '%s' is not an integer in [1, 10000]", duet__q(optarg));
             break;
         default:
-            return cli_getopt_error("bench-sim", argv, opt);
+            if (!cli_out_option(&oo, opt, optarg))
+                return cli_getopt_error("bench-sim", argv, opt);
         }
     }
     if (optind < argc)
-        return cli_usage_error("bench-sim", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("bench-sim", "unexpected argument '%s'", duet__q(argv[optind]));
+    if ((rc = cli_out_validate("bench-sim", &oo)) != CLI_EXIT_OK)
+        return rc;
 
     const uint32_t fused = 1u << DUET_MODE_FUSED, both = fused | (1u << DUET_MODE_CONCURRENT);
     static const char *const policies[] = {"frozen", "fluid"};
@@ -195,8 +215,13 @@ int cmd_bench_sim(int argc, char **argv)
                 pol_sweeps[p]++;
             }
 
-    if (json) {
+    cli_out_t out;
+    if ((rc = cli_out_open(&out, "bench-sim", oo.path)) != CLI_EXIT_OK)
+        return rc;
+    FILE *f = out.f;
+    if (oo.json) {
         cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-bench-sim/1");
         cJSON_AddNumberToObject(o, "repeat", (double)repeat);
         cJSON *mach = cJSON_AddObjectToObject(o, "machine");
         cJSON_AddStringToObject(mach, "cpu", cpu);
@@ -209,11 +234,11 @@ int cmd_bench_sim(int argc, char **argv)
             cJSON_AddStringToObject(c, "policy", cases[i].policy);
             cJSON_AddStringToObject(c, "hw", cases[i].hw);
             cJSON_AddNumberToObject(c, "configs", (double)rows[i].configs);
-            cJSON_AddNumberToObject(c, "median_ms", rows[i].med_s * 1e3);
-            cJSON_AddNumberToObject(c, "min_ms", rows[i].min_s * 1e3);
-            cJSON_AddNumberToObject(c, "max_ms", rows[i].max_s * 1e3);
+            cJSON_AddNumberToObject(c, "median_us", rows[i].med_s * 1e6);
+            cJSON_AddNumberToObject(c, "min_us", rows[i].min_s * 1e6);
+            cJSON_AddNumberToObject(c, "max_us", rows[i].max_s * 1e6);
             cJSON_AddNumberToObject(c, "events", (double)rows[i].events);
-            cli_json_add_num(c, "events_per_s", (double)rows[i].events / rows[i].med_s);
+            cli_json_add_num(c, "events_per_second", (double)rows[i].events / rows[i].med_s);
             cli_json_add_num(c, "us_per_config", rows[i].med_s * 1e6 / (double)rows[i].configs);
             cJSON_AddItemToArray(arr, c);
         }
@@ -223,8 +248,8 @@ int cmd_bench_sim(int argc, char **argv)
             cJSON_AddStringToObject(c, "policy", policies[p]);
             cJSON_AddNumberToObject(c, "sweeps", pol_sweeps[p]);
             cJSON_AddNumberToObject(c, "events", (double)pol_events[p]);
-            cJSON_AddNumberToObject(c, "median_ms_sum", pol_s[p] * 1e3);
-            cli_json_add_num(c, "events_per_s", (double)pol_events[p] / pol_s[p]);
+            cJSON_AddNumberToObject(c, "median_us_sum", pol_s[p] * 1e6);
+            cli_json_add_num(c, "events_per_second", (double)pol_events[p] / pol_s[p]);
             cJSON_AddItemToArray(arr, c);
         }
         cJSON *ref = cJSON_AddObjectToObject(o, "reference");
@@ -234,36 +259,48 @@ int cmd_bench_sim(int argc, char **argv)
         for (size_t r = 0; r < sizeof(ref_times) / sizeof(ref_times[0]); r++) {
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "case", ref_times[r].name);
-            cJSON_AddNumberToObject(c, "ms", ref_times[r].ms);
+            cJSON_AddNumberToObject(c, "us", ref_times[r].ms * 1e3);
             cJSON_AddItemToArray(arr, c);
         }
-        char *text = cJSON_Print(o);
-        cJSON_Delete(o);
-        if (text == NULL)
-            return cli_fail("bench-sim", DUET_ERR_NO_MEMORY);
-        printf("%s\n", text);
-        cJSON_free(text);
-        return CLI_EXIT_OK;
+        rc = cli_out_json(&out, "bench-sim", o);
+    } else if (oo.csv) {
+        duet__csv_t c;
+        cli_out_csv(&out, &c);
+        duet__csv_names(&c, cmd_bench_sim_cols, sizeof(cmd_bench_sim_cols) / sizeof(cmd_bench_sim_cols[0]));
+        for (int i = 0; i < NCASES; i++) {
+            duet__csv_str(&c, cases[i].name);
+            duet__csv_str(&c, cases[i].policy);
+            duet__csv_str(&c, cases[i].hw);
+            duet__csv_printf(&c, "%zu", rows[i].configs);
+            /* The clock reads nanoseconds: three decimals of a microsecond say all it measured. */
+            duet__csv_printf(&c, "%.3f", rows[i].med_s * 1e6);
+            duet__csv_printf(&c, "%.3f", rows[i].min_s * 1e6);
+            duet__csv_printf(&c, "%.3f", rows[i].max_s * 1e6);
+            duet__csv_printf(&c, "%lld", (long long)rows[i].events);
+            duet__csv_printf(&c, "%.0f", (double)rows[i].events / rows[i].med_s);
+            duet__csv_printf(&c, "%.4f", rows[i].med_s * 1e6 / (double)rows[i].configs);
+            duet__csv_end(&c);
+        }
+    } else {
+        fprintf(f, "duet bench-sim: %lld runs of each sweep on one thread; %s, %ld CPUs online", repeat, cpu, cpus);
+        if (load >= 0)
+            fprintf(f, ", load average %.2f at the start", load);
+        fprintf(f, "\n\n%-9s %-7s %-7s %7s %10s %10s %10s %10s %11s %10s\n", "case", "policy", "hw", "configs",
+                "ms/sweep", "min ms", "max ms", "events", "events/s", "us/config");
+        for (int i = 0; i < NCASES; i++)
+            fprintf(f, "%-9s %-7s %-7s %7zu %10.3f %10.3f %10.3f %10lld %11.3g %10.2f\n", cases[i].name,
+                    cases[i].policy, cases[i].hw, rows[i].configs, rows[i].med_s * 1e3, rows[i].min_s * 1e3,
+                    rows[i].max_s * 1e3, (long long)rows[i].events, (double)rows[i].events / rows[i].med_s,
+                    rows[i].med_s * 1e6 / (double)rows[i].configs);
+        fprintf(f, "\nper policy (the sweeps' events over the sum of their median times):\n");
+        for (int p = 0; p < NPOL; p++)
+            fprintf(f, "  %-7s %d sweep%s, %lld events in %.3f ms: %.3g events/s\n", policies[p], pol_sweeps[p],
+                    pol_sweeps[p] == 1 ? "" : "s", (long long)pol_events[p], pol_s[p] * 1e3,
+                    (double)pol_events[p] / pol_s[p]);
+        fprintf(f, "\nfor reference, not measured here: %s took", ref_source);
+        for (size_t r = 0; r < sizeof(ref_times) / sizeof(ref_times[0]); r++)
+            fprintf(f, "%s %g ms (%s)", r == 0 ? "" : ",", ref_times[r].ms, ref_times[r].name);
+        fprintf(f, "\non %s.\n", ref_machine);
     }
-
-    printf("duet bench-sim: %lld runs of each sweep on one thread; %s, %ld CPUs online", repeat, cpu, cpus);
-    if (load >= 0)
-        printf(", load average %.2f at the start", load);
-    printf("\n\n%-9s %-7s %-7s %7s %10s %10s %10s %10s %11s %10s\n", "case", "policy", "hw", "configs", "ms/sweep",
-           "min ms", "max ms", "events", "events/s", "us/config");
-    for (int i = 0; i < NCASES; i++)
-        printf("%-9s %-7s %-7s %7zu %10.3f %10.3f %10.3f %10lld %11.3g %10.2f\n", cases[i].name, cases[i].policy,
-               cases[i].hw, rows[i].configs, rows[i].med_s * 1e3, rows[i].min_s * 1e3, rows[i].max_s * 1e3,
-               (long long)rows[i].events, (double)rows[i].events / rows[i].med_s,
-               rows[i].med_s * 1e6 / (double)rows[i].configs);
-    printf("\nper policy (the sweeps' events over the sum of their median times):\n");
-    for (int p = 0; p < NPOL; p++)
-        printf("  %-7s %d sweep%s, %lld events in %.3f ms: %.3g events/s\n", policies[p], pol_sweeps[p],
-               pol_sweeps[p] == 1 ? "" : "s", (long long)pol_events[p], pol_s[p] * 1e3,
-               (double)pol_events[p] / pol_s[p]);
-    printf("\nfor reference, not measured here: %s took", ref_source);
-    for (size_t r = 0; r < sizeof(ref_times) / sizeof(ref_times[0]); r++)
-        printf("%s %g ms (%s)", r == 0 ? "" : ",", ref_times[r].ms, ref_times[r].name);
-    printf("\non %s.\n", ref_machine);
-    return CLI_EXIT_OK;
+    return cli_out_close(&out, "bench-sim", rc);
 }

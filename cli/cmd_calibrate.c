@@ -67,44 +67,46 @@ static void cli_print_default_params(FILE *f)
 
 static void cmd_fit_usage(FILE *f)
 {
-    fprintf(f, "usage: duet calibrate fit --corpus FILE... --hw BASE -o PROFILE.json --report REPORT.json\n"
-               "                          [--params LIST] [--folds K] [--max-iter N] [--threads N] [--name NAME]\n"
-               "                          [--date DATE] [--accept-unconverged] [--rows FILE] [--quiet]\n"
-               "\n"
-               "Fits the chosen constants of the profile BASE to every measured row of the corpora: minimises the\n"
-               "sum of squared log errors log(predicted / measured) with GSL's trust-region least squares, each\n"
-               "constant as its logarithm (so it stays positive) within the profile's bounds. Then k-fold\n"
-               "cross-validation grouped by shape (all rows of a workload in one fold) says how well the fitted\n"
-               "model predicts shapes it has not seen. The same is done for the reference design's rules\n"
-               "(policy frozen, seed_link_gbs fitted), so the two compare on the same rows.\n"
-               "\n"
-               "inputs:\n"
-               "  --corpus FILE...      duet-corpus/1 files (repeat the flag or list several files after it)\n"
-               "  --hw NAME|FILE        the base profile: start values, bounds, and every constant not fitted\n"
-               "fit:\n"
-               "  --params LIST         constants to fit, comma-separated (default:\n");
-    cli_print_default_params(f);
     fprintf(
         f,
-        "  --folds K             cross-validation folds (default 5; 0 = none)\n"
-        "  --max-iter N          trust-region iterations per fit (default 100)\n"
-        "  --threads N           fits run in parallel (the full fit and each fold; default 0: one per CPU)\n"
-        "outputs (written atomically, only when the fit succeeds):\n"
-        "  -o, --output FILE     the fitted profile (duet-hw/1); each fitted constant's source becomes\n"
-        "                        \"fit: <corpora>, <date>, +-<standard error>\"\n"
-        "  --report FILE         the fit report (duet-calibration/1): parameters, standard errors,\n"
-        "                        iterations, stop reason, accuracy in sample and held out\n"
-        "  --name NAME           name of the fitted profile (default: the base's)\n"
-        "  --date DATE           date written into the sources (default: today, UTC)\n"
-        "  --accept-unconverged  write the outputs even when the fit stopped without converging\n"
-        "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out ms), for residual analysis\n"
-        "  --quiet               no progress on stderr\n"
-        "  -h, --help            this text\n"
+        "usage: duet calibrate fit --corpus FILE... --hw BASE -o PROFILE.json --report REPORT.json\n"
+        "                          [--params LIST] [--folds K] [--max-iter N] [--threads N] [--name NAME]\n"
+        "                          [--date DATE] [--accept-unconverged] [--rows FILE] [--quiet]\n"
         "\n"
-        "examples:\n"
-        "  duet calibrate fit --corpus tuning_data/h200_world2.json --hw h200 -o h200.json --report h200-fit.json\n"
-        "  duet calibrate fit --corpus w2.json w4.json w8.json --hw mi300x -o mi300x-fit.json --report r.json \\\n"
-        "                     --params gemm_eff_fp16,link_gbs,cta_push_gbs --folds 10\n");
+        "Fits the chosen constants of the profile BASE to every measured row of the corpora: minimises the\n"
+        "sum of squared log errors log(predicted / measured) with GSL's trust-region least squares, each\n"
+        "constant as its logarithm (so it stays positive) within the profile's bounds. Then k-fold\n"
+        "cross-validation grouped by shape (all rows of a workload in one fold) says how well the fitted\n"
+        "model predicts shapes it has not seen. The same is done for the reference design's rules\n"
+        "(policy frozen, seed_link_gbs fitted), so the two compare on the same rows.\n"
+        "\n"
+        "inputs:\n"
+        "  --corpus FILE...      corpus files, duet-corpus/2 or /1 (repeat the flag or list several files after it)\n"
+        "  --hw NAME|FILE        the base profile: start values, bounds, and every constant not fitted\n"
+        "fit:\n"
+        "  --params LIST         constants to fit, comma-separated (default:\n");
+    cli_print_default_params(f);
+    fprintf(f,
+            "  --folds K             cross-validation folds (default 5; 0 = none)\n"
+            "  --max-iter N          trust-region iterations per fit (default 100)\n"
+            "  --threads N           fits run in parallel (the full fit and each fold; default 0: one per CPU)\n"
+            "outputs (written atomically, only when the fit succeeds):\n"
+            "  -o, --output FILE     the fitted profile (duet-hw/1); each fitted constant's source becomes\n"
+            "                        \"fit: <corpora>, <date>, +-<standard error>\"\n"
+            "  --report FILE         the fit report (duet-calibration/2, times in us): parameters, standard errors,\n"
+            "                        iterations, stop reason, accuracy in sample and held out\n"
+            "  --name NAME           name of the fitted profile (default: the base's)\n"
+            "  --date DATE           date written into the sources (default: today, UTC)\n"
+            "  --accept-unconverged  write the outputs even when the fit stopped without converging\n"
+            "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out times in us), for\n"
+            "                        residual analysis\n"
+            "  --quiet               no progress on stderr\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "examples:\n"
+            "  duet calibrate fit --corpus tuning_data/h200_world2.json --hw h200 -o h200.json --report h200-fit.json\n"
+            "  duet calibrate fit --corpus w2.json w4.json w8.json --hw mi300x -o mi300x-fit.json --report r.json \\\n"
+            "                     --params gemm_eff_fp16,link_gbs,cta_push_gbs --folds 10\n");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -190,7 +192,10 @@ static int cli_fit_parse(cli_fit_opts_t *o, const char *cmd, int argc, char **ar
         return cli_usage_error(cmd, "give both -o PROFILE.json and --report REPORT.json");
     if (strcmp(o->out, o->report) == 0)
         return cli_usage_error(cmd, "-o and --report name the same file '%s'", o->out);
-    return CLI_EXIT_OK;
+    /* A folder that does not exist is found before the fit, not after it. */
+    if ((rc = cli_out_check(cmd, "-o", o->out)) != CLI_EXIT_OK)
+        return rc;
+    return cli_out_check(cmd, "--report", o->report);
 }
 
 /* Fit and cross-validate (the library's duet_cal_report_run), with progress and --rows. */
@@ -212,12 +217,7 @@ static int cli_fit_run(cli_fit_opts_t *o, const char *cmd, const duet_hw_t *base
     o->p.rows_arg = csv;
     st = duet_cal_report_run(o->cs->c, o->cs->path, o->cs->n, base, &o->p, rep);
     cli_progress_end(&pr);
-    if (st < 0) {
-        rc = cli_fail(cmd, st); /* before the close, which could replace the error's text */
-        duet_cal_rows_csv_close(csv);
-        return rc;
-    }
-    return cli_rows_close(cmd, csv);
+    return cli_rows_close(cmd, csv, st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK);
 }
 
 /* What `calibrate fit` prints after writing its outputs. */
@@ -231,19 +231,20 @@ static void cli_fit_print(const cli_fit_opts_t *o, const duet_cal_report_t *rep)
            "row set, %.1f s in all\n\n",
            fit->policy, (long long)fit->rows, (int)fit->iterations, fit->stop_reason, fit->rms_log_start,
            fit->rms_log_end, (long long)fit->evaluations, rep->wall_s);
-    cli_fit_params(fit);
+    cli_fit_params(stdout, fit);
     printf("\n");
     char t_held[32];
     snprintf(t_held, sizeof(t_held), "held out (%d-f)", (int)rep->model.folds);
     int seed = rep->seed.fit.n_params > 0;
-    cli_column_t cols[6] = {{"base profile", &rep->model.start},
-                            {"fitted", &rep->model.in_sample},
-                            {t_held, rep->model.folds > 0 ? &rep->model.held_out : NULL},
-                            {"ref. fitted", seed ? &rep->seed.in_sample : NULL},
-                            {"ref. held out", seed && rep->seed.folds > 0 ? &rep->seed.held_out : NULL},
-                            {"noise floor", &rep->noise.remeasure}};
-    cli_metrics_table(cols, 6);
-    cli_noise_lines(&rep->noise);
+    cli_column_t cols[6] = {
+        {"base profile", "base_profile", &rep->model.start},
+        {"fitted", "fitted", &rep->model.in_sample},
+        {t_held, "held_out", rep->model.folds > 0 ? &rep->model.held_out : NULL},
+        {"ref. fitted", "reference_fitted", seed ? &rep->seed.in_sample : NULL},
+        {"ref. held out", "reference_held_out", seed && rep->seed.folds > 0 ? &rep->seed.held_out : NULL},
+        {"noise floor", "noise_floor", &rep->noise.remeasure}};
+    cli_metrics_table(stdout, cols, 6);
+    cli_noise_lines(stdout, &rep->noise);
     if (seed)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s (%s); concurrent "
                "and K-split rows are not predicted by them.\n",

@@ -10,72 +10,145 @@
 
 static void cmd_hw_usage(FILE *f)
 {
-    fprintf(f, "usage: duet hw list [--json]\n"
-               "       duet hw show NAME|FILE|- [--json] [-o FILE]\n"
+    fprintf(f, "usage: duet hw list [--json|--csv] [-o FILE]\n"
+               "       duet hw show NAME|FILE|- [--json|--csv] [-o FILE]\n"
                "\n"
                "A hardware profile holds every constant duet's cost model uses, each with its unit and where it\n"
                "comes from (datasheet, measurement, fit). Built-ins: h200, mi300x, mi350x. A profile file is the\n"
                "JSON that 'hw show --json' prints; edit a copy, or let 'duet calibrate fit' write one.\n"
                "\n"
                "options:\n"
-               "  --json      print JSON (the profile file format) instead of a table\n"
-               "  -o FILE     write the JSON to FILE (atomically: a failed write leaves no partial file)\n"
-               "  -h, --help  this text\n"
+               "  --json             list: the built-ins (schema duet-hw-list/1); show: the profile file (duet-hw/1)\n"
+               "  --csv              the table as CSV (list: one profile per row; show: constant, value, unit,\n"
+               "                     source)\n"
+               "  -o, --output FILE  write the result (text, --json or --csv) to FILE instead of standard output\n"
+               "                     (atomically: a failed write leaves no partial file)\n"
+               "  -h, --help         this text\n"
                "\n"
                "examples:\n"
                "  duet hw list\n"
                "  duet hw show h200\n"
                "  duet hw show mi300x --json -o my-mi300x.json     # start a custom profile\n"
-               "  duet hw show h200 --json | duet hw show -        # check a profile read from stdin\n");
+               "  duet hw show h200 --json | duet hw show -        # check a profile read from stdin\n"
+               "  duet hw show h200 --csv -o h200.csv              # the constants for a spreadsheet\n");
 }
 
-static int cmd_hw_list(int json)
+/* One built-in profile's summary: what `hw list` prints in each format. */
+typedef struct cmd_hw_row {
+    duet_hw_t hw;
+    double bf16_tflops;
+    char fabric[64];
+} cmd_hw_row_t;
+
+static const char *const cmd_hw_list_cols[] = {"name",    "device", "arch",  "sms",     "bf16_tflops",
+                                               "hbm_gbs", "fabric", "links", "link_gbs"};
+
+static int cmd_hw_list(cli_out_t *out, int json, int csv)
 {
-    if (json) {
-        printf("[");
-        for (int i = 0; i < duet_hw_builtin_count(); i++) {
-            duet_hw_t hw;
-            if (duet_hw_builtin(duet_hw_builtin_name(i), &hw) < 0)
-                return cli_fail("hw list", DUET_ERR_INTERNAL);
-            printf("%s{\"name\": \"%s\", \"device\": \"%s\", \"arch\": \"%s\", \"sms\": %d}", i ? ", " : "", hw.name,
-                   hw.device, hw.arch, hw.n_sms);
-        }
-        printf("]\n");
-        return CLI_EXIT_OK;
-    }
-    printf("%-8s %-22s %-8s %5s %9s %9s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s", "fabric");
-    for (int i = 0; i < duet_hw_builtin_count(); i++) {
-        duet_hw_t hw;
-        duet_status_t st = duet_hw_builtin(duet_hw_builtin_name(i), &hw);
+    cmd_hw_row_t rows[16];
+    int n = duet_hw_builtin_count() < 16 ? duet_hw_builtin_count() : 16;
+    for (int i = 0; i < n; i++) {
+        cmd_hw_row_t *r = &rows[i];
+        duet_status_t st = duet_hw_builtin(duet_hw_builtin_name(i), &r->hw);
         if (st < 0)
             return cli_fail("hw list", st);
-        char fabric[64];
-        if (hw.fabric == DUET_FABRIC_MESH)
-            snprintf(fabric, sizeof(fabric), "mesh, %d links x %.4g GB/s", hw.n_links, hw.link_gbs);
+        r->bf16_tflops = duet_cost_peak_flops(&r->hw, DUET_DTYPE_BF16) / 1e12;
+        if (r->hw.fabric == DUET_FABRIC_MESH)
+            snprintf(r->fabric, sizeof(r->fabric), "mesh, %d links x %.4g GB/s", r->hw.n_links, r->hw.link_gbs);
         else
-            snprintf(fabric, sizeof(fabric), "switch, %.4g GB/s", hw.link_gbs);
-        printf("%-8s %-22s %-8s %5d %9.0f %9.0f %s\n", hw.name, hw.device, hw.arch, hw.n_sms,
-               duet_cost_peak_flops(&hw, DUET_DTYPE_BF16) / 1e12, hw.hbm_gbs, fabric);
+            snprintf(r->fabric, sizeof(r->fabric), "switch, %.4g GB/s", r->hw.link_gbs);
+    }
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-hw-list/1");
+        cJSON *arr = cJSON_AddArrayToObject(o, "profiles");
+        for (int i = 0; i < n; i++) {
+            const duet_hw_t *hw = &rows[i].hw;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", hw->name);
+            cJSON_AddStringToObject(e, "device", hw->device);
+            cJSON_AddStringToObject(e, "arch", hw->arch);
+            cJSON_AddNumberToObject(e, "sms", hw->n_sms);
+            cJSON_AddNumberToObject(e, "bf16_tflops", rows[i].bf16_tflops);
+            cJSON_AddNumberToObject(e, "hbm_gbs", hw->hbm_gbs);
+            cJSON_AddStringToObject(e, "fabric", hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+            cJSON_AddNumberToObject(e, "links", hw->n_links);
+            cJSON_AddNumberToObject(e, "link_gbs", hw->link_gbs);
+            cJSON_AddItemToArray(arr, e);
+        }
+        return cli_out_json(out, "hw list", o);
+    }
+    if (csv) {
+        duet__csv_t c;
+        cli_out_csv(out, &c);
+        duet__csv_names(&c, cmd_hw_list_cols, sizeof(cmd_hw_list_cols) / sizeof(cmd_hw_list_cols[0]));
+        for (int i = 0; i < n; i++) {
+            const duet_hw_t *hw = &rows[i].hw;
+            duet__csv_str(&c, hw->name);
+            duet__csv_str(&c, hw->device);
+            duet__csv_str(&c, hw->arch);
+            duet__csv_printf(&c, "%d", hw->n_sms);
+            duet__csv_num(&c, rows[i].bf16_tflops);
+            duet__csv_num(&c, hw->hbm_gbs);
+            duet__csv_str(&c, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+            duet__csv_printf(&c, "%d", hw->n_links);
+            duet__csv_num(&c, hw->link_gbs);
+            duet__csv_end(&c);
+        }
+        return CLI_EXIT_OK;
+    }
+    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
+            "fabric");
+    for (int i = 0; i < n; i++) {
+        const duet_hw_t *hw = &rows[i].hw;
+        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
+                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric);
     }
     return CLI_EXIT_OK;
 }
 
-static void cmd_hw_table(const duet_hw_t *hw)
+static const char *const cmd_hw_show_cols[] = {"constant", "value", "unit", "source"};
+
+static int cmd_hw_show(cli_out_t *out, const duet_hw_t *hw, int json, int csv)
 {
-    printf("profile %s: %s (%s), %s fabric\n\n", hw->name, hw->device, hw->arch,
-           hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-    printf("%-24s %12s %-14s %s\n", "constant", "value", "unit", "source");
-    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
-        const duet_hw_field_info_t *fi = duet_hw_field_info(f);
-        printf("%-24s %12.6g %-14s %s\n", fi->key, duet_hw_get(hw, f), fi->unit,
-               hw->source[f][0] ? hw->source[f] : "-");
+    if (json) {
+        char *text = NULL;
+        duet_status_t st = duet_hw_to_json(hw, &text);
+        if (st < 0)
+            return cli_fail("hw show", st);
+        fputs(text, out->f);
+        free(text);
+        return CLI_EXIT_OK;
     }
+    if (csv) {
+        duet__csv_t c;
+        cli_out_csv(out, &c);
+        duet__csv_names(&c, cmd_hw_show_cols, sizeof(cmd_hw_show_cols) / sizeof(cmd_hw_show_cols[0]));
+        for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+            const duet_hw_field_info_t *fi = duet_hw_field_info(f);
+            duet__csv_str(&c, fi->key);
+            duet__csv_num(&c, duet_hw_get(hw, f));
+            duet__csv_str(&c, fi->unit);
+            duet__csv_str(&c, hw->source[f]);
+            duet__csv_end(&c);
+        }
+        return CLI_EXIT_OK;
+    }
+    FILE *f = out->f;
+    fprintf(f, "profile %s: %s (%s), %s fabric\n\n", hw->name, hw->device, hw->arch,
+            hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+    fprintf(f, "%-24s %12s %-14s %s\n", "constant", "value", "unit", "source");
+    for (int i = 0; i < DUET_HW_NFIELDS; i++) {
+        const duet_hw_field_info_t *fi = duet_hw_field_info(i);
+        fprintf(f, "%-24s %12.6g %-14s %s\n", fi->key, duet_hw_get(hw, i), fi->unit,
+                hw->source[i][0] ? hw->source[i] : "-");
+    }
+    return CLI_EXIT_OK;
 }
 
 int cmd_hw(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {CLI_OUTPUT_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *sub = argc >= 2 ? argv[1] : NULL;
     if (sub == NULL)
         return cli_usage_error("hw", "missing 'list' or 'show'");
@@ -84,12 +157,12 @@ int cmd_hw(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
-        return cli_usage_error("hw", "unknown subcommand '%s' (list, show)", sub);
+        return cli_usage_error("hw", "unknown subcommand '%s' (list, show)", duet__q(sub));
 
     char what[16];
     snprintf(what, sizeof(what), "hw %s", sub);
-    int json = 0;
-    const char *out = NULL;
+    int rc;
+    cli_outopt_t oo = {0, 0, NULL};
     optind = 1;
     opterr = 0;
     int opt;
@@ -99,51 +172,40 @@ int cmd_hw(int argc, char **argv)
         case 'h':
             cmd_hw_usage(stdout);
             return CLI_EXIT_OK;
-        case OPT_JSON:
-            json = 1;
-            break;
-        case 'o':
-            out = optarg;
-            break;
         default:
-            return cli_getopt_error(what, argv + 1, opt);
+            if (!cli_out_option(&oo, opt, optarg))
+                return cli_getopt_error(what, argv + 1, opt);
         }
     }
+    if ((rc = cli_out_validate(what, &oo)) != CLI_EXIT_OK)
+        return rc;
     int nargs = argc - 1 - optind;
     char **args = argv + 1 + optind;
-    if (strcmp(sub, "list") == 0) {
-        if (nargs != 0)
-            return cli_usage_error(what, "takes no arguments, got '%s'", args[0]);
-        if (out != NULL)
-            return cli_usage_error(what, "-o applies to 'hw show'");
-        return cmd_hw_list(json);
-    }
-    if (nargs != 1)
+    int list = strcmp(sub, "list") == 0;
+    if (list && nargs != 0)
+        return cli_usage_error(what, "takes no arguments, got '%s'", duet__q(args[0]));
+    if (!list && nargs != 1)
         return cli_usage_error(what,
                                nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
                                           : "takes one profile, got %d arguments",
                                nargs);
     duet_hw_t hw;
-    duet_status_t st = duet_hw_load(args[0], &hw);
-    if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0') {
-        cli_error(what, "'%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file", args[0]);
-        return CLI_EXIT_USAGE;
-    }
-    if (st < 0)
-        return cli_fail(what, st);
-    if (out != NULL) {
-        st = duet_hw_save(&hw, out);
-        return st < 0 ? cli_fail(what, st) : CLI_EXIT_OK;
-    }
-    if (json) {
-        char *text = NULL;
-        st = duet_hw_to_json(&hw, &text);
+    if (!list) {
+        duet_status_t st = duet_hw_load(args[0], &hw);
+        if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0') {
+            cli_error(what, "'%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
+                      duet__q(args[0]));
+            return CLI_EXIT_USAGE;
+        }
         if (st < 0)
             return cli_fail(what, st);
-        fputs(text, stdout);
-        free(text);
-        return CLI_EXIT_OK;
+        /* A profile file is written only when it would load again. */
+        if (oo.json && oo.path != NULL && (st = duet_hw_validate(&hw)) < 0)
+            return cli_fail(what, st);
     }
-    cmd_hw_table(&hw);
-    return CLI_EXIT_OK;
+    cli_out_t out;
+    if ((rc = cli_out_open(&out, what, oo.path)) != CLI_EXIT_OK)
+        return rc;
+    rc = list ? cmd_hw_list(&out, oo.json, oo.csv) : cmd_hw_show(&out, &hw, oo.json, oo.csv);
+    return cli_out_close(&out, what, rc);
 }

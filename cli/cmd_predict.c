@@ -19,7 +19,6 @@ enum {
     OPT_TIMELINE,
     OPT_TRACE,
     OPT_EMIT,
-    OPT_CSV,
     OPT_TRACE_FORMAT,
     OPT_REF
 };
@@ -122,24 +121,27 @@ static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
 }
 
 /* "duet's kernels are predicted 12.3 % faster than ..." or slower: the gain of the best duet point. */
-static void cmd_predict_gain(duet__sbuf_t *b, const duet_sweep_point_t *duet, const duet_sweep_point_t *vendor,
+static void cmd_predict_gain(FILE *f, const duet_sweep_point_t *duet, const duet_sweep_point_t *vendor,
                              const char *what)
 {
     if (duet->makespan_s <= vendor->makespan_s)
-        duet__sbuf_printf(b, "duet's kernels are predicted %.1f %% faster than %s (%.1f us against %.1f us)\n",
-                          (vendor->makespan_s / duet->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
-                          vendor->makespan_s * 1e6);
+        fprintf(f, "duet's kernels are predicted %.1f %% faster than %s (%.1f us against %.1f us)\n",
+                (vendor->makespan_s / duet->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
+                vendor->makespan_s * 1e6);
     else
-        duet__sbuf_printf(b,
-                          "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the "
-                          "vendor split\n",
-                          (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
-                          vendor->makespan_s * 1e6);
+        fprintf(
+            f, "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the vendor split\n",
+            (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6, vendor->makespan_s * 1e6);
 }
 
-/* One ranked row as text, CSV or nothing (JSON is built apart). */
-static void cmd_predict_row(duet__sbuf_t *b, const duet_workload_t *wl, const duet_sweep_point_t *p, size_t rank,
-                            int tied, int csv)
+/* The CSV columns of the ranked rows (times in us). */
+static const char *const cmd_predict_csv_cols[] = {"rank",     "tied",    "mode",        "num_wgs",   "gemm_wgs",
+                                                   "comm_wgs", "steal",   "tile",        "split_k",   "pred_us",
+                                                   "gemm_us",  "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs"};
+
+/* One ranked row as text or CSV (JSON is built apart). */
+static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_workload_t *wl, const duet_sweep_point_t *p,
+                            size_t rank, int tied)
 {
     char tile[32], split[48];
     double alg, bus;
@@ -147,15 +149,28 @@ static void cmd_predict_row(duet__sbuf_t *b, const duet_workload_t *wl, const du
     duet_config_tile_str(&p->cfg, tile, sizeof(tile));
     duet_config_split_str(&p->cfg, split, sizeof(split));
     double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
-    if (csv)
-        duet__sbuf_printf(b, "%zu,%d,%s,%d,%d,%d,%d,%s,%d,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f\n", rank, tied,
-                          duet_mode_name(p->cfg.mode), p->cfg.num_wgs, p->cfg.gemm_wgs, p->cfg.comm_wgs,
-                          p->cfg.mode == DUET_MODE_FUSED, tile, p->cfg.split_k > 0 ? p->cfg.split_k : 1,
-                          p->makespan_s * 1e6, p->gemm_finish_s * 1e6, p->comm_finish_s * 1e6, tf, alg, bus);
-    else
-        duet__sbuf_printf(b, "%4zu%s  %-10s %-12s %-15s %9.2f %9.2f %9.2f %8.1f %8.1f\n", rank, tied ? "=" : " ",
-                          duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, p->gemm_finish_s * 1e6,
-                          p->comm_finish_s * 1e6, tf, bus);
+    if (csv != NULL) {
+        duet__csv_printf(csv, "%zu", rank);
+        duet__csv_printf(csv, "%d", tied);
+        duet__csv_str(csv, duet_mode_name(p->cfg.mode));
+        duet__csv_printf(csv, "%d", p->cfg.num_wgs);
+        duet__csv_printf(csv, "%d", p->cfg.gemm_wgs);
+        duet__csv_printf(csv, "%d", p->cfg.comm_wgs);
+        duet__csv_printf(csv, "%d", p->cfg.mode == DUET_MODE_FUSED);
+        duet__csv_str(csv, tile);
+        duet__csv_printf(csv, "%d", p->cfg.split_k > 0 ? p->cfg.split_k : 1);
+        duet__csv_printf(csv, "%.3f", p->makespan_s * 1e6);
+        duet__csv_printf(csv, "%.3f", p->gemm_finish_s * 1e6);
+        duet__csv_printf(csv, "%.3f", p->comm_finish_s * 1e6);
+        duet__csv_printf(csv, "%.2f", tf);
+        duet__csv_printf(csv, "%.2f", alg);
+        duet__csv_printf(csv, "%.2f", bus);
+        duet__csv_end(csv);
+    } else {
+        fprintf(f, "%4zu%s  %-10s %-12s %-15s %9.2f %9.2f %9.2f %8.1f %10.1f\n", rank, tied ? "=" : " ",
+                duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, p->gemm_finish_s * 1e6,
+                p->comm_finish_s * 1e6, tf, bus);
+    }
 }
 
 /* Bytes in binary units, as sizes are given (--comm-bytes 64M = 64 MiB). */
@@ -172,15 +187,15 @@ static const char *cmd_predict_mib(double bytes, char *buf, size_t n)
 }
 
 /* The collective's size for people: per rank, and nccl-tests' S. */
-static void cmd_predict_sizes(duet__sbuf_t *b, const duet_workload_t *wl)
+static void cmd_predict_sizes(FILE *f, const duet_workload_t *wl)
 {
     char src[32], tot[32];
     if (wl->coll == DUET_COLL_NONE)
         return;
-    duet__sbuf_printf(b, "collective: %s per rank, %s as nccl-tests counts it (%.0f bytes; busbw = algbw x %.4g)\n",
-                      cmd_predict_mib((double)wl->mc * (double)wl->nc * duet_dtype_bytes(wl->dtype), src, sizeof(src)),
-                      cmd_predict_mib(duet_coll_bytes(wl), tot, sizeof(tot)), duet_coll_bytes(wl),
-                      duet_coll_busbw_factor(wl->coll, wl->world));
+    fprintf(f, "collective: %s per rank, %s as nccl-tests counts it (%.0f bytes; busbw = algbw x %.4g)\n",
+            cmd_predict_mib((double)wl->mc * (double)wl->nc * duet_dtype_bytes(wl->dtype), src, sizeof(src)),
+            cmd_predict_mib(duet_coll_bytes(wl), tot, sizeof(tot)), duet_coll_bytes(wl),
+            duet_coll_busbw_factor(wl->coll, wl->world));
 }
 
 /* Simulate the best configuration again, with its trace, and draw or write it. */
@@ -297,7 +312,7 @@ int cmd_predict(int argc, char **argv)
     long long top = 10;
     const char *svg = NULL, *timeline = NULL, *trace_path = NULL, *out_path = NULL;
     int32_t emit = -1;
-    int csv = 0, chrome = 0;
+    int chrome = 0;
     int opt, rc, ref_pricing = 0;
     optind = 1;
     opterr = 0;
@@ -308,9 +323,6 @@ int cmd_predict(int argc, char **argv)
             return CLI_EXIT_OK;
         case 'o':
             out_path = optarg;
-            continue;
-        case OPT_CSV:
-            csv = 1;
             continue;
         case OPT_EMIT:
             if (duet_stack_parse(optarg, &emit) < 0)
@@ -396,8 +408,8 @@ int cmd_predict(int argc, char **argv)
     }
     if (duet_sim_policy_is_frozen(sp.policy) && c.mode_arg == NULL)
         sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
-    if (c.json && csv)
-        return cli_usage_error("predict", "--json and --csv: choose one");
+    if ((rc = cli_out_formats("predict", c.json, c.csv)) != CLI_EXIT_OK)
+        return rc;
     if (emit >= 0) {
         /* The vendor split is compared with duet's own best: sweep both (duet's modes as given). */
         if (sp.policy == &duet_sim_policy_frozen)
@@ -458,9 +470,13 @@ int cmd_predict(int argc, char **argv)
         duet_sweep_result_free(&res);
         return cli_fail("predict", st);
     }
-    rc = CLI_EXIT_OK;
-    duet__sbuf_t b;
-    duet__sbuf_init(&b);
+    cli_out_t out;
+    if ((rc = cli_out_open(&out, "predict", out_path)) != CLI_EXIT_OK) {
+        duet_sweep_result_free(&res);
+        free(ref);
+        return rc;
+    }
+    FILE *f = out.f;
     if (c.json) {
         cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, settings);
         if (o != NULL && ref != NULL) {
@@ -471,70 +487,51 @@ int cmd_predict(int argc, char **argv)
             cJSON_AddStringToObject(rp, "tile", tile);
             cJSON_AddNumberToObject(rp, "pred_us", ref->pred_ms * 1e3);
         }
-        char *text = cJSON_Print(o);
-        cJSON_Delete(o);
-        if (text == NULL) {
-            cli_error("predict", "out of memory while writing JSON");
-            rc = CLI_EXIT_FAILED;
-        } else {
-            duet__sbuf_printf(&b, "%s\n", text);
-            cJSON_free(text);
-        }
-    } else if (csv) {
-        duet__sbuf_printf(&b, "rank,tied,mode,num_wgs,gemm_wgs,comm_wgs,steal,tile,split_k,pred_us,gemm_us,comm_us,"
-                              "gemm_tflops,algbw_gbs,busbw_gbs\n");
+        rc = cli_out_json(&out, "predict", o);
+    } else if (c.csv) {
+        duet__csv_t csv;
+        cli_out_csv(&out, &csv);
+        duet__csv_names(&csv, cmd_predict_csv_cols, sizeof(cmd_predict_csv_cols) / sizeof(cmd_predict_csv_cols[0]));
         for (size_t i = 0; i < shown; i++)
-            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 1);
+            cmd_predict_row(f, &csv, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i));
     } else {
-        duet__sbuf_printf(&b, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
-                          c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
-                          duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc,
-                          (long long)c.wl.nc, c.wl.world, c.hw.name, sp.policy->name);
-        cmd_predict_sizes(&b, &c.wl);
-        duet__sbuf_printf(&b, "%zu configurations simulated (%zu distinct) in %.1f ms (%lld events)\n\n",
-                          res.n_simulated, res.n, res.wall_s * 1e3, (long long)res.events);
-        duet__sbuf_printf(&b, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %8s\n", "rank", "mode", "CTAs", "tile", "pred us",
-                          "GEMM us", "comm us", "TFLOP/s", "busbw");
+        fprintf(f, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
+                c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
+                duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
+                c.wl.world, c.hw.name, sp.policy->name);
+        cmd_predict_sizes(f, &c.wl);
+        fprintf(f, "%zu configurations simulated (%zu distinct) in %.1f ms (%lld events)\n\n", res.n_simulated, res.n,
+                res.wall_s * 1e3, (long long)res.events);
+        fprintf(f, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
+                "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
         for (size_t i = 0; i < shown; i++)
-            cmd_predict_row(&b, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i), 0);
+            cmd_predict_row(f, NULL, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i));
         const duet_sweep_point_t *d = &res.dflt;
-        duet__sbuf_printf(&b, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs,
-                          d->cfg.num_wgs, d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
+        fprintf(f, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
+                d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
         char rank[128];
-        duet__sbuf_printf(&b, "%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
+        fprintf(f, "%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
         if (ref != NULL)
-            duet__sbuf_printf(&b,
-                              "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, "
-                              "tile %dx%dx%d, %.1f us\n",
-                              ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
+            fprintf(f,
+                    "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
+                    "%.1f us\n",
+                    ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
         if (vbest != NULL) {
             char split[48], tile[32];
-            duet__sbuf_printf(&b,
-                              "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective "
-                              "priced as duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
-                              duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
-                              vbest->makespan_s * 1e6, settings);
+            fprintf(f,
+                    "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective priced as "
+                    "duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
+                    duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
+                    vbest->makespan_s * 1e6, settings);
             if (dbest != NULL) {
-                duet__sbuf_printf(&b, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
-                                  duet_config_split_str(&dbest->cfg, split, sizeof(split)),
-                                  duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
-                cmd_predict_gain(&b, dbest, vbest, "the best vendor split");
+                fprintf(f, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
+                        duet_config_split_str(&dbest->cfg, split, sizeof(split)),
+                        duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
+                cmd_predict_gain(f, dbest, vbest, "the best vendor split");
             }
         }
     }
-    if (rc == CLI_EXIT_OK) {
-        if (out_path != NULL) {
-            st = duet__sbuf_write(&b, out_path);
-            if (st < 0)
-                rc = cli_fail("predict", st);
-        } else {
-            if (b.failed)
-                rc = cli_fail("predict", duet__error(DUET_ERR_NO_MEMORY, "out of memory while writing the result"));
-            else if (b.len > 0)
-                fwrite(b.data, 1, b.len, stdout);
-        }
-    }
-    duet__sbuf_free(&b);
+    rc = cli_out_close(&out, "predict", rc);
     free(ref);
     if (rc == CLI_EXIT_OK && svg != NULL) {
         char title[256];

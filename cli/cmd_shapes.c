@@ -3,6 +3,7 @@
  * command taking --shapes reads (calibrate collect, bench, validate's test sets). The file's
  * header names the seed and the generator, so the set can be drawn again and cited by its seed.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 static void cmd_shapes_usage(FILE *f)
 {
-    fprintf(f, "usage: duet shapes --random N --seed S [--world W] [--max-dim D] -o FILE\n"
+    fprintf(f, "usage: duet shapes --random N --seed S [--world W] [--max-dim D] [--json|--csv] [-o FILE]\n"
                "\n"
                "Draws N random workloads (GEMM and collective) and writes them as a shape file (one per line:\n"
                "MxNxK McxNc collective dtype; the header names the seed). The generator (model/random.c): M, N, K\n"
@@ -21,14 +22,71 @@ static void cmd_shapes_usage(FILE *f)
                "collective's per-rank tensor log-uniform from 256 KiB to 256 MiB, Mc a multiple of W. The same N, S,\n"
                "W and D give the same file on every machine.\n"
                "\n"
-               "  --random N     workloads to draw (1 to 100000)\n"
-               "  --seed S       the generator's seed (a non-negative integer)\n"
-               "  --world W      ranks the set is for (default 1)\n"
-               "  --max-dim D    largest M, N, K (default 16384; at least 1024)\n"
-               "  -o FILE        the shape file to write (written atomically)\n"
+               "  --random N         workloads to draw (1 to 100000)\n"
+               "  --seed S           the generator's seed (a non-negative integer)\n"
+               "  --world W          ranks the set is for (default 1)\n"
+               "  --max-dim D        largest M, N, K (default 16384; at least 1024)\n"
+               "  --json             the workloads as JSON (schema duet-shapes/1) instead of a shape file\n"
+               "  --csv              the workloads as CSV, one per row (m, n, k, mc, nc, collective, dtype, world,\n"
+               "                     comm_bytes)\n"
+               "  -o, --output FILE  write the result (the shape file, --json or --csv) to FILE instead of standard\n"
+               "                     output (atomically)\n"
+               "  -h, --help         this text\n"
                "\n"
-               "example:\n"
-               "  duet shapes --random 24 --seed 1 -o train.txt\n");
+               "examples:\n"
+               "  duet shapes --random 24 --seed 1 -o train.txt\n"
+               "  duet shapes --random 24 --seed 1 --csv\n");
+}
+
+static const char *const cmd_shapes_cols[] = {"m", "n", "k", "mc", "nc", "collective", "dtype", "world", "comm_bytes"};
+
+/* The draw as JSON or CSV on f. @return an exit code. */
+static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json, const duet_random_params_t *p,
+                            const char *desc)
+{
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        char seed[32];
+        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)p->seed);
+        cJSON_AddStringToObject(o, "schema", "duet-shapes/1");
+        cJSON_AddStringToObject(o, "description", desc);
+        cJSON_AddStringToObject(o, "seed", seed); /* a string: a double does not hold every 64-bit seed */
+        cJSON_AddNumberToObject(o, "world", p->world);
+        cJSON_AddNumberToObject(o, "max_dim", (double)p->max_dim);
+        cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
+        for (size_t i = 0; i < w->n; i++) {
+            const duet_workload_t *x = &w->w[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "m", (double)x->m);
+            cJSON_AddNumberToObject(e, "n", (double)x->n);
+            cJSON_AddNumberToObject(e, "k", (double)x->k);
+            cJSON_AddNumberToObject(e, "mc", (double)x->mc);
+            cJSON_AddNumberToObject(e, "nc", (double)x->nc);
+            cJSON_AddStringToObject(e, "collective", duet_collective_name(x->coll));
+            cJSON_AddStringToObject(e, "dtype", duet_dtype_name(x->dtype));
+            cJSON_AddNumberToObject(e, "world", x->world);
+            cJSON_AddNumberToObject(e, "comm_bytes", duet_coll_bytes(x));
+            cJSON_AddItemToArray(arr, e);
+        }
+        return cli_out_json(out, "shapes", o);
+    }
+    duet__csv_t c;
+    cli_out_csv(out, &c);
+    duet__csv_names(&c, cmd_shapes_cols, sizeof(cmd_shapes_cols) / sizeof(cmd_shapes_cols[0]));
+    for (size_t i = 0; i < w->n; i++) {
+        const duet_workload_t *x = &w->w[i];
+        duet__csv_printf(&c, "%lld", (long long)x->m);
+        duet__csv_printf(&c, "%lld", (long long)x->n);
+        duet__csv_printf(&c, "%lld", (long long)x->k);
+        duet__csv_printf(&c, "%lld", (long long)x->mc);
+        duet__csv_printf(&c, "%lld", (long long)x->nc);
+        duet__csv_str(&c, duet_collective_name(x->coll));
+        duet__csv_str(&c, duet_dtype_name(x->dtype));
+        duet__csv_printf(&c, "%d", (int)x->world);
+        duet__csv_printf(&c, "%.0f", duet_coll_bytes(x));
+        duet__csv_end(&c);
+    }
+    return CLI_EXIT_OK;
 }
 
 int cmd_shapes(int argc, char **argv)
@@ -38,11 +96,13 @@ int cmd_shapes(int argc, char **argv)
                                              {"seed", required_argument, NULL, O_SEED},
                                              {"world", required_argument, NULL, O_WORLD},
                                              {"max-dim", required_argument, NULL, O_MAXDIM},
+                                             CLI_OUTPUT_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *cmd = "shapes", *out = NULL;
+    const char *cmd = "shapes";
     long long n = 0, seed = -1, world = 1, max_dim = 16384;
-    int opt;
+    int opt, rc;
+    cli_outopt_t oo = {0, 0, NULL};
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -50,9 +110,6 @@ int cmd_shapes(int argc, char **argv)
         case 'h':
             cmd_shapes_usage(stdout);
             return CLI_EXIT_OK;
-        case 'o':
-            out = optarg;
-            break;
         case O_RANDOM:
             if (cli_parse_i64(optarg, 1, 100000, &n) != 0)
                 return cli_usage_error(cmd, "--random: '%s' is not an integer in [1, 100000]", duet__q(optarg));
@@ -70,13 +127,16 @@ int cmd_shapes(int argc, char **argv)
                 return cli_usage_error(cmd, "--max-dim: '%s' is not an integer in [1024, 2^24]", duet__q(optarg));
             break;
         default:
-            return cli_getopt_error(cmd, argv, opt);
+            if (!cli_out_option(&oo, opt, optarg))
+                return cli_getopt_error(cmd, argv, opt);
         }
     }
     if (optind < argc)
         return cli_usage_error(cmd, "unexpected argument '%s'", duet__q(argv[optind]));
-    if (n == 0 || seed < 0 || out == NULL)
-        return cli_usage_error(cmd, "give --random N, --seed S and -o FILE");
+    if (n == 0 || seed < 0)
+        return cli_usage_error(cmd, "give --random N and --seed S");
+    if ((rc = cli_out_validate(cmd, &oo)) != CLI_EXIT_OK)
+        return rc;
     duet_random_params_t p = duet_random_default_params();
     p.seed = (uint64_t)seed;
     p.world = (int32_t)world;
@@ -87,6 +147,13 @@ int cmd_shapes(int argc, char **argv)
         return cli_fail(cmd, st);
     char desc[256], header[512];
     duet_random_describe(&p, (size_t)n, desc, sizeof(desc));
+    if (oo.json || oo.csv) {
+        cli_out_t out;
+        if ((rc = cli_out_open(&out, cmd, oo.path)) == CLI_EXIT_OK)
+            rc = cli_out_close(&out, cmd, cmd_shapes_table(&out, &w, oo.json, &p, desc));
+        duet_workloads_free(&w);
+        return rc;
+    }
     char dim[48] = "";
     if (max_dim != 16384)
         snprintf(dim, sizeof(dim), " --max-dim %lld", max_dim);
@@ -94,10 +161,10 @@ int cmd_shapes(int argc, char **argv)
              "%s\n"
              "drawn by: duet shapes --random %lld --seed %lld --world %lld%s (model/random.c, duet %s)",
              desc, n, seed, world, dim, DUET_VERSION);
-    st = duet_workloads_save(out, &w, header);
+    /* The shape file (model/random.c's writer, atomic; "-" is standard output). */
+    st = duet_workloads_save(oo.path != NULL ? oo.path : "-", &w, header);
     duet_workloads_free(&w);
     if (st < 0)
         return cli_fail(cmd, st);
-    printf("%s: %lld workloads (%s) written to %s\n", cmd, n, desc, out);
     return CLI_EXIT_OK;
 }

@@ -11,6 +11,8 @@
 #include "base/base.h"
 #include "cli/cli.h"
 #include "duet/tune.h"
+#include "sim/internal.h"
+#include "tune/internal.h"
 #ifdef DUET_GPU_BUILD
 #include "cli/gpu/gpu.h"
 #endif
@@ -32,11 +34,12 @@ enum {
 static void cmd_tune_usage(FILE *f)
 {
     fprintf(f,
-            "usage: duet tune [workload] [--mode fused|concurrent|both] [--top K] [--force]   (GPU build, mpirun)\n"
-            "       duet tune --list [--json] [--db FILE]\n"
+            "usage: duet tune [workload] [--mode fused|concurrent|both] [--top K] [--force] [--json] [-o FILE]\n"
+            "                 (GPU build, mpirun)\n"
+            "       duet tune --list [--json|--csv] [-o FILE] [--db FILE]\n"
             "       duet tune --clear [--db FILE]\n"
             "       duet tune --evaluate --corpus FILE [FILE...] [--hw PROFILE] [--top K] [--candidates FILE]\n"
-            "                 [--lead model|candidates] [--mode M] [--json]\n"
+            "                 [--lead model|candidates] [--mode M] [--json|--csv] [-o FILE]\n"
             "\n"
             "Tuning a workload predicts the best configurations with the simulator, benchmarks the top K plus the\n"
             "static default on the GPUs (every rank, the winner chosen on rank 0 and broadcast), and stores the\n"
@@ -51,7 +54,7 @@ static void cmd_tune_usage(FILE *f)
             "  --db FILE             use this database file instead\n"
             "evaluate (what the tuner would have picked on a corpus, read from its measurements):\n"
             "  --evaluate            replay the tuner on every shape of the corpora\n"
-            "  --corpus FILE         a duet-corpus/1 file (repeat the flag or list more files after it)\n"
+            "  --corpus FILE         a corpus file, duet-corpus/2 or /1 (repeat the flag or list more files after it)\n"
             "  --hw NAME|FILE        the profile the model ranks with (default: the built-in of the corpus's arch)\n"
             "  --candidates FILE     a candidate set (duet derive-candidates), used as the tuner would use it\n"
             "  --lead model|candidates  which list leads (default model: a calibrated profile's ranking leads)\n"
@@ -60,11 +63,16 @@ static void cmd_tune_usage(FILE *f)
             "  --mode M              fused, concurrent or both (default both)\n"
             "  --force               benchmark even when the database has the key\n"
             "output:\n"
-            "  --json                machine-readable output\n"
+            "  --json                the result as JSON (times in us): the tuning (schema duet-tune/1), the list\n"
+            "                        (duet-tune-list/1: the database's entries) or the evaluation\n"
+            "                        (duet-tune-evaluate/1)\n"
+            "  --csv                 the table of --list or --evaluate as CSV (times in us)\n"
+            "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
             "  -h, --help            this text\n"
             "\n"
             "examples:\n"
             "  duet tune --list\n"
+            "  duet tune --list --csv -o winners.csv\n"
             "  DUET_CACHE=/tmp/t.json duet tune --clear\n"
             "  duet tune --evaluate --corpus tuning_data/h200_world2.json --hw h200\n"
             "  mpirun -np 2 duet tune --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192   (GPU build)\n",
@@ -81,7 +89,11 @@ static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
         snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
-static int cmd_tune_list(const char *db_path, int json)
+static const char *const cmd_tune_list_cols[] = {
+    "key", "arch", "sms",  "world",   "modes",    "collective", "dtype", "m",           "n",       "k",
+    "mc",  "nc",   "mode", "num_wgs", "gemm_wgs", "comm_wgs",   "tile",  "measured_us", "pred_us", "date"};
+
+static int cmd_tune_list(cli_out_t *out, const char *db_path, int json, int csv)
 {
     duet_tune_db_t db;
     duet_status_t st = duet_tune_db_open(db_path, &db);
@@ -93,20 +105,52 @@ static int cmd_tune_list(const char *db_path, int json)
     if (st < 0)
         return cli_fail("tune", st);
     int rc = CLI_EXIT_OK;
+    FILE *f = out->f;
     if (json) {
-        char *text = NULL;
-        st = duet_tune_entries_to_json(e, n, &text);
-        if (st < 0) {
-            rc = cli_fail("tune", st);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-tune-list/1");
+        cJSON_AddStringToObject(o, "db", db.path);
+        cJSON *arr = duet__tune_entries_cjson(e, n);
+        if (arr == NULL) {
+            cJSON_Delete(o);
+            o = NULL; /* reported as out of memory */
         } else {
-            puts(text);
-            free(text);
+            cJSON_AddItemToObject(o, "entries", arr);
+        }
+        rc = cli_out_json(out, "tune", o);
+    } else if (csv) {
+        duet__csv_t c;
+        cli_out_csv(out, &c);
+        duet__csv_names(&c, cmd_tune_list_cols, sizeof(cmd_tune_list_cols) / sizeof(cmd_tune_list_cols[0]));
+        for (size_t i = 0; i < n; i++) {
+            char tile[32];
+            duet__csv_str(&c, e[i].key);
+            duet__csv_str(&c, e[i].arch);
+            duet__csv_printf(&c, "%d", (int)e[i].sms);
+            duet__csv_printf(&c, "%d", (int)e[i].wl.world);
+            duet__csv_str(&c, duet__tune_modes_name(e[i].modes));
+            duet__csv_str(&c, duet_collective_name(e[i].wl.coll));
+            duet__csv_str(&c, duet_dtype_name(e[i].wl.dtype));
+            duet__csv_printf(&c, "%lld", (long long)e[i].wl.m);
+            duet__csv_printf(&c, "%lld", (long long)e[i].wl.n);
+            duet__csv_printf(&c, "%lld", (long long)e[i].wl.k);
+            duet__csv_printf(&c, "%lld", (long long)e[i].wl.mc);
+            duet__csv_printf(&c, "%lld", (long long)e[i].wl.nc);
+            duet__csv_str(&c, duet_mode_name(e[i].cfg.mode));
+            duet__csv_printf(&c, "%d", (int)e[i].cfg.num_wgs);
+            duet__csv_printf(&c, "%d", (int)e[i].cfg.gemm_wgs);
+            duet__csv_printf(&c, "%d", (int)e[i].cfg.comm_wgs);
+            duet__csv_str(&c, duet_config_tile_str(&e[i].cfg, tile, sizeof(tile)));
+            duet__csv_num(&c, e[i].measured_us);
+            duet__csv_num(&c, e[i].pred_us);
+            duet__csv_str(&c, e[i].date);
+            duet__csv_end(&c);
         }
     } else {
-        printf("%s: %zu entr%s\n", db.path, n, n == 1 ? "y" : "ies");
+        fprintf(f, "%s: %zu entr%s\n", db.path, n, n == 1 ? "y" : "ies");
         if (n > 0)
-            printf("\n%-8s %5s %3s %-16s %-14s %5s %-18s %-12s %-30s %9s %9s  %s\n", "arch", "SMs", "W", "modes",
-                   "collective", "dtype", "gemm", "comm", "winner", "meas ms", "pred ms", "date");
+            fprintf(f, "\n%-8s %5s %3s %-16s %-14s %5s %-18s %-12s %-30s %9s %9s  %s\n", "arch", "SMs", "W", "modes",
+                    "collective", "dtype", "gemm", "comm", "winner", "meas ms", "pred ms", "date");
         for (size_t i = 0; i < n; i++) {
             char gemm[64], comm[48], cfg[64];
             snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)e[i].wl.m, (long long)e[i].wl.n,
@@ -114,9 +158,9 @@ static int cmd_tune_list(const char *db_path, int json)
             snprintf(comm, sizeof(comm), "%lldx%lld", (long long)e[i].wl.mc, (long long)e[i].wl.nc);
             cmd_tune_cfg_text(&e[i].cfg, cfg, sizeof(cfg));
             const char *modes = e[i].modes == 3 ? "fused+concurrent" : e[i].modes == 1 ? "fused" : "concurrent";
-            printf("%-8s %5d %3d %-16s %-14s %5s %-18s %-12s %-30s %9.4f %9.4f  %s\n", e[i].arch, (int)e[i].sms,
-                   (int)e[i].wl.world, modes, duet_collective_name(e[i].wl.coll), duet_dtype_name(e[i].wl.dtype), gemm,
-                   comm, cfg, e[i].measured_ms, e[i].pred_ms, e[i].date);
+            fprintf(f, "%-8s %5d %3d %-16s %-14s %5s %-18s %-12s %-30s %9.4f %9.4f  %s\n", e[i].arch, (int)e[i].sms,
+                    (int)e[i].wl.world, modes, duet_collective_name(e[i].wl.coll), duet_dtype_name(e[i].wl.dtype), gemm,
+                    comm, cfg, e[i].measured_us * 1e-3, e[i].pred_us * 1e-3, e[i].date);
         }
     }
     free(e);
@@ -139,15 +183,76 @@ static cJSON *cmd_tune_cfg_json(const duet_config_t *c, double ms)
 {
     cJSON *o = cJSON_CreateObject();
     cli_json_add_config(o, c);
-    cli_json_add_num(o, "ms", ms);
+    cli_json_add_num(o, "us", ms * 1e3);
     return o;
 }
 
-static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
-                               size_t n_corpora, int json)
+static const char *const cmd_tune_eval_cols[] = {"corpus",
+                                                 "collective",
+                                                 "dtype",
+                                                 "m",
+                                                 "n",
+                                                 "k",
+                                                 "mc",
+                                                 "nc",
+                                                 "world",
+                                                 "n_configs",
+                                                 "n_cands",
+                                                 "n_cands_measured",
+                                                 "oracle_us",
+                                                 "default_us",
+                                                 "tuned_us",
+                                                 "tuned_over_oracle",
+                                                 "default_over_oracle",
+                                                 "tuned_mode",
+                                                 "tuned_num_wgs",
+                                                 "tuned_gemm_wgs",
+                                                 "tuned_comm_wgs",
+                                                 "tuned_tile",
+                                                 "tuned_source"};
+
+static void cmd_tune_eval_csv(FILE *f, const duet_tune_eval_t *ev)
 {
+    duet__csv_t c;
+    duet__csv_init(&c, f);
+    duet__csv_names(&c, cmd_tune_eval_cols, sizeof(cmd_tune_eval_cols) / sizeof(cmd_tune_eval_cols[0]));
+    for (size_t i = 0; i < ev->n; i++) {
+        const duet_tune_eval_shape_t *s = &ev->shapes[i];
+        char tile[32];
+        duet__csv_printf(&c, "%zu", s->corpus);
+        duet__csv_str(&c, duet_collective_name(s->wl.coll));
+        duet__csv_str(&c, duet_dtype_name(s->wl.dtype));
+        duet__csv_printf(&c, "%lld", (long long)s->wl.m);
+        duet__csv_printf(&c, "%lld", (long long)s->wl.n);
+        duet__csv_printf(&c, "%lld", (long long)s->wl.k);
+        duet__csv_printf(&c, "%lld", (long long)s->wl.mc);
+        duet__csv_printf(&c, "%lld", (long long)s->wl.nc);
+        duet__csv_printf(&c, "%d", (int)s->wl.world);
+        duet__csv_printf(&c, "%d", (int)s->n_configs);
+        duet__csv_printf(&c, "%d", (int)s->n_cands);
+        duet__csv_printf(&c, "%d", (int)s->n_cands_measured);
+        duet__csv_num(&c, s->oracle_ms * 1e3);
+        duet__csv_num(&c, s->default_ms * 1e3);
+        duet__csv_num(&c, s->tuned_ms * 1e3);
+        duet__csv_num(&c, s->tuned_ms / s->oracle_ms);
+        duet__csv_num(&c, s->default_ms / s->oracle_ms);
+        duet__csv_str(&c, duet_mode_name(s->tuned_cfg.mode));
+        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.num_wgs);
+        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.gemm_wgs);
+        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.comm_wgs);
+        duet__csv_str(&c, duet_config_tile_str(&s->tuned_cfg, tile, sizeof(tile)));
+        duet__csv_str(&c, duet_tune_source_name(s->tuned_source));
+        duet__csv_end(&c);
+    }
+}
+
+static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const duet_tune_params_t *p,
+                               const duet_hw_t *hw, size_t n_corpora, int json, int csv)
+{
+    FILE *f = out->f;
     if (json) {
         cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-tune-evaluate/1");
         cJSON_AddStringToObject(o, "hw", hw->name);
         cJSON_AddNumberToObject(o, "top_k", p->top_k);
         cJSON_AddNumberToObject(o, "corpora", (double)n_corpora);
@@ -156,14 +261,7 @@ static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_param
             const duet_tune_eval_shape_t *s = &ev->shapes[i];
             cJSON *so = cJSON_CreateObject();
             cJSON_AddNumberToObject(so, "corpus", (double)s->corpus);
-            cJSON_AddStringToObject(so, "collective", duet_collective_name(s->wl.coll));
-            cJSON_AddStringToObject(so, "dtype", duet_dtype_name(s->wl.dtype));
-            cJSON_AddNumberToObject(so, "m", (double)s->wl.m);
-            cJSON_AddNumberToObject(so, "n", (double)s->wl.n);
-            cJSON_AddNumberToObject(so, "k", (double)s->wl.k);
-            cJSON_AddNumberToObject(so, "mc", (double)s->wl.mc);
-            cJSON_AddNumberToObject(so, "nc", (double)s->wl.nc);
-            cJSON_AddNumberToObject(so, "world", s->wl.world);
+            duet__workload_cjson(so, &s->wl);
             cJSON_AddNumberToObject(so, "n_configs", s->n_configs);
             cJSON_AddNumberToObject(so, "n_cands", s->n_cands);
             cJSON_AddNumberToObject(so, "n_cands_measured", s->n_cands_measured);
@@ -186,39 +284,37 @@ static int cmd_tune_eval_print(const duet_tune_eval_t *ev, const duet_tune_param
         cJSON_AddNumberToObject(sum, "n_within_2pct", (double)ev->n_within_2pct);
         cJSON_AddNumberToObject(sum, "n_exact", (double)ev->n_exact);
         cJSON_AddNumberToObject(sum, "n_tuned_slower_than_default", (double)ev->n_tuned_slower_than_default);
-        char *text = cJSON_Print(o);
-        cJSON_Delete(o);
-        if (text == NULL) {
-            cli_error("tune", "out of memory while writing JSON");
-            return CLI_EXIT_FAILED;
-        }
-        puts(text);
-        cJSON_free(text);
+        return cli_out_json(out, "tune", o);
+    }
+    if (csv) {
+        cmd_tune_eval_csv(f, ev);
         return CLI_EXIT_OK;
     }
-    printf("tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
-           "measured grid, plus the static default; times are the corpus's medians\n\n",
-           ev->n, ev->n == 1 ? "" : "s", n_corpora, n_corpora == 1 ? "" : "es", hw->name, (int)p->top_k);
-    printf("%4s  %-14s %-18s %-12s %3s %4s %5s %9s %9s %9s %7s %7s  %s\n", "#", "collective", "gemm", "comm", "W",
-           "cfgs", "meas", "oracle", "default", "tuned", "t/o", "d/o", "tuned pick");
+    fprintf(f,
+            "tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
+            "measured grid, plus the static default; times are the corpus's medians\n\n",
+            ev->n, ev->n == 1 ? "" : "s", n_corpora, n_corpora == 1 ? "" : "es", hw->name, (int)p->top_k);
+    fprintf(f, "%4s  %-14s %-18s %-12s %3s %4s %5s %9s %9s %9s %7s %7s  %s\n", "#", "collective", "gemm", "comm", "W",
+            "cfgs", "meas", "oracle ms", "dflt ms", "tuned ms", "t/o", "d/o", "tuned pick");
     for (size_t i = 0; i < ev->n; i++) {
         const duet_tune_eval_shape_t *s = &ev->shapes[i];
         char gemm[64], comm[48], cfg[64];
         snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)s->wl.m, (long long)s->wl.n, (long long)s->wl.k);
         snprintf(comm, sizeof(comm), "%lldx%lld", (long long)s->wl.mc, (long long)s->wl.nc);
         cmd_tune_cfg_text(&s->tuned_cfg, cfg, sizeof(cfg));
-        printf("%4zu  %-14s %-18s %-12s %3d %4d %2d/%-2d %9.4f %9.4f %9.4f %7.3f %7.3f  %s (%s)\n", i + 1,
-               duet_collective_name(s->wl.coll), gemm, comm, (int)s->wl.world, (int)s->n_configs,
-               (int)s->n_cands_measured, (int)s->n_cands, s->oracle_ms, s->default_ms, s->tuned_ms,
-               s->tuned_ms / s->oracle_ms, s->default_ms / s->oracle_ms, cfg, duet_tune_source_name(s->tuned_source));
+        fprintf(f, "%4zu  %-14s %-18s %-12s %3d %4d %2d/%-2d %9.4f %9.4f %9.4f %7.3f %7.3f  %s (%s)\n", i + 1,
+                duet_collective_name(s->wl.coll), gemm, comm, (int)s->wl.world, (int)s->n_configs,
+                (int)s->n_cands_measured, (int)s->n_cands, s->oracle_ms, s->default_ms, s->tuned_ms,
+                s->tuned_ms / s->oracle_ms, s->default_ms / s->oracle_ms, cfg, duet_tune_source_name(s->tuned_source));
     }
-    printf("\nsummary over %zu shapes (%zu with a measured pick, %zu with the static default measured):\n", ev->n,
-           ev->n_tuned, ev->n_with_default);
-    printf("  tuned / oracle:    median %.4f, max %.4f, mean %.4f; within 2 %%: %zu; the oracle's time: %zu\n",
-           ev->median_tuned_over_oracle, ev->max_tuned_over_oracle, ev->mean_tuned_over_oracle, ev->n_within_2pct,
-           ev->n_exact);
-    printf("  default / oracle:  median %.4f, max %.4f\n", ev->median_default_over_oracle, ev->max_default_over_oracle);
-    printf("  tuned slower than the static default: %zu\n", ev->n_tuned_slower_than_default);
+    fprintf(f, "\nsummary over %zu shapes (%zu with a measured pick, %zu with the static default measured):\n", ev->n,
+            ev->n_tuned, ev->n_with_default);
+    fprintf(f, "  tuned / oracle:    median %.4f, max %.4f, mean %.4f; within 2 %%: %zu; the oracle's time: %zu\n",
+            ev->median_tuned_over_oracle, ev->max_tuned_over_oracle, ev->mean_tuned_over_oracle, ev->n_within_2pct,
+            ev->n_exact);
+    fprintf(f, "  default / oracle:  median %.4f, max %.4f\n", ev->median_default_over_oracle,
+            ev->max_default_over_oracle);
+    fprintf(f, "  tuned slower than the static default: %zu\n", ev->n_tuned_slower_than_default);
     return CLI_EXIT_OK;
 }
 
@@ -239,8 +335,8 @@ static const char *cmd_tune_builtin_for(const char *arch)
     return NULL;
 }
 
-static int cmd_tune_evaluate(const char *const *files, size_t n_files, const char *hw_arg, const char *cands_path,
-                             duet_tune_params_t *p, int json)
+static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_files, const char *hw_arg,
+                             const char *cands_path, duet_tune_params_t *p, int json, int csv)
 {
     if (n_files == 0)
         return cli_usage_error("tune", "--evaluate needs at least one --corpus FILE");
@@ -293,7 +389,7 @@ static int cmd_tune_evaluate(const char *const *files, size_t n_files, const cha
         rc = cli_fail("tune", st);
         goto out;
     }
-    rc = cmd_tune_eval_print(&ev, &rp, &hw, n_files, json);
+    rc = cmd_tune_eval_print(out, &ev, &rp, &hw, n_files, json, csv);
     duet_tune_eval_free(&ev);
 out:
     if (have_set)
@@ -318,25 +414,30 @@ int cmd_tune(int argc, char **argv)
                                              {"lead", required_argument, NULL, OPT_LEAD},
                                              {"force", no_argument, NULL, OPT_FORCE},
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"csv", no_argument, NULL, OPT_CSV},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_common_t c;
     cli_common_init(&c);
     duet_tune_params_t p = duet_tune_default_params();
     p.calibrated = 1; /* --lead model */
-    const char *db_path = NULL, *cands_path = NULL, *hw_arg = NULL;
+    const char *db_path = NULL, *cands_path = NULL, *hw_arg = NULL, *out_path = NULL;
     const char *files[CMD_TUNE_MAX_CORPORA];
     size_t n_files = 0;
     int list = 0, clear = 0, evaluate = 0, workload = 0, opt;
     long long v;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
             cmd_tune_usage(stdout);
             cli_gpu_build_note(stdout, "Tuning a workload", "tune");
             return CLI_EXIT_OK;
+        case 'o':
+            out_path = optarg;
+            continue;
         case OPT_LIST:
             list = 1;
             continue;
@@ -395,7 +496,7 @@ int cmd_tune(int argc, char **argv)
             return CLI_EXIT_USAGE;
         if (h == 0)
             return cli_getopt_error("tune", argv, opt);
-        workload |= opt != OPT_JSON;
+        workload |= opt != OPT_JSON && opt != OPT_CSV;
     }
     /* Files after the options are more corpora (--corpus a.json b.json). */
     for (; optind < argc; optind++) {
@@ -411,18 +512,29 @@ int cmd_tune(int argc, char **argv)
         return cli_usage_error("tune", "--list and --clear take no workload, corpus or candidate set");
     if (evaluate && workload)
         return cli_usage_error("tune", "--evaluate takes the shapes of its corpora, not a workload");
-    if (list)
-        return cmd_tune_list(db_path, c.json);
+    int rc = cli_out_formats("tune", c.json, c.csv);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (clear && (c.json || c.csv || out_path))
+        return cli_usage_error("tune", "--clear prints one line: no --json, --csv or -o");
     if (clear)
         return cmd_tune_clear(db_path);
-    if (evaluate)
-        return cmd_tune_evaluate(files, n_files, hw_arg, cands_path, &p, c.json);
+    if (list || evaluate) {
+        cli_out_t out;
+        if ((rc = cli_out_open(&out, "tune", out_path)) != CLI_EXIT_OK)
+            return rc;
+        rc = list ? cmd_tune_list(&out, db_path, c.json, c.csv)
+                  : cmd_tune_evaluate(&out, files, n_files, hw_arg, cands_path, &p, c.json, c.csv);
+        return cli_out_close(&out, "tune", rc);
+    }
     if (!workload && hw_arg == NULL)
         return cli_usage_error("tune", "nothing to do: give a workload (GPU build), --list, --clear or --evaluate");
+    if (c.csv)
+        return cli_usage_error("tune", "--csv: tuning a workload prints text or --json");
 #ifdef DUET_GPU_BUILD
     {
-        int rc = cli_common_workload(&c, "tune");
-        if (rc != CLI_EXIT_OK)
+        if ((rc = cli_common_workload(&c, "tune")) != CLI_EXIT_OK ||
+            (rc = cli_out_check("tune", "-o", out_path)) != CLI_EXIT_OK)
             return rc;
         p.db_path = db_path;
         duet_tune_candset_t set;
@@ -434,7 +546,7 @@ int cmd_tune(int argc, char **argv)
             have_set = 1;
             p.candset = &set;
         }
-        rc = cmd_tune_gpu(&c, &p, hw_arg, c.json, &argc, &argv);
+        rc = cmd_tune_gpu(&c, &p, hw_arg, c.json, out_path, &argc, &argv);
         if (have_set)
             duet_tune_candset_free(&set);
         return rc;

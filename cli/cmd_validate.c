@@ -10,7 +10,8 @@
 
 static void cmd_validate_usage(FILE *f)
 {
-    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--sweep2 FILE] [--json] [--rows FILE] [--quiet]\n"
+    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--sweep2 FILE] [--json|--csv] [-o FILE]\n"
+               "                     [--rows FILE] [--quiet]\n"
                "\n"
                "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
                "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
@@ -19,29 +20,35 @@ static void cmd_validate_usage(FILE *f)
                "each line.\n"
                "\n"
                "options:\n"
-               "  --corpus FILE...   duet-corpus/1 files (repeat the flag or list several files after it)\n"
+               "  --corpus FILE...   corpus files, duet-corpus/2 or /1 (repeat the flag or list several files after\n"
+               "                     it)\n"
                "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
-               "  --json             machine-readable output\n"
-               "  --rows FILE        per-row predictions as CSV (measured and predicted ms), for residual analysis\n"
+               "  --json             the accuracy as JSON (schema duet-validation/1)\n"
+               "  --csv              the accuracy table as CSV: key, metric, then duet, reference_rules and\n"
+               "                     noise_floor, fractions (0.05 = 5 %%), an empty field where a column has none\n"
+               "  -o, --output FILE  write the result (text, --json or --csv) to FILE instead of standard output\n"
+               "  --rows FILE        per-row predictions as CSV (measured and predicted times in us), for residual\n"
+               "                     analysis\n"
                "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
                "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
                "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
                "                     ceiling, and the reference rules scored within their own options (repeatable);\n"
-               "                     with --json, the same table as the object \"targets\"\n"
+               "                     with --json, the same table as the object \"targets\" (no --csv form)\n"
                "  --quiet            no progress on stderr\n"
                "  -h, --help         this text\n"
                "\n"
                "examples:\n"
                "  duet validate --corpus tuning_data/h200_world2.json --hw h200\n"
-               "  duet validate --corpus w2.json w8.json --hw mi300x-fit.json --json\n");
+               "  duet validate --corpus w2.json w8.json --hw mi300x-fit.json --json -o accuracy.json\n"
+               "  duet validate --corpus tuning_data/h200_world2.json --hw h200 --csv\n");
 }
 
 /* The options of `validate`. */
 typedef struct cli_validate_opts {
     cli_corpora_t *cs;
     cli_corpora_t *sweep2;
-    const char *hw_arg, *rows;
-    int json, quiet, help;
+    const char *hw_arg, *rows, *out;
+    int json, csv, quiet, help;
 } cli_validate_opts_t;
 
 /* Parse `validate`'s arguments into o. @return an exit code (CLI_EXIT_OK to go on). */
@@ -50,6 +57,8 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
     static const struct option longopts[] = {{"corpus", required_argument, NULL, OPT_CORPUS},
                                              {"hw", required_argument, NULL, OPT_HW},
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"csv", no_argument, NULL, OPT_CSV},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
                                              {"sweep2", required_argument, NULL, OPT_SWEEP2},
@@ -58,7 +67,7 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
     int rc, opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         if (opt == 'h') {
             o->help = 1;
             return CLI_EXIT_OK;
@@ -70,8 +79,10 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
                 return rc;
         } else if (opt == OPT_HW || opt == OPT_ROWS) {
             *(opt == OPT_HW ? &o->hw_arg : &o->rows) = optarg;
-        } else if (opt == OPT_JSON || opt == OPT_QUIET) {
-            *(opt == OPT_JSON ? &o->json : &o->quiet) = 1;
+        } else if (opt == 'o') {
+            o->out = optarg;
+        } else if (opt == OPT_JSON || opt == OPT_CSV || opt == OPT_QUIET) {
+            *(opt == OPT_JSON ? &o->json : opt == OPT_CSV ? &o->csv : &o->quiet) = 1;
         } else {
             return cli_getopt_error(cmd, argv, opt);
         }
@@ -80,7 +91,11 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
         return rc;
     if (o->hw_arg == NULL)
         return cli_usage_error(cmd, "give the profile to validate with --hw NAME|FILE");
-    return CLI_EXIT_OK;
+    if ((rc = cli_out_formats(cmd, o->json, o->csv)) != CLI_EXIT_OK)
+        return rc;
+    if (o->sweep2->n > 0 && o->csv)
+        return cli_usage_error(cmd, "--sweep2's target table has no CSV form: use the text or --json");
+    return cli_out_check(cmd, "-o", o->out);
 }
 
 /* Validate (the library's duet_cal_validate_rows), with progress and --rows. */
@@ -96,39 +111,43 @@ static int cli_validate_run(const cli_validate_opts_t *o, const char *cmd, const
     duet_status_t st = duet_cal_validate_rows(o->cs->c, o->cs->path, o->cs->n, hw, cli_progress_fn, &pr,
                                               csv != NULL ? duet_cal_rows_csv_row : NULL, csv, v);
     cli_progress_end(&pr);
-    if (st < 0) {
-        rc = cli_fail(cmd, st); /* before the close, which could replace the error's text */
-        duet_cal_rows_csv_close(csv);
-        return rc;
-    }
-    return cli_rows_close(cmd, csv);
+    return cli_rows_close(cmd, csv, st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK);
+}
+
+/* The columns of the accuracy table. */
+static void cli_validate_columns(const duet_cal_validation_t *v, cli_column_t cols[3])
+{
+    cols[0] = (cli_column_t){"duet (fluid)", "duet", &v->model};
+    cols[1] = (cli_column_t){"reference rules", "reference_rules", v->seed_fit.n_params > 0 ? &v->seed : NULL};
+    cols[2] = (cli_column_t){"noise floor", "noise_floor", &v->noise.remeasure};
 }
 
 /* The validate table. */
-static void cli_validate_print(const cli_validate_opts_t *o, const duet_hw_t *hw, const duet_cal_validation_t *v)
+static void cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet_hw_t *hw,
+                               const duet_cal_validation_t *v)
 {
     int have_seed = v->seed_fit.n_params > 0;
-    printf("duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw->name, o->cs->n,
-           o->cs->n > 1 ? "s" : "", (long long)v->rows_total, (long long)v->rows_failed, (int)v->shapes);
-    cli_column_t cols[3] = {{"duet (fluid)", &v->model},
-                            {"reference rules", have_seed ? &v->seed : NULL},
-                            {"noise floor", &v->noise.remeasure}};
-    cli_metrics_table(cols, 3);
-    cli_noise_lines(&v->noise);
+    fprintf(f, "duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw->name,
+            o->cs->n, o->cs->n > 1 ? "s" : "", (long long)v->rows_total, (long long)v->rows_failed, (int)v->shapes);
+    cli_column_t cols[3];
+    cli_validate_columns(v, cols);
+    cli_metrics_table(f, cols, 3);
+    cli_noise_lines(f, &v->noise);
     if (have_seed)
-        printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s on %lld fused op "
-               "rows (%s%s); concurrent and K-split rows are not predicted by them and count as misses when they are "
-               "the best.\n",
-               v->seed_fit.params[0].value, (long long)v->seed_fit.rows, v->seed_fit.stop_reason,
-               v->seed_fit.params[0].at_bound ? ", at its bound" : "");
+        fprintf(f,
+                "\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s on %lld fused op "
+                "rows (%s%s); concurrent and K-split rows are not predicted by them and count as misses when they "
+                "are the best.\n",
+                v->seed_fit.params[0].value, (long long)v->seed_fit.rows, v->seed_fit.stop_reason,
+                v->seed_fit.params[0].at_bound ? ", at its bound" : "");
     else
-        printf("\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their one "
-               "constant, seed_link_gbs, has nothing to fit)\n");
+        fprintf(f, "\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their "
+                   "one constant, seed_link_gbs, has nothing to fit)\n");
 }
 
 /* One line of the target table (a figure of duet_cal_eval_figures): value and interval in percent,
  * the target, met or not. */
-static void cli_target_line(const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f)
+static void cli_target_line(FILE *out, const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f)
 {
     const duet_cal_ci_t *c = duet_cal_eval_figure_ci(e, f);
     char what[64], target[40] = "";
@@ -138,38 +157,42 @@ static void cli_target_line(const duet_cal_eval_t *e, const duet_cal_eval_figure
     else if (f->cmp != DUET_CAL_TARGET_NONE)
         snprintf(target, sizeof(target), "%s %g %%", f->cmp == DUET_CAL_TARGET_LE ? "<=" : ">=", 100 * f->threshold);
     int met = duet_cal_eval_figure_met(e, f);
-    printf("  %-44s %7.2f %%  [%6.2f, %6.2f] %%  %-9s %s\n", what, 100 * c->value, 100 * c->lo, 100 * c->hi, target,
-           met > 0                          ? "met"
-           : met == 0                       ? "NOT MET"
-           : f->cmp != DUET_CAL_TARGET_NONE ? "n/a"
-                                            : "");
+    fprintf(out, "  %-44s %7.2f %%  [%6.2f, %6.2f] %%  %-9s %s\n", what, 100 * c->value, 100 * c->lo, 100 * c->hi,
+            target,
+            met > 0                          ? "met"
+            : met == 0                       ? "NOT MET"
+            : f->cmp != DUET_CAL_TARGET_NONE ? "n/a"
+                                             : "");
 }
 
 /* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
-static void cli_validate_targets(const duet_cal_eval_t *e)
+static void cli_validate_targets(FILE *out, const duet_cal_eval_t *e)
 {
-    printf("\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
-           e->prov.shapes[0] ? e->prov.shapes : "not recorded", e->date, (long long)e->prov.order_seed,
-           e->prov.kernel_commit[0] ? e->prov.kernel_commit : "not recorded");
-    printf("\n\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
-           "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %llu); noise band per workload = "
-           "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
-           e->workloads, e->gemm_rows, e->op_rows, e->resamples, (unsigned long long)e->seed, 100 * e->band_q,
-           100 * e->band_median);
-    printf("  %-44s %9s  %18s  %-9s %s\n", "figure", "value", "95 % interval", "target", "");
+    fprintf(out, "\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
+            e->prov.shapes[0] ? e->prov.shapes : "not recorded", e->date, (long long)e->prov.order_seed,
+            e->prov.kernel_commit[0] ? e->prov.kernel_commit : "not recorded");
+    fprintf(
+        out,
+        "\n\ntargets (held-out test set, two sweeps): %d workloads, %d GEMM-alone rows on >= 1/4 of the SMs, %d op "
+        "rows;\n95 %% intervals from %d bootstrap resamples of the workloads (seed %llu); noise band per workload = "
+        "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
+        e->workloads, e->gemm_rows, e->op_rows, e->resamples, (unsigned long long)e->seed, 100 * e->band_q,
+        100 * e->band_median);
+    fprintf(out, "  %-44s %9s  %18s  %-9s %s\n", "figure", "value", "95 % interval", "target", "");
     for (int i = 0; i < duet_cal_eval_n_figures; i++) {
         const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
         if (f->reference && (i == 0 || !duet_cal_eval_figures[i - 1].reference))
-            printf("\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within "
-                   "their own options (%d workloads):\n",
-                   e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
-        cli_target_line(e, f);
+            fprintf(out,
+                    "\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within "
+                    "their own options (%d workloads):\n",
+                    e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
+        cli_target_line(out, e, f);
     }
     int better = duet_cal_eval_better_than_reference(e);
-    printf("\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
-           better < 0   ? "not available (no rows the reference rules predict)"
-           : better > 0 ? "met"
-                        : "NOT MET");
+    fprintf(out, "\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
+            better < 0   ? "not available (no rows the reference rules predict)"
+            : better > 0 ? "met"
+                         : "NOT MET");
 }
 
 /* The target table of the test set in two sweeps (the library's duet_cal_evaluate), with progress. */
@@ -180,6 +203,32 @@ static int cli_validate_eval(const cli_validate_opts_t *o, const char *cmd, cons
     duet_status_t st = duet_cal_evaluate(o->cs->c, o->cs->n, o->sweep2->c, o->sweep2->n, hw, cli_progress_fn, &pr, e);
     cli_progress_end(&pr);
     return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
+}
+
+/* The result in its format, on out; e is the target table of --sweep2, or NULL. @return an exit code. */
+static int cli_validate_output(cli_out_t *out, const cli_validate_opts_t *o, const char *cmd, const duet_hw_t *hw,
+                               const duet_cal_validation_t *v, const duet_cal_eval_t *e)
+{
+    if (o->json) {
+        char *text = NULL;
+        duet_status_t st = duet_cal_validation_targets_to_json(v, e, o->cs->path, o->cs->n, o->sweep2->path,
+                                                               o->sweep2->n, hw->name, &text);
+        if (st < 0)
+            return cli_fail(cmd, st);
+        fputs(text, out->f);
+        free(text);
+        return CLI_EXIT_OK;
+    }
+    if (o->csv) {
+        cli_column_t cols[3];
+        cli_validate_columns(v, cols);
+        cli_metrics_csv(out->f, cols, 3);
+        return CLI_EXIT_OK;
+    }
+    cli_validate_print(out->f, o, hw, v);
+    if (e != NULL)
+        cli_validate_targets(out->f, e);
+    return CLI_EXIT_OK;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -198,7 +247,7 @@ int cmd_validate(int argc, char **argv)
     duet_hw_t hw;
     duet_cal_validation_t v;
     duet_cal_eval_t e;
-    char *text = NULL;
+    cli_out_t out = {NULL, NULL, 0, NULL};
     int rc = cli_validate_parse(&o, cmd, argc, argv);
     /* Every input is loaded before anything is computed or printed: a bad sweep-2 file is the one
      * line of its error, not a failure after half a table. */
@@ -209,22 +258,10 @@ int cmd_validate(int argc, char **argv)
                (rc = cli_corpora_load(o.cs, cmd)) == CLI_EXIT_OK &&
                (o.sweep2->n == 0 || (rc = cli_corpora_load(o.sweep2, cmd)) == CLI_EXIT_OK) &&
                (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK &&
-               (o.sweep2->n == 0 || (rc = cli_validate_eval(&o, cmd, &hw, &e)) == CLI_EXIT_OK)) {
-        const duet_cal_eval_t *ep = o.sweep2->n > 0 ? &e : NULL;
-        if (!o.json) {
-            cli_validate_print(&o, &hw, &v);
-            if (ep != NULL)
-                cli_validate_targets(ep);
-        } else {
-            duet_status_t st = duet_cal_validation_targets_to_json(&v, ep, o.cs->path, o.cs->n, o.sweep2->path,
-                                                                   o.sweep2->n, hw.name, &text);
-            if (st < 0)
-                rc = cli_fail(cmd, st);
-            else
-                fputs(text, stdout);
-        }
+               (o.sweep2->n == 0 || (rc = cli_validate_eval(&o, cmd, &hw, &e)) == CLI_EXIT_OK) &&
+               (rc = cli_out_open(&out, cmd, o.out)) == CLI_EXIT_OK) {
+        rc = cli_out_close(&out, cmd, cli_validate_output(&out, &o, cmd, &hw, &v, o.sweep2->n > 0 ? &e : NULL));
     }
-    free(text);
     cli_corpora_free(o.cs);
     cli_corpora_free(o.sweep2);
     free(o.cs);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "model/internal.h"
@@ -327,6 +328,9 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
     case OPT_JSON:
         c->json = 1;
         return 1;
+    case OPT_CSV:
+        c->csv = 1;
+        return 1;
     default:
         return 0;
     }
@@ -412,9 +416,72 @@ duet_status_t cli_write_trace(const duet_trace_t *t, const duet_plan_t *plan, co
     return duet_trace_write_chrome(list, 1, path);
 }
 
+int cli_out_formats(const char *cmd, int json, int csv)
+{
+    if (json && csv)
+        return cli_usage_error(cmd, "--json and --csv: choose one");
+    return CLI_EXIT_OK;
+}
+
+int cli_out_option(cli_outopt_t *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case OPT_JSON:
+        o->json = 1;
+        return 1;
+    case OPT_CSV:
+        o->csv = 1;
+        return 1;
+    case 'o':
+        o->path = arg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int cli_out_validate(const char *cmd, const cli_outopt_t *o)
+{
+    int rc = cli_out_formats(cmd, o->json, o->csv);
+    return rc != CLI_EXIT_OK ? rc : cli_out_check(cmd, "-o", o->path);
+}
+
+int cli_out_check(const char *cmd, const char *opt, const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return CLI_EXIT_OK;
+    if (path[0] == '\0')
+        return cli_usage_error(cmd, "%s: an empty file name", opt);
+    /* The folder the file goes in: what precedes the last '/', "/" for a file at the root. */
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return CLI_EXIT_OK;
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(n + 1);
+    if (dir == NULL) {
+        cli_error(cmd, "out of memory");
+        return CLI_EXIT_FAILED;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    struct stat sb;
+    int rc = CLI_EXIT_OK;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error(cmd, "%s: %s: no such folder", opt, duet__q(dir));
+        rc = CLI_EXIT_USAGE;
+    }
+    free(dir);
+    return rc;
+}
+
 int cli_out_open(cli_out_t *o, const char *cmd, const char *path)
 {
     memset(o, 0, sizeof(*o));
+    int rc = cli_out_check(cmd, "-o", path);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (path != NULL && strcmp(path, "-") == 0)
+        path = NULL; /* -o -: standard output */
     o->path = path;
     if (path == NULL) {
         o->f = stdout;
@@ -430,8 +497,16 @@ int cli_out_open(cli_out_t *o, const char *cmd, const char *path)
 
 int cli_out_close(cli_out_t *o, const char *cmd, int rc)
 {
-    if (o->path == NULL || o->f == NULL)
+    if (o->f == NULL)
         return rc;
+    if (o->path == NULL) {
+        /* Standard output: a write error (a full disk behind a redirection) fails the command. */
+        if ((fflush(o->f) != 0 || ferror(o->f)) && rc == CLI_EXIT_OK) {
+            cli_error(cmd, "write error on standard output");
+            rc = CLI_EXIT_FAILED;
+        }
+        return rc;
+    }
     if (fclose(o->f) != 0 && rc == CLI_EXIT_OK) {
         cli_error(cmd, "out of memory while writing the result");
         rc = CLI_EXIT_FAILED;
@@ -444,4 +519,22 @@ int cli_out_close(cli_out_t *o, const char *cmd, int rc)
     free(o->buf);
     o->buf = NULL;
     return rc;
+}
+
+int cli_out_json(cli_out_t *o, const char *cmd, cJSON *doc)
+{
+    char *text = doc != NULL ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (text == NULL) {
+        cli_error(cmd, "out of memory while writing JSON");
+        return CLI_EXIT_FAILED;
+    }
+    fprintf(o->f, "%s\n", text);
+    cJSON_free(text);
+    return CLI_EXIT_OK;
+}
+
+void cli_out_csv(cli_out_t *o, duet__csv_t *csv)
+{
+    duet__csv_init(csv, o->f);
 }

@@ -13,14 +13,16 @@ void cli_usage_bench(FILE *f)
     fprintf(
         f,
         "usage: mpirun -np W duet bench [--shapes FILE] [--collective LIST] [--dtype fp16|bf16] [--repeats N]\n"
-        "                  [--warmup N] [--warmup-ms MS] [--top K] [--no-grid] [--gemm-only] [--json FILE]\n"
-        "                  [--svg FILE] [--hw PROFILE]\n"
+        "                  [--warmup N] [--warmup-ms MS] [--top K] [--no-grid] [--gemm-only] [--json|--csv]\n"
+        "                  [-o FILE] [--svg FILE] [--hw PROFILE]\n"
         "       mpirun -np 1 duet bench --gemm-only --random N [--seed S] [--min-dim D] [--max-dim D]\n"
         "                  [--dtype fp16|bf16|both] [--sm-budgets LIST] [--repeats N] [--warmup N] [--warmup-ms MS]\n"
+        "                  [--json|--csv] [-o FILE]\n"
         "\n"
         "Times duet against the vendor libraries (cuBLASLt + NCCL on NVIDIA, hipBLASLt + RCCL on AMD) in the same\n"
         "run, one rank per GPU. Default workloads: the reference design's 15 GEMM shapes x all five collectives\n"
-        "at this world size. Prints a table, writes every figure as JSON and a picture of the makespans.\n"
+        "at this world size. Prints a table (times in ms), or every figure as JSON or the table as CSV (times in\n"
+        "us), and draws a picture of the makespans.\n"
         "\n"
         "options:\n"
         "  --shapes FILE      workloads from a shape file ('MxNxK McxNc COLL[,COLL] [dtype]' per line)\n"
@@ -36,7 +38,12 @@ void cli_usage_bench(FILE *f)
         "                     with K in two parts where the C tiles leave SMs idle)\n"
         "  --gemm-only        only the GEMMs of the workloads (each shape once): the vendor GEMM against duet's\n"
         "                     GEMM at every tile and K split worth trying; runs on one GPU (mpirun -np 1)\n"
-        "  --json FILE        every figure (default bench-<arch>-w<W>.json)\n"
+        "  --json             every figure as JSON (schema duet-bench/2; --random: duet-bench-gemm-random/2;\n"
+        "                     times in us)\n"
+        "  --csv              the table as CSV, one row per workload (--random: per shape, dtype and budget;\n"
+        "                     times in us)\n"
+        "  -o, --output FILE  write the result (text, --json or --csv) to FILE instead of standard output\n"
+        "                     (atomically, when the run ends); the table is still printed on standard output\n"
         "  --svg FILE         makespans relative to the bound, vendor best vs duet best\n"
         "  --hw PROFILE       profile for the simulator's picks (default: by architecture)\n"
         "\n"
@@ -47,15 +54,16 @@ void cli_usage_bench(FILE *f)
         "against\n"
         "                     duet's GEMM on a grid of that many CTAs at every tile and K split worth trying, and at\n"
         "                     the model's pick (the tile and split the simulator predicts fastest). Ratios are vendor\n"
-        "                     ms / duet ms (above 1: duet faster). --dtype both (the default here) measures every\n"
+        "                     time / duet time (above 1: duet faster). --dtype both (the default here) measures every\n"
         "                     shape in fp16 and in bf16. --warmup-ms is spent once per shape and budget, before\n"
         "                     the vendor's first figure; the estimated GPU time is printed before the runs\n"
         "  --sm-budgets LIST  SM budgets, comma-separated: a share of the SMs in (0, 1] (1: all) or a count of SMs\n"
         "                     (default 1)\n"
         "\n"
-        "example:\n"
-        "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet bench --repeats 20 --json bench/results/h200-w2.json \\\n"
-        "      --svg bench/results/h200-w2.svg\n");
+        "examples:\n"
+        "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet bench --repeats 20 --json -o bench/results/h200-w2.json \\\n"
+        "      --svg bench/results/h200-w2.svg\n"
+        "  mpirun -np 1 build-gpu/duet bench --gemm-only --random 48 --seed 1 --warmup-ms 300 --csv -o random.csv\n");
 }
 
 void cli_usage_collect(FILE *f)
@@ -94,9 +102,10 @@ void cli_usage_collect(FILE *f)
         "The file records the seed, the duet and kernel commits, the grid, the order seed and the warm-up\n"
         "(\"provenance\"), and the expected duration is printed before the measurement starts.\n"
         "\n"
-        "Resumable: points already in FILE are skipped, so re-running after an interruption goes on where it\n"
-        "stopped. A point that fails is recorded as failed with its error and not run in later rounds. FILE is\n"
-        "rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
+        "FILE is a duet-corpus/2 file (times in us; docs/calibration.md). Resumable: points already in FILE are\n"
+        "skipped, so re-running after an interruption goes on where it stopped (a duet-corpus/1 file, in ms,\n"
+        "is rewritten as /2). A point that fails is recorded as failed with its error and not run in later\n"
+        "rounds. FILE is rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
         "\n"
         "example:\n"
         "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n");
@@ -106,7 +115,7 @@ void cli_usage_run(FILE *f)
 {
     fprintf(f,
             "usage: mpirun -np W duet run [workload] [configuration] [--repeats N] [--warmup N] [--warmup-ms MS]\n"
-            "                             [--trace FILE] [--svg FILE] [--policy fluid|frozen]\n"
+            "                             [--trace FILE] [--svg FILE] [--policy fluid|frozen] [--json] [-o FILE]\n"
             "\n"
             "Runs one operation on this node's GPUs, one rank per GPU: prints its median time (slowest rank) next\n"
             "to the simulator's prediction on the device's profile. --trace records one more run tile by tile\n"
@@ -122,11 +131,14 @@ void cli_usage_run(FILE *f)
             "                        clock the board's power limit settles at, not at boost (see duet bench --help)\n"
             "  --trace FILE          the measured timeline of rank 0 (JSON)\n"
             "  --svg FILE            measured and predicted timelines, one above the other\n"
+            "  --json                the result as JSON (schema duet-run/1, times in us)\n"
+            "  -o, --output FILE     write the result (text or --json) to FILE instead of standard output\n"
             "\n"
-            "example:\n"
+            "examples:\n"
             "  mpirun -np 2 build-gpu/duet run --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 \\\n"
             "      --gemm-wgs 112 --trace measured.json --svg timelines.svg\n"
-            "  mpirun -np 1 build-gpu/duet run --gemm 8192x8192x8192 --mode vendor --gemm-wgs 132 --comm-wgs 0\n",
+            "  mpirun -np 1 build-gpu/duet run --gemm 8192x8192x8192 --mode vendor --gemm-wgs 132 --comm-wgs 0\n"
+            "  mpirun -np 2 build-gpu/duet run --collective all_reduce --gemm 4096x4096x4096 --comm 2048x8192 --json\n",
             cli_workload_help, cli_config_help);
 }
 

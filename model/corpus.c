@@ -132,7 +132,11 @@ long duet_corpus_find(const duet_corpus_t *c, const duet_corpus_row_t *key)
 typedef struct duet__ctx {
     const char *origin;
     char where[DUET__ERRBUF_LEN];
+    int v1; /* the file is duet-corpus/1: its times are ms, under the /1 keys */
 } duet__ctx_t;
+
+/* A row's time keys in each layout: the median, fastest and slowest run. */
+static const char *const duet__time_keys[2][3] = {{"us", "min_us", "max_us"}, {"ms", "min_ms", "max_ms"}};
 
 static void duet__ctx_at(duet__ctx_t *x, const char *object)
 {
@@ -153,8 +157,9 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
                                          duet_corpus_row_t *r)
 {
     /* The row's own keys; the configuration's are the codec's (model/config_json.c). */
-    static const char *const keys[] = {"kind",  "collective", "dtype", "m",     "n",  "k",      "mc",     "nc",
-                                       "world", "root",       "ok",    "error", "ms", "min_ms", "max_ms", "repeats"};
+    static const char *const keys[] = {"kind", "collective", "dtype", "m",  "n",     "k",      "mc",
+                                       "nc",   "world",      "root",  "ok", "error", "repeats"};
+    const char *const *tk = duet__time_keys[x->v1];
     if (!cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "%s: must be an object", x->where);
     const cJSON *it;
@@ -163,6 +168,8 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
         int known = duet__config_json_key(it->string);
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
             known |= strcmp(it->string, keys[i]) == 0;
+        for (size_t i = 0; i < 3; i++)
+            known |= strcmp(it->string, tk[i]) == 0;
         if (!known)
             return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", x->where, it->string);
     }
@@ -197,17 +204,19 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     DUET_CHECK(duet__json_member_int(o, "repeats", 0, 1 << 20, x->where, &v));
     r->repeats = (int32_t)v;
     if (r->ok) {
-        const cJSON *ms, *lo, *hi;
-        DUET_CHECK(duet__json_member(o, "ms", DUET__JSON_NUMBER, x->where, &ms));
-        DUET_CHECK(duet__json_member(o, "min_ms", DUET__JSON_NUMBER, x->where, &lo));
-        DUET_CHECK(duet__json_member(o, "max_ms", DUET__JSON_NUMBER, x->where, &hi));
-        r->ms = ms->valuedouble;
-        r->min_ms = lo->valuedouble;
-        r->max_ms = hi->valuedouble;
-        if (!(r->ms > 0) || !isfinite(r->ms) || !(r->min_ms > 0) || r->min_ms > r->ms || r->ms > r->max_ms ||
-            !isfinite(r->max_ms))
-            return duet__error(DUET_ERR_PARSE, "%s: need 0 < min_ms <= ms <= max_ms (got %g, %g, %g)", x->where,
-                               r->min_ms, r->ms, r->max_ms);
+        const cJSON *med, *lo, *hi;
+        DUET_CHECK(duet__json_member(o, tk[0], DUET__JSON_NUMBER, x->where, &med));
+        DUET_CHECK(duet__json_member(o, tk[1], DUET__JSON_NUMBER, x->where, &lo));
+        DUET_CHECK(duet__json_member(o, tk[2], DUET__JSON_NUMBER, x->where, &hi));
+        if (!(med->valuedouble > 0) || !isfinite(med->valuedouble) || !(lo->valuedouble > 0) ||
+            lo->valuedouble > med->valuedouble || med->valuedouble > hi->valuedouble || !isfinite(hi->valuedouble))
+            return duet__error(DUET_ERR_PARSE, "%s: need 0 < %s <= %s <= %s (got %g, %g, %g)", x->where, tk[1], tk[0],
+                               tk[2], lo->valuedouble, med->valuedouble, hi->valuedouble);
+        /* In memory the times are ms; /2's us divide by 1000 (exact for every committed row: a /1
+         * corpus saved as /2 loads back bit for bit, tests/model/test_corpus_v2.c). */
+        r->ms = x->v1 ? med->valuedouble : med->valuedouble / 1e3;
+        r->min_ms = x->v1 ? lo->valuedouble : lo->valuedouble / 1e3;
+        r->max_ms = x->v1 ? hi->valuedouble : hi->valuedouble / 1e3;
         if (r->repeats < 1)
             return duet__error(DUET_ERR_PARSE, "%s.repeats: a measured row needs at least 1", x->where);
     } else {
@@ -322,8 +331,10 @@ static long duet__row_set_add(duet__row_set_t *s, const duet_corpus_t *c, size_t
 }
 
 /* The optional "provenance" object: every member optional, unknown members refused. */
-static duet_status_t duet__corpus_prov_from_json(const cJSON *root, const char *origin, duet_corpus_provenance_t *p)
+static duet_status_t duet__corpus_prov_from_json(const cJSON *root, const char *origin, int v1,
+                                                 duet_corpus_provenance_t *p)
 {
+    const char *warm_key = v1 ? "warmup_ms" : "warmup_us";
     duet__prov_init(p);
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "provenance");
     if (o == NULL)
@@ -346,7 +357,7 @@ static duet_status_t duet__corpus_prov_from_json(const cJSON *root, const char *
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
-        int known = strcmp(it->string, "seed") == 0 || strcmp(it->string, "warmup_ms") == 0 ||
+        int known = strcmp(it->string, "seed") == 0 || strcmp(it->string, warm_key) == 0 ||
                     strcmp(it->string, "order_seed") == 0;
         for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
             known |= strcmp(it->string, strs[i].key) == 0;
@@ -365,18 +376,21 @@ static duet_status_t duet__corpus_prov_from_json(const cJSON *root, const char *
         DUET_CHECK(duet__json_member_int(o, "order_seed", 0, INT64_MAX, where, &v));
         p->order_seed = v;
     }
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warmup_ms");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, warm_key);
     if (w != NULL) {
-        if (!cJSON_IsNumber(w) || !(w->valuedouble >= 0 && w->valuedouble <= 3.6e6))
-            return duet__error(DUET_ERR_PARSE, "%s.warmup_ms: must be a number of ms in [0, 3.6e6]", where);
-        p->warmup_ms = w->valuedouble;
+        /* At most an hour: 3.6e6 ms, 3.6e9 us. */
+        double hi = v1 ? 3.6e6 : 3.6e9;
+        if (!cJSON_IsNumber(w) || !(w->valuedouble >= 0 && w->valuedouble <= hi))
+            return duet__error(DUET_ERR_PARSE, "%s.%s: must be a number of %s in [0, %g]", where, warm_key,
+                               v1 ? "ms" : "us", hi);
+        p->warmup_ms = v1 ? w->valuedouble : w->valuedouble / 1e3;
     }
     return DUET_OK;
 }
 
 static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origin, duet_corpus_t *c)
 {
-    duet__ctx_t x = {origin, ""};
+    duet__ctx_t x = {origin, "", 0};
     duet__ctx_at(&x, "corpus");
     static const char *const keys[] = {"schema", "device",  "arch",   "sms",    "world", "driver", "runtime",   "date",
                                        "duet",   "repeats", "warmup", "rounds", "grid",  "rows",   "provenance"};
@@ -393,8 +407,10 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
     }
     char schema[32];
     DUET_CHECK(duet__json_member_str(root, "schema", x.where, schema, sizeof(schema)));
-    if (strcmp(schema, DUET_CORPUS_SCHEMA) != 0)
-        return duet__error(DUET_ERR_PARSE, "%s: schema \"%s\" is not \"%s\"", origin, schema, DUET_CORPUS_SCHEMA);
+    x.v1 = strcmp(schema, DUET_CORPUS_SCHEMA_V1) == 0;
+    if (strcmp(schema, DUET_CORPUS_SCHEMA) != 0 && !x.v1)
+        return duet__error(DUET_ERR_PARSE, "%s: schema \"%s\" is not \"%s\" (or \"%s\", its layout in ms)", origin,
+                           schema, DUET_CORPUS_SCHEMA, DUET_CORPUS_SCHEMA_V1);
     int64_t v;
     DUET_CHECK(duet__json_member_str(root, "device", x.where, c->device, sizeof(c->device)));
     DUET_CHECK(duet__json_member_str(root, "arch", x.where, c->arch, sizeof(c->arch)));
@@ -417,7 +433,7 @@ static duet_status_t duet__corpus_from_json(const cJSON *root, const char *origi
         c->rounds = (int32_t)v;
     }
 
-    DUET_CHECK(duet__corpus_prov_from_json(root, origin, &c->prov));
+    DUET_CHECK(duet__corpus_prov_from_json(root, origin, x.v1, &c->prov));
 
     const cJSON *grid, *arr, *e;
     DUET_CHECK(duet__json_member(root, "grid", DUET__JSON_OBJECT, x.where, &grid));
@@ -532,7 +548,7 @@ static void duet__corpus_prov_text(duet__sbuf_t *b, const duet_corpus_provenance
         sep = ", ";
     }
     if (p->warmup_ms >= 0)
-        duet__sbuf_printf(b, "%s\"warmup_ms\": %.17g", sep, p->warmup_ms);
+        duet__sbuf_printf(b, "%s\"warmup_us\": %.17g", sep, p->warmup_ms * 1e3);
     duet__sbuf_printf(b, "}");
 }
 
@@ -593,8 +609,9 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
         duet__sbuf_printf(&b, ", \"ok\": %s, \"repeats\": %d", r->ok ? "true" : "false", r->repeats);
         duet__config_json_split_text(&b, &r->cfg, DUET__CONFIG_SPLIT_IF_SPLIT);
         if (r->ok) {
-            duet__sbuf_printf(&b, ", \"ms\": %.17g, \"min_ms\": %.17g, \"max_ms\": %.17g}", r->ms, r->min_ms,
-                              r->max_ms);
+            /* us, from the ms held in memory (the loader divides them back). */
+            duet__sbuf_printf(&b, ", \"us\": %.17g, \"min_us\": %.17g, \"max_us\": %.17g}", r->ms * 1e3,
+                              r->min_ms * 1e3, r->max_ms * 1e3);
         } else {
             duet__sbuf_printf(&b, ", \"error\": ");
             duet__json_str(&b, r->error);

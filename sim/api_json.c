@@ -41,7 +41,7 @@ double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s)
 /* Builders                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-static void duet__json_workload(cJSON *o, const duet_workload_t *wl)
+void duet__workload_cjson(cJSON *o, const duet_workload_t *wl)
 {
     cJSON_AddStringToObject(o, "collective", duet_collective_name(wl->coll));
     cJSON_AddStringToObject(o, "dtype", duet_dtype_name(wl->dtype));
@@ -88,7 +88,7 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     cJSON_AddStringToObject(o, "schema", "duet-predict/1");
     cJSON_AddStringToObject(o, "hw", hw->name);
     cJSON_AddStringToObject(o, "policy", sp->policy ? sp->policy->name : duet_sim_policy_fluid.name);
-    duet__json_workload(o, wl);
+    duet__workload_cjson(o, wl);
     cJSON_AddNumberToObject(o, "n_configs", (double)res->n);
     cJSON_AddNumberToObject(o, "n_simulated", (double)res->n_simulated);
     cJSON_AddNumberToObject(o, "events", (double)res->events);
@@ -138,7 +138,7 @@ cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, cons
     cJSON_AddStringToObject(o, "schema", "duet-simulate/1");
     cJSON_AddStringToObject(o, "hw", hw->name);
     cJSON_AddStringToObject(o, "policy", policy->name);
-    duet__json_workload(o, wl);
+    duet__workload_cjson(o, wl);
     (void)duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), cfg);
     duet__json_times(o, wl, "makespan_us", r->makespan_s, r->gemm_finish_s, r->comm_finish_s);
     cJSON_AddNumberToObject(o, "gemm_busy_cta_us", r->gemm_busy_s * 1e6);
@@ -163,7 +163,7 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schema", "duet-plan/1");
     cJSON_AddStringToObject(o, "hw", hw->name);
-    duet__json_workload(cJSON_AddObjectToObject(o, "workload"), &p->wl);
+    duet__workload_cjson(cJSON_AddObjectToObject(o, "workload"), &p->wl);
     (void)duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &p->cfg);
     cJSON_AddNumberToObject(o, "rank", p->rank);
     cJSON *g = cJSON_AddObjectToObject(o, "gemm");

@@ -75,6 +75,12 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas);
 /* The JSON builders of sim/api_json.c, shared by the CLI's --json and duet_predict_json(). */
 struct cJSON;
 struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p);
+/**
+ * Add a workload's members to o: collective, dtype, m, n, k, mc, nc, world, root, comm_bytes (the
+ * collective's size as nccl-tests counts it) and busbw_factor; every JSON result that names a
+ * workload writes it so.
+ */
+void duet__workload_cjson(struct cJSON *o, const duet_workload_t *wl);
 struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
                                   const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings);
 struct cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,

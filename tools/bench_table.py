@@ -5,7 +5,9 @@
     python3 tools/bench_table.py --gemm bench/results/bench-h200-w2.json     # each GEMM once
     python3 tools/bench_table.py --compare A.json B1.json B2.json            # runs of tools/gpu.sh bench with VARIANTS
 
-Only reads the JSON that `duet bench` wrote; every number is a measured median or a ratio of two.
+Only reads the JSON that `duet bench --json` wrote; every number is a measured median or a ratio of two.
+Reads both layouts: duet-bench/2 (times in us: "us", "bound_us", ...) and duet-bench/1 (the files
+before it, as in bench/results: "ms", "bound_ms", ...). The tables show ms.
 """
 import argparse
 import json
@@ -14,7 +16,17 @@ import sys
 
 
 def ms(stat):
-    return stat["ms"] if stat.get("ok") else None
+    """A figure's median in ms: duet-bench/2 holds us, duet-bench/1 ms."""
+    if not stat.get("ok"):
+        return None
+    return stat["us"] / 1e3 if "us" in stat else stat["ms"]
+
+
+def derived_ms(x, name):
+    """A derived time (bound, best_vendor, best_duet) in ms, from name_us (/2) or name_ms (/1)."""
+    if x.get(name + "_us") is not None:
+        return x[name + "_us"] / 1e3
+    return x.get(name + "_ms")
 
 
 def f(x, digits=4):
@@ -29,8 +41,9 @@ def workloads_table(d):
     for w in d["workloads"]:
         x = w["derived"]
         print(f"| {w['m']}x{w['n']}x{w['k']} | {w['collective']} | {w['mc']}x{w['nc']} "
-              f"| {f(ms(w['vendor']['gemm']))} | {f(ms(w['vendor']['collective']))} | {f(x.get('bound_ms'))} "
-              f"| {f(x.get('best_vendor_ms'))} ({x.get('best_vendor')}) | {f(x.get('best_duet_ms'))} ({x.get('best_duet')}) "
+              f"| {f(ms(w['vendor']['gemm']))} | {f(ms(w['vendor']['collective']))} | {f(derived_ms(x, 'bound'))} "
+              f"| {f(derived_ms(x, 'best_vendor'))} ({x.get('best_vendor')}) "
+              f"| {f(derived_ms(x, 'best_duet'))} ({x.get('best_duet')}) "
               f"| {f(x.get('duet_over_bound'), 3)} | {f(x.get('speedup_over_vendor'), 3)} "
               f"| {f(x.get('own_kernels_over_bound'), 3)} | {f(x.get('gemm_tflops_ratio'), 3)} "
               f"| {f(x.get('collective_speed_ratio'), 3)} |")
@@ -58,7 +71,7 @@ def gemm_table(d):
 
 def best_collective(w):
     """duet's collective alone at its best CTA count and comm tile, ms (None if none ran)."""
-    times = [c["ms"] for c in w["duet"].get("collective", []) if c.get("ok")]
+    times = [ms(c) for c in w["duet"].get("collective", []) if c.get("ok")]
     return min(times) if times else None
 
 
@@ -75,7 +88,7 @@ def compare_table(runs):
     cols = [("duet GEMM", lambda w: ms(w["duet"]["gemm"])), ("cuBLASLt", lambda w: ms(w["vendor"]["gemm"]))]
     if not gemm_only:
         cols += [("duet collective", best_collective), ("NCCL", lambda w: ms(w["vendor"]["collective"])),
-                 ("best duet", lambda w: w["derived"].get("best_duet_ms"))]
+                 ("best duet", lambda w: derived_ms(w["derived"], "best_duet"))]
     order = " / ".join(names)
     print("| workload | " + " | ".join(f"{c} us ({order})" for c, _ in cols) + " |")
     print("| --- |" + " --- |" * len(cols))
@@ -97,14 +110,14 @@ def load(path):
             d = json.load(fh)
     except (OSError, ValueError) as e:
         sys.exit(f"bench_table: {path}: {e}")
-    if d.get("schema") != "duet-bench/1":
+    if d.get("schema") not in ("duet-bench/1", "duet-bench/2"):
         sys.exit(f"bench_table: {path}: not a duet bench file (schema {d.get('schema')!r})")
     return d
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="+", help="duet bench JSON files (schema duet-bench/1); several with --compare")
+    ap.add_argument("json", nargs="+", help="duet bench JSON files (schema duet-bench/2 or /1); several with --compare")
     ap.add_argument("--gemm", action="store_true", help="one row per GEMM shape: duet's GEMM against cuBLASLt")
     ap.add_argument("--compare", action="store_true",
                     help="one row per workload, each figure from every file in turn (A / B1 / B2 of tools/gpu.sh bench with VARIANTS)")

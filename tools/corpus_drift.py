@@ -9,6 +9,8 @@ fastest run over the median (a first round at boost would pull it far below 1) a
 against the profile's prediction.
   duet validate --corpus C.json --hw P.json --rows rows.csv
   tools/corpus_drift.py --corpus C.json rows.csv
+Reads the --rows CSV of either layout: times in us (us, min_us, pred_us; duet 0.2 on) or in ms (ms,
+min_ms, pred_ms; before), and a corpus of either schema (duet-corpus/2 or /1).
 """
 import argparse
 import collections
@@ -17,6 +19,12 @@ import json
 import math
 import statistics
 import sys
+
+
+def row_ms(r, name):
+    """The row's time `name` (ms, min_ms, pred_ms) in ms, from its us column or its ms one."""
+    us = name[:-2] + "us" if name.endswith("ms") else None
+    return float(r[us]) / 1e3 if us in r else float(r[name])
 
 
 def main():
@@ -43,9 +51,9 @@ def main():
         rs.sort(key=lambda r: int(r["index"]))
         t, early, late = 0.0, [], []
         for r in rs:
-            ms = float(r["ms"])
+            ms = row_ms(r, "ms")
             (early if t < a.window_ms else late).append(
-                (math.log(ms / float(r["pred_ms"])), float(r["min_ms"]) / ms))
+                (math.log(ms / row_ms(r, "pred_ms")), row_ms(r, "min_ms") / ms))
             t += runs * (ms + a.gap_us * 1e-3)
         if len(early) < a.min_rows or len(late) < a.min_rows:
             continue

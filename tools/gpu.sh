@@ -113,7 +113,7 @@ record() {
     printf '%s\t%s\t%s\t%s\t%s\n' "$(basename "$f")" "$step" "$COMMIT" "$(now)" "$*" >> "$MANIFEST"
 }
 
-# stamp FILE: write the commit into a result JSON whose readers take any key (duet-bench/1 and
+# stamp FILE: write the commit into a result JSON whose readers take any key (duet-bench/2 and
 # the clocks summary; corpora and timelines are validated key by key, so the manifest holds theirs).
 stamp() {
     [ "$DRY" = 1 ] || [ ! -s "$1" ] && return 0
@@ -352,7 +352,7 @@ for step in "$@"; do
             [ "$list" = B ] && svg=(--svg "$OUT/$base.svg")
             # shellcheck disable=SC2046,SC2086
             step_run "$base" "${BENCH_LIMIT:-900}" $(mpiw "$NP") "$(bin "$n")" bench ${SHAPES:+--shapes "$SHAPES"} $REPS \
-                $(hw_arg) --json "$OUT/$base.json" "${svg[@]}" ${BENCH_ARGS:-}
+                $(hw_arg) --json -o "$OUT/$base.json" "${svg[@]}" ${BENCH_ARGS:-}
             stamp "$OUT/$base.json"
             record "$OUT/$base.json" bench "duet bench ${SHAPES:+--shapes $SHAPES} $REPS $(hw_arg) ${BENCH_ARGS:-} (build $n, $NP ranks)"
         done
@@ -370,7 +370,7 @@ for step in "$@"; do
             [ "$RUNS" != B ] && base=gemm-$k-$n
             # shellcheck disable=SC2046,SC2086
             step_run "$base" 600 $(mpiw 1 "$n") "$(bin "$n")" bench --gemm-only ${GEMM_SHAPES:+--shapes "$GEMM_SHAPES"} \
-                $REPS ${GEMM_ARGS:-} --json "$OUT/$base.json"
+                $REPS ${GEMM_ARGS:-} --json -o "$OUT/$base.json"
             stamp "$OUT/$base.json"
             record "$OUT/$base.json" gemm "duet bench --gemm-only ${GEMM_SHAPES:+--shapes $GEMM_SHAPES} $REPS ${GEMM_ARGS:-} (build $n)"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/$base.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
@@ -393,7 +393,7 @@ for step in "$@"; do
         fi
         # shellcheck disable=SC2046,SC2086
         step_run "$base" 600 $(mpiw 1) "$DUET" bench --gemm-only "${args[@]}" --seed "$seed" --min-dim 512 \
-            --dtype both --repeats 10 --warmup 3 --warmup-ms 300 ${RANDOM_ARGS:-} --json "$OUT/$base.json"
+            --dtype both --repeats 10 --warmup 3 --warmup-ms 300 ${RANDOM_ARGS:-} --json -o "$OUT/$base.json"
         stamp "$OUT/$base.json"
         record "$OUT/$base.json" "$step" "duet bench --gemm-only ${args[*]} --seed $seed --min-dim 512 --dtype both --repeats 10 --warmup 3 --warmup-ms 300 ${RANDOM_ARGS:-}"
         grep -E "^ *[0-9]+ (fp16|bf16|both) |target" "$OUT/$base.log" >> "$SUMMARY"

@@ -446,8 +446,8 @@ static double duet__tune_round4(double v)
     return isfinite(v) ? round(v * 1e4) / 1e4 : v;
 }
 
-duet_status_t duet_tune_candset_save(const duet_tune_candset_t *set, const char *const *sources, size_t n_sources,
-                                     const char *path)
+duet_status_t duet__tune_candset_text(const duet_tune_candset_t *set, const char *const *sources, size_t n_sources,
+                                      char **text_p, size_t *len_p)
 {
     cJSON *root = cJSON_CreateObject();
     if (root == NULL)
@@ -515,8 +515,19 @@ duet_status_t duet_tune_candset_save(const duet_tune_candset_t *set, const char 
     }
     nl[len] = '\n';
     nl[len + 1] = '\0';
-    duet_status_t st = duet__write_file_atomic(path, nl, len + 1);
-    free(nl);
+    *text_p = nl;
+    *len_p = len + 1;
+    return DUET_OK;
+}
+
+duet_status_t duet_tune_candset_save(const duet_tune_candset_t *set, const char *const *sources, size_t n_sources,
+                                     const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    DUET_CHECK(duet__tune_candset_text(set, sources, n_sources, &text, &len));
+    duet_status_t st = duet__write_file_atomic(path, text, len);
+    free(text);
     return st;
 }
 

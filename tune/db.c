@@ -10,8 +10,8 @@
  *   and says why; every other entry is kept. Lookups and listings skip it (a miss), and a store
  *   leaves it out of the file it writes, so the database is JSON again after one store. An entry
  *   this version cannot read for another reason (a future format) is kept verbatim by a store.
- * - A file that is not a database at all (not JSON, a top-level key twice, no "duet-tuning/1"
- *   schema with an "entries" object) is never changed: reads report it (a lookup warns and
+ * - A file that is not a database at all (not JSON, a top-level key twice, no "duet-tuning/2"
+ *   or "duet-tuning/1" schema with an "entries" object) is never changed: reads report it (a lookup warns and
  *   misses, a listing fails with the reason), a store refuses to replace it (DUET_ERR_PARSE; the
  *   tuner warns and keeps its winner), and clear refuses to delete it. The user fixes or removes
  *   the file. An empty regular file holds nothing and counts as no database.
@@ -32,8 +32,24 @@
 #include "tune/internal.h"
 
 #define DUET__TUNE_LOCK_TIMEOUT_MS 60000
-/* The longest time an entry may hold, ms: 1e9 ms is 11.6 days, far beyond any kernel measured. */
-#define DUET__TUNE_MAX_MS 1e9
+/* The longest time an entry may hold, us: 1e12 us is 11.6 days, far beyond any kernel measured. */
+#define DUET__TUNE_MAX_US 1e12
+
+/*
+ * The time members of an entry (the winner's median, its prediction) and of a candidate
+ * (prediction, median, fastest, slowest run) in each layout: [0] duet-tuning/2 (us), [1]
+ * duet-tuning/1 (ms). In memory they are us, as in /2, so that an entry reads back exactly.
+ */
+static const char *const duet__tune_entry_times[2][2] = {{"measured_us", "pred_us"}, {"measured_ms", "pred_ms"}};
+static const char *const duet__tune_cand_times[2][4] = {{"pred_us", "us", "min_us", "max_us"},
+                                                        {"pred_ms", "ms", "min_ms", "max_ms"}};
+
+/* A time member of the file as us (NaN when absent or null): /2 holds us, /1 ms. */
+static double duet__tune_time_get(const cJSON *o, const char *key, int v1)
+{
+    double v = duet__tune_json_get_num(o, key);
+    return v1 ? v * 1e3 : v;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Paths, folders, the lock                                                                    */
@@ -150,13 +166,14 @@ static void duet__tune_unlock(int fd)
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Read the database. @return DUET_OK with *root_p (a cJSON object with "schema" and "entries"),
+ * Read the database. @return DUET_OK with *root_p (a cJSON object with "schema" and "entries") and
+ * *v1_p (1: the file is duet-tuning/1, its times in ms),
  * DUET_ERR_NOT_FOUND when there is no file (or it is empty: it holds nothing to lose),
  * DUET_ERR_PARSE when the text is not a database (the reason is recorded), DUET_ERR_IO when it
  * cannot be read. Duplicate keys are checked at the top level only: below "entries" they make
  * one entry bad (duet__tune_entry_bad), not the file.
  */
-static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root_p)
+static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root_p, int *v1_p)
 {
     char *text = NULL;
     size_t len = 0;
@@ -178,17 +195,68 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
         return DUET_ERR_PARSE;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    if (!cJSON_IsObject(root) || !cJSON_IsString(schema) || strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA) != 0 ||
-        !cJSON_IsObject(entries)) {
+    int v1 = cJSON_IsString(schema) && strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA_V1) == 0;
+    if (!cJSON_IsObject(root) || !cJSON_IsString(schema) ||
+        (strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA) != 0 && !v1) || !cJSON_IsObject(entries)) {
         cJSON_Delete(root);
-        return duet__error(DUET_ERR_PARSE, "%s: not a tuning database (schema \"%s\" with an \"entries\" object)",
-                           db->path, DUET_TUNE_DB_SCHEMA);
+        return duet__error(DUET_ERR_PARSE,
+                           "%s: not a tuning database (schema \"%s\", or \"%s\" before it, with an \"entries\" "
+                           "object)",
+                           db->path, DUET_TUNE_DB_SCHEMA, DUET_TUNE_DB_SCHEMA_V1);
     }
     if (duet__json_check_keys(root, db->path, "", 0) < 0) {
         cJSON_Delete(root);
         return DUET_ERR_PARSE;
     }
     *root_p = root;
+    *v1_p = v1;
+    return DUET_OK;
+}
+
+/* Rename member `from` of o to `to`, its number (if it is one) times `scale`. */
+static duet_status_t duet__tune_rename(cJSON *o, const char *from, const char *to, double scale)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(o, from);
+    if (it == NULL)
+        return DUET_OK;
+    char *name = cJSON_malloc(strlen(to) + 1);
+    if (name == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot rename a member");
+    memcpy(name, to, strlen(to) + 1);
+    if (!(it->type & cJSON_StringIsConst))
+        cJSON_free(it->string);
+    it->string = name;
+    it->type &= ~cJSON_StringIsConst;
+    if (cJSON_IsNumber(it))
+        cJSON_SetNumberValue(it, it->valuedouble * scale);
+    return DUET_OK;
+}
+
+/*
+ * A duet-tuning/1 tree as duet-tuning/2: every entry's and candidate's times from ms under the /1
+ * keys to us under the /2 keys, and the schema. Members that are not what a /1 entry holds are
+ * left as they are (an entry this version cannot read is kept, not repaired).
+ */
+static duet_status_t duet__tune_upgrade(cJSON *root)
+{
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries"), *e, *c;
+    cJSON_ArrayForEach(e, entries)
+    {
+        if (!cJSON_IsObject(e))
+            continue;
+        for (int i = 0; i < 2; i++)
+            DUET_CHECK(duet__tune_rename(e, duet__tune_entry_times[1][i], duet__tune_entry_times[0][i], 1e3));
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "candidates"))
+        {
+            for (int i = 0; cJSON_IsObject(c) && i < 4; i++)
+                DUET_CHECK(duet__tune_rename(c, duet__tune_cand_times[1][i], duet__tune_cand_times[0][i], 1e3));
+        }
+    }
+    cJSON *schema = cJSON_CreateString(DUET_TUNE_DB_SCHEMA);
+    if (schema == NULL || !cJSON_ReplaceItemInObjectCaseSensitive(root, "schema", schema)) {
+        cJSON_Delete(schema);
+        return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot rewrite the schema");
+    }
     return DUET_OK;
 }
 
@@ -300,8 +368,8 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
         cJSON_Delete(o);
         return NULL;
     }
-    duet__tune_json_num(o, "measured_ms", e->measured_ms);
-    duet__tune_json_num(o, "pred_ms", e->pred_ms);
+    duet__tune_json_num(o, "measured_us", e->measured_us);
+    duet__tune_json_num(o, "pred_us", e->pred_us);
     cJSON_AddNumberToObject(o, "n_warmup", e->n_warmup);
     cJSON_AddNumberToObject(o, "n_repeat", e->n_repeat);
     cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
@@ -315,12 +383,12 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
         }
         cJSON_AddStringToObject(co, "source", duet_tune_source_name(c->source));
         cJSON_AddNumberToObject(co, "model_rank", c->model_rank);
-        duet__tune_json_num(co, "pred_ms", c->pred_ms);
+        duet__tune_json_num(co, "pred_us", c->pred_us);
         cJSON_AddBoolToObject(co, "ok", c->ok != 0);
         if (c->ok) {
-            duet__tune_json_num(co, "ms", c->ms);
-            duet__tune_json_num(co, "min_ms", c->min_ms);
-            duet__tune_json_num(co, "max_ms", c->max_ms);
+            duet__tune_json_num(co, "us", c->us);
+            duet__tune_json_num(co, "min_us", c->min_us);
+            duet__tune_json_num(co, "max_us", c->max_us);
         } else {
             cJSON_AddStringToObject(co, "status", duet_status_name((duet_status_t)c->status));
             cJSON_AddStringToObject(co, "error", c->error);
@@ -351,9 +419,10 @@ static duet_status_t duet__tune_int_member(const cJSON *o, const char *key, cons
     return DUET_OK;
 }
 
-static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_workload_t *wl, const char *where,
+static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_workload_t *wl, const char *where, int v1,
                                                   duet_tune_outcome_t *c)
 {
+    const char *const *tk = duet__tune_cand_times[v1];
     memset(c, 0, sizeof(*c));
     DUET_CHECK(duet__config_from_json(co, wl, where, &c->cfg));
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(co, "source");
@@ -364,18 +433,18 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
     int64_t v = 0;
     if (duet__tune_int_member(co, "model_rank", where, 0, 1e9, &v) == DUET_OK)
         c->model_rank = (int32_t)v;
-    c->pred_ms = duet__tune_json_get_num(co, "pred_ms");
+    c->pred_us = duet__tune_time_get(co, tk[0], v1);
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(co, "ok");
     if (!cJSON_IsBool(ok))
         return duet__error(DUET_ERR_PARSE, "%s.ok: missing or not true/false", where);
     c->ok = cJSON_IsTrue(ok);
     if (c->ok) {
-        c->ms = duet__tune_json_get_num(co, "ms");
-        c->min_ms = duet__tune_json_get_num(co, "min_ms");
-        c->max_ms = duet__tune_json_get_num(co, "max_ms");
-        if (!(c->ms > 0) || !(c->ms <= DUET__TUNE_MAX_MS))
-            return duet__error(DUET_ERR_PARSE, "%s.ms: a measured candidate needs a time in (0, %g] ms", where,
-                               DUET__TUNE_MAX_MS);
+        c->us = duet__tune_time_get(co, tk[1], v1);
+        c->min_us = duet__tune_time_get(co, tk[2], v1);
+        c->max_us = duet__tune_time_get(co, tk[3], v1);
+        if (!(c->us > 0) || !(c->us <= DUET__TUNE_MAX_US))
+            return duet__error(DUET_ERR_PARSE, "%s.%s: a measured candidate needs a time in (0, %g] %s", where, tk[1],
+                               v1 ? DUET__TUNE_MAX_US / 1e3 : DUET__TUNE_MAX_US, v1 ? "ms" : "us");
     } else {
         const cJSON *err = cJSON_GetObjectItemCaseSensitive(co, "error");
         snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(err) ? err->valuestring : "unknown error");
@@ -390,8 +459,9 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
     return DUET_OK;
 }
 
-static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key, duet_tune_entry_t *e)
+static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key, int v1, duet_tune_entry_t *e)
 {
+    const char *const *tk = duet__tune_entry_times[v1];
     char where[DUET_TUNE_KEY_LEN + 32];
     snprintf(where, sizeof(where), "entries[\"%.*s\"]", DUET_TUNE_KEY_LEN, key);
     memset(e, 0, sizeof(*e));
@@ -438,11 +508,11 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
     char cw[DUET_TUNE_KEY_LEN + 48];
     snprintf(cw, sizeof(cw), "%s.config", where);
     DUET_CHECK(duet__config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
-    e->measured_ms = duet__tune_json_get_num(o, "measured_ms");
-    e->pred_ms = duet__tune_json_get_num(o, "pred_ms");
-    if (!(e->measured_ms > 0) || !(e->measured_ms <= DUET__TUNE_MAX_MS))
-        return duet__error(DUET_ERR_PARSE, "%s.measured_ms: missing or not a time in (0, %g] ms", where,
-                           DUET__TUNE_MAX_MS);
+    e->measured_us = duet__tune_time_get(o, tk[0], v1);
+    e->pred_us = duet__tune_time_get(o, tk[1], v1);
+    if (!(e->measured_us > 0) || !(e->measured_us <= DUET__TUNE_MAX_US))
+        return duet__error(DUET_ERR_PARSE, "%s.%s: missing or not a time in (0, %g] %s", where, tk[0],
+                           v1 ? DUET__TUNE_MAX_US / 1e3 : DUET__TUNE_MAX_US, v1 ? "ms" : "us");
     DUET_CHECK(duet__tune_int_member(o, "n_warmup", where, 0, 1e6, &v));
     e->n_warmup = (int32_t)v;
     DUET_CHECK(duet__tune_int_member(o, "n_repeat", where, 0, 1e6, &v));
@@ -453,19 +523,25 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
     cJSON_ArrayForEach(it, arr)
     {
         snprintf(cw, sizeof(cw), "%s.candidates[%d]", where, (int)e->n_cands);
-        DUET_CHECK(duet__tune_outcome_from_json(it, &e->wl, cw, &e->cands[e->n_cands]));
+        DUET_CHECK(duet__tune_outcome_from_json(it, &e->wl, cw, v1, &e->cands[e->n_cands]));
         e->n_cands++;
     }
     return DUET_OK;
 }
 
-duet_status_t duet_tune_entries_to_json(const duet_tune_entry_t *entries, size_t n, char **text_p)
+cJSON *duet__tune_entries_cjson(const duet_tune_entry_t *entries, size_t n)
 {
     cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr != NULL && i < n; i++)
+        cJSON_AddItemToArray(arr, duet__tune_entry_to_json(&entries[i], 1));
+    return arr;
+}
+
+duet_status_t duet_tune_entries_to_json(const duet_tune_entry_t *entries, size_t n, char **text_p)
+{
+    cJSON *arr = duet__tune_entries_cjson(entries, n);
     if (arr == NULL)
         return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
-    for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, duet__tune_entry_to_json(&entries[i], 1));
     char *text = cJSON_Print(arr);
     cJSON_Delete(arr);
     if (text == NULL)
@@ -490,7 +566,8 @@ static int duet__tune_again(const cJSON *first, const char *key)
 duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune_entry_t *entry_p)
 {
     cJSON *root = NULL;
-    duet_status_t st = duet__tune_read_root(db, &root);
+    int v1 = 0;
+    duet_status_t st = duet__tune_read_root(db, &root, &v1);
     if (st == DUET_ERR_PARSE) {
         /* Left as it is: a lookup only reads. The miss lets the tuner go on; a store will refuse. */
         duet__tune_db_warn(db, "%s; left as it is and not used", duet_last_error());
@@ -505,7 +582,8 @@ duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune
         duet_tune_entry_t *e = malloc(sizeof(*e));
         if (e == NULL) {
             st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot allocate an entry");
-        } else if (duet__tune_entry_bad(db, o, duet__tune_again(o, key)) || duet__tune_entry_from_json(o, key, e) < 0) {
+        } else if (duet__tune_entry_bad(db, o, duet__tune_again(o, key)) ||
+                   duet__tune_entry_from_json(o, key, v1, e) < 0) {
             /* Skipped, not fatal: the next store of this key replaces it. */
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
             st = duet__error(DUET_ERR_NOT_FOUND, "%s: malformed entry for %s", db->path, duet__q(key));
@@ -616,7 +694,7 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     if (text == NULL || check == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
     } else if ((back = duet__json_parse(text, (size_t)-1, "tuning database", 1)) == NULL ||
-               duet__tune_entry_from_json(back, entry->key, check) < 0) {
+               duet__tune_entry_from_json(back, entry->key, 0, check) < 0) {
         st = duet__error(DUET_ERR_INVALID_ARG, "tuning database: the entry would not read back (%s); not stored",
                          duet_last_error());
     }
@@ -638,8 +716,9 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     }
 
     cJSON *root = NULL;
+    int v1 = 0;
     /* Re-read under the lock: what other processes stored since we last looked is merged, not lost. */
-    st = duet__tune_read_root(db, &root);
+    st = duet__tune_read_root(db, &root, &v1);
     if (st == DUET_ERR_PARSE) {
         st = duet__error(DUET_ERR_PARSE, "%s; not replacing it: fix or remove the file", duet_last_error());
         goto out;
@@ -655,6 +734,9 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     }
     if (st < 0)
         goto out;
+    /* A duet-tuning/1 file becomes /2 as a whole: one file, one unit. */
+    if (v1)
+        DUET_CHECK_GOTO(duet__tune_upgrade(root), st, out);
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     duet__tune_drop_bad(db, entries, entry->key);
     cJSON_AddItemToObject(entries, entry->key, item);
@@ -683,7 +765,8 @@ static int duet__tune_entry_cmp(const void *a, const void *b)
 duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_p, size_t *n_p)
 {
     cJSON *root = NULL;
-    duet_status_t st = duet__tune_read_root(db, &root);
+    int v1 = 0;
+    duet_status_t st = duet__tune_read_root(db, &root, &v1);
     if (st == DUET_ERR_NOT_FOUND) {
         *entries_p = NULL;
         *n_p = 0;
@@ -702,7 +785,7 @@ duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_
     cJSON_ArrayForEach(it, entries)
     {
         if (duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string)) ||
-            duet__tune_entry_from_json(it, it->string, &out[n]) < 0) {
+            duet__tune_entry_from_json(it, it->string, v1, &out[n]) < 0) {
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
             continue;
         }
@@ -730,7 +813,8 @@ static duet_status_t duet__tune_clear_check(const duet_tune_db_t *db)
         return duet__error(DUET_ERR_INVALID_ARG, "%s: not a regular file, so not a tuning database; not deleting it",
                            db->path);
     cJSON *root = NULL;
-    duet_status_t st = duet__tune_read_root(db, &root);
+    int v1 = 0;
+    duet_status_t st = duet__tune_read_root(db, &root, &v1);
     cJSON_Delete(root);
     if (st == DUET_ERR_PARSE)
         return duet__error(DUET_ERR_PARSE, "%s; not deleting it", duet_last_error());

@@ -85,10 +85,13 @@ static duet_status_t duet__tune_eval_shape(const duet_corpus_t *c, size_t ci, co
     for (int32_t i = 0; i < res->n_cands; i++)
         out->n_cands_measured += res->cands[i].ok;
     out->tuned_cfg = res->cfg;
-    out->tuned_ms = res->fell_back ? NAN : res->measured_ms;
+    /* The pick's time as the corpus holds it (ms; the tuner's result holds us). */
+    double lo, hi;
+    out->tuned_ms = NAN;
+    if (res->fell_back || duet__tune_eval_bench(&bench, &res->cfg, &out->tuned_ms, &lo, &hi) < 0)
+        out->tuned_ms = NAN;
     out->tuned_source = res->winner >= 0 ? res->cands[res->winner].source : DUET_TUNE_SRC_DEFAULT;
     out->default_cfg = duet_tune_static_default(hw, &p);
-    double lo, hi;
     out->default_ms = NAN;
     if (duet__tune_eval_bench(&bench, &out->default_cfg, &out->default_ms, &lo, &hi) < 0)
         out->default_ms = NAN;

@@ -22,6 +22,13 @@ void duet__tune_json_num(cJSON *o, const char *key, double v);
 /** A number member, or NaN when absent or null. */
 double duet__tune_json_get_num(const cJSON *o, const char *key);
 
+/** Entries as a cJSON array of the stored objects (times in us), each with its "key"; NULL when out of memory. */
+cJSON *duet__tune_entries_cjson(const duet_tune_entry_t *entries, size_t n);
+
+/** The candidate set file's text (malloc'd, ending in a newline), as duet_tune_candset_save() writes it. */
+duet_status_t duet__tune_candset_text(const duet_tune_candset_t *set, const char *const *sources, size_t n_sources,
+                                      char **text_p, size_t *len_p);
+
 /** Deliver a warning: the callback (or stderr) and the handle's counter and last text. */
 void duet__tune_db_warn(duet_tune_db_t *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

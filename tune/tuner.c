@@ -105,10 +105,11 @@ static int duet__tune_add(duet__tune_builder_t *b, const duet_config_t *cfg, int
     o->cfg = *cfg;
     o->source = source;
     o->model_rank = rank;
-    o->pred_ms = pred_ms;
-    if (!isfinite(pred_ms) && b->ws != NULL && duet__tune_predict(b->ws, b->hw, b->wl, cfg, &o->pred_ms) < 0)
-        o->pred_ms = NAN;
-    o->ms = o->min_ms = o->max_ms = NAN;
+    /* The model prices in ms; an outcome holds us. */
+    if (!isfinite(pred_ms) && b->ws != NULL && duet__tune_predict(b->ws, b->hw, b->wl, cfg, &pred_ms) < 0)
+        pred_ms = NAN;
+    o->pred_us = pred_ms * 1e3;
+    o->us = o->min_us = o->max_us = NAN;
     b->n++;
     return 1;
 }
@@ -288,6 +289,7 @@ static int32_t duet__tune_bench_all(duet_tune_result_t *r, duet_tune_bench_fn be
                                     duet__tune_sink_t *sink)
 {
     int32_t best = -1;
+    double best_ms = INFINITY;
     for (int32_t i = 0; i < r->n_cands; i++) {
         duet_tune_outcome_t *c = &r->cands[i];
         double med = NAN, lo = NAN, hi = NAN;
@@ -306,11 +308,14 @@ static int32_t duet__tune_bench_all(duet_tune_result_t *r, duet_tune_bench_fn be
             continue;
         }
         c->ok = 1;
-        c->ms = med;
-        c->min_ms = isfinite(lo) ? lo : med;
-        c->max_ms = isfinite(hi) ? hi : med;
-        if (best < 0 || med < r->cands[best].ms)
+        /* The benchmark's ms as us; the pick compares the benchmark's own numbers. */
+        c->us = med * 1e3;
+        c->min_us = (isfinite(lo) ? lo : med) * 1e3;
+        c->max_us = (isfinite(hi) ? hi : med) * 1e3;
+        if (best < 0 || med < best_ms) {
             best = i;
+            best_ms = med;
+        }
     }
     return best;
 }
@@ -336,8 +341,8 @@ static void duet__tune_entry_fill(duet_tune_entry_t *e, const duet_tune_result_t
     e->wl = *wl;
     snprintf(e->tiles, sizeof(e->tiles), "%s", DUET_TILE_LIST_VERSION);
     e->cfg = r->cfg;
-    e->measured_ms = r->measured_ms;
-    e->pred_ms = r->pred_ms;
+    e->measured_us = r->measured_us;
+    e->pred_us = r->pred_us;
     e->n_warmup = p->n_warmup;
     e->n_repeat = p->n_repeat;
     duet__tune_utc_now(e->date, sizeof(e->date));
@@ -370,7 +375,7 @@ duet_status_t duet_tune_run(const duet_workload_t *wl, const duet_hw_t *hw, cons
         goto out;
     }
     r->winner = -1;
-    r->measured_ms = r->pred_ms = NAN;
+    r->measured_us = r->pred_us = NAN;
     r->top_k = p.top_k;
     r->n_warmup = p.n_warmup;
     r->n_repeat = p.n_repeat;
@@ -420,8 +425,8 @@ duet_status_t duet_tune_run(const duet_workload_t *wl, const duet_hw_t *hw, cons
         r->cfg = cfg;
         r->cached = 1;
         if (local_hit && duet_config_same(&cfg, &e->cfg)) {
-            r->measured_ms = e->measured_ms;
-            r->pred_ms = e->pred_ms;
+            r->measured_us = e->measured_us;
+            r->pred_us = e->pred_us;
             r->n_cands = e->n_cands;
             memcpy(r->cands, e->cands, (size_t)e->n_cands * sizeof(r->cands[0]));
         }
@@ -470,11 +475,11 @@ duet_status_t duet_tune_run(const duet_workload_t *wl, const duet_hw_t *hw, cons
         goto done;
     r->winner = winner;
     r->cfg = r->cands[winner].cfg;
-    r->pred_ms = r->cands[winner].pred_ms;
-    r->measured_ms = r->cands[winner].ok ? r->cands[winner].ms : NAN;
+    r->pred_us = r->cands[winner].pred_us;
+    r->measured_us = r->cands[winner].ok ? r->cands[winner].us : NAN;
 
     /* 3. Remember it. A failure to write costs the next run a re-tune, not this one its answer. */
-    if (use_cache && p.write_cache && isfinite(r->measured_ms)) {
+    if (use_cache && p.write_cache && isfinite(r->measured_us)) {
         duet__tune_entry_fill(e, r, hw, wl, &p);
         if (duet_tune_db_store(&db, e) == DUET_OK)
             r->stored = 1;

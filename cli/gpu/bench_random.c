@@ -4,8 +4,8 @@
  * vendor library planned for the same number of SMs (its SM-count target). Every figure is the
  * library's (duet_bench_gemm_budget(), include/duet/measure.h); this file draws the shapes,
  * estimates the GPU time, runs the rows, prints the table and the summary against the targets,
- * and writes the JSON report. Ratios are vendor ms / duet ms (equal to duet TFLOP/s / vendor
- * TFLOP/s): above 1, duet is faster.
+ * and writes the report (text, JSON or CSV; times in us in the JSON and CSV). Ratios are vendor
+ * time / duet time (equal to duet TFLOP/s / vendor TFLOP/s): above 1, duet is faster.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -172,11 +172,13 @@ static const char *met(int ok)
     return ok ? "met" : "NOT met";
 }
 
-static void group_print(const char *sms, const char *name, const group_stats_t *g)
+static void group_print(FILE *f, const char *sms, const char *name, const group_stats_t *g)
 {
-    printf("%5s %-13s %4zu  %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f  %6.3f %3zu/%zu\n", sms, name,
-           g->n, g->pick[0], g->pick[1], g->pick[2], g->pick_all[0], g->pick_all[1], g->pick_all[2], g->best[0],
-           g->best[1], g->best[2], g->regret_med, g->exact, g->n);
+    if (f == NULL)
+        return;
+    fprintf(f, "%5s %-13s %4zu  %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f  %6.3f %3zu/%zu\n", sms, name,
+            g->n, g->pick[0], g->pick[1], g->pick[2], g->pick_all[0], g->pick_all[1], g->pick_all[2], g->best[0],
+            g->best[1], g->best[2], g->regret_med, g->exact, g->n);
 }
 
 static cJSON *group_json(int32_t sms, const char *key, const char *name, const group_stats_t *g)
@@ -200,17 +202,30 @@ static cJSON *group_json(int32_t sms, const char *key, const char *name, const g
     return o;
 }
 
-/* The summary on stdout and in the JSON (`arr`, `classes`): per budget, per dtype and both
- * together, with the targets; then per class of shapes, both dtypes together. */
-static void summary(const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
+/* Add item to arr, or delete it when there is no array (the summary printed only). */
+static void add_or_drop(cJSON *arr, cJSON *item)
+{
+    if (arr != NULL)
+        cJSON_AddItemToArray(arr, item);
+    else
+        cJSON_Delete(item);
+}
+
+/* The summary as text on f (NULL: none) and in the JSON (`arr`, `classes`; NULL: none): per
+ * budget, per dtype and both together, with the targets; then per class of shapes, both dtypes
+ * together. */
+static void summary(FILE *f, const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
                     int32_t nb, double *scratch, cJSON *arr, cJSON *classes)
 {
     static const int32_t dts[] = {DUET_DTYPE_FP16, DUET_DTYPE_BF16, -1};
-    printf("\nduet/vendor TFLOP/s (vendor ms / duet ms; above 1: duet faster): median p10 min at the model's pick |\n"
-           "at the model's pick over every K split | at the best measured tile and split; pick/best: the median of\n"
-           "pick ms / best ms; exact: rows where the pick is the best measured\n");
-    printf("%5s %-13s %4s  %-20s | %-20s | %-20s  %6s %6s\n", "SMs", "dtype", "n", "pick (the rule's splits)",
-           "pick (every split)", "best measured", "pk/bst", "exact");
+    if (f != NULL) {
+        fprintf(f,
+                "\nduet/vendor TFLOP/s (vendor time / duet time; above 1: duet faster): median p10 min at the model's\n"
+                "pick | at the model's pick over every K split | at the best measured tile and split; pick/best: the\n"
+                "median of pick time / best time; exact: rows where the pick is the best measured\n");
+        fprintf(f, "%5s %-13s %4s  %-20s | %-20s | %-20s  %6s %6s\n", "SMs", "dtype", "n", "pick (the rule's splits)",
+                "pick (every split)", "best measured", "pk/bst", "exact");
+    }
     for (int32_t b = 0; b < nb; b++) {
         char smsb[16];
         snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
@@ -220,24 +235,29 @@ static void summary(const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size
             if (g.n == 0)
                 continue;
             const char *dn = dts[d] < 0 ? "both" : duet_dtype_name(dts[d]);
-            group_print(smsb, dn, &g);
+            group_print(f, smsb, dn, &g);
             cJSON *o = group_json(sms_list[b], "dtype", dn, &g);
             if (dts[d] < 0 && sms_list[b] == e->gpu->sms) {
                 int ok =
                     g.pick[0] >= TARGET_FULL_MEDIAN && g.pick[1] >= TARGET_FULL_P10 && g.pick[2] >= TARGET_FULL_MIN;
-                printf("      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
-                       TARGET_FULL_MEDIAN, TARGET_FULL_P10, TARGET_FULL_MIN, met(ok));
+                if (f != NULL)
+                    fprintf(f, "      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
+                            TARGET_FULL_MEDIAN, TARGET_FULL_P10, TARGET_FULL_MIN, met(ok));
                 cJSON_AddBoolToObject(o, "target_met", ok);
             } else if (dts[d] < 0 && 2 * sms_list[b] >= e->gpu->sms) {
                 int ok = g.pick[0] >= TARGET_BUDGET_MEDIAN;
-                printf("      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
-                       (int)sms_list[b], TARGET_BUDGET_MEDIAN, met(ok));
+                if (f != NULL)
+                    fprintf(
+                        f,
+                        "      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
+                        (int)sms_list[b], TARGET_BUDGET_MEDIAN, met(ok));
                 cJSON_AddBoolToObject(o, "target_met", ok);
             }
-            cJSON_AddItemToArray(arr, o);
+            add_or_drop(arr, o);
         }
     }
-    printf("\nby class of shape (both dtypes):\n");
+    if (f != NULL)
+        fprintf(f, "\nby class of shape (both dtypes):\n");
     for (int32_t b = 0; b < nb; b++) {
         char smsb[16];
         snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
@@ -246,8 +266,8 @@ static void summary(const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size
             group_compute(rows, nr, sel_class, c, sms_list[b], scratch, &g);
             if (g.n == 0)
                 continue;
-            group_print(smsb, cls_names[c], &g);
-            cJSON_AddItemToArray(classes, group_json(sms_list[b], "class", cls_names[c], &g));
+            group_print(f, smsb, cls_names[c], &g);
+            add_or_drop(classes, group_json(sms_list[b], "class", cls_names[c], &g));
         }
     }
 }
@@ -269,34 +289,35 @@ static cJSON *row_json(const duet_gemm_budget_row_t *r)
         cJSON_AddItemToArray(c, x);
     }
     char t[32];
+    /* The row's ms, written as us. */
     cJSON_AddStringToObject(o, "best_tile", cfg_tile(r, r->best, t, sizeof(t)));
-    cli_json_add_num(o, "best_ms", r->best >= 0 ? r->cand[r->best].med_ms : NAN);
+    cli_json_add_num(o, "best_us", 1e3 * (r->best >= 0 ? r->cand[r->best].med_ms : NAN));
     cJSON_AddStringToObject(o, "pick_tile", cfg_tile(r, r->pick, t, sizeof(t)));
-    cli_json_add_num(o, "pick_pred_ms", r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN);
-    cli_json_add_num(o, "pick_ms", r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN);
+    cli_json_add_num(o, "pick_pred_us", 1e3 * (r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN));
+    cli_json_add_num(o, "pick_us", 1e3 * (r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN));
     cJSON_AddStringToObject(o, "pick_all_splits_tile", cfg_tile(r, r->pick_all, t, sizeof(t)));
-    cli_json_add_num(o, "pick_all_splits_pred_ms", r->pick_all >= 0 ? r->cand_pred_ms[r->pick_all] : NAN);
-    cli_json_add_num(o, "pick_all_splits_ms",
-                     r->pick_all >= 0 && r->cand[r->pick_all].ok ? r->cand[r->pick_all].med_ms : NAN);
+    cli_json_add_num(o, "pick_all_splits_pred_us", 1e3 * (r->pick_all >= 0 ? r->cand_pred_ms[r->pick_all] : NAN));
+    cli_json_add_num(o, "pick_all_splits_us",
+                     1e3 * (r->pick_all >= 0 && r->cand[r->pick_all].ok ? r->cand[r->pick_all].med_ms : NAN));
     cli_json_add_num(o, "ratio_best", row_ratio(r, r->best));
     cli_json_add_num(o, "ratio_pick", row_ratio(r, r->pick));
     cli_json_add_num(o, "ratio_pick_all_splits", row_ratio(r, r->pick_all));
     return o;
 }
 
-static duet_status_t write_report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
-                                  const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
-                                  double *scratch, const char *path)
+/* The report as JSON (schema duet-bench-gemm-random/2; /1 had its times in ms) on f. */
+static duet_status_t write_json(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                                const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list, double *scratch)
 {
     /* The commit measured: DUET_COMMIT where the caller names it; else tools/gpu.sh stamps its own
      * (git's) into the file afterwards. Asking git here would fork an MPI process. */
     const char *commit = getenv("DUET_COMMIT");
-    cJSON *j = bench_json_begin(e, p, "duet-bench-gemm-random/1");
+    cJSON *j = bench_json_begin(e, p, "duet-bench-gemm-random/2");
     if (commit != NULL && commit[0] != '\0')
         cJSON_AddStringToObject(j, "commit", commit);
-    cJSON_AddStringToObject(j, "ratio", "vendor_ms / duet_ms: above 1, duet is faster");
+    cJSON_AddStringToObject(j, "ratio", "vendor time / duet time: above 1, duet is faster");
     cJSON_AddStringToObject(j, "clocks", p->runs.warmup_ms > 0 ? "settled" : "as found (no time-based warm-up)");
-    cJSON_AddStringToObject(j, "warmup_ms_is", "spent once per row, before the vendor's first half");
+    cJSON_AddStringToObject(j, "warmup_us_is", "spent once per row, before the vendor's first half");
     cJSON *rp = cJSON_AddObjectToObject(j, "random");
     cJSON_AddNumberToObject(rp, "shapes", (double)o->n);
     char seed[32];
@@ -310,31 +331,119 @@ static duet_status_t write_report(const gpu_env_t *e, const duet_bench_params_t 
         cJSON_AddItemToArray(b, cJSON_CreateNumber(sms_list[i]));
     cJSON *sum = cJSON_AddArrayToObject(j, "summary");
     cJSON *cls = cJSON_AddArrayToObject(j, "classes");
-    summary(e, rows, nr, sms_list, o->n_budgets, scratch, sum, cls);
+    summary(NULL, e, rows, nr, sms_list, o->n_budgets, scratch, sum, cls);
     cJSON *arr = cJSON_AddArrayToObject(j, "rows");
     for (size_t i = 0; i < nr; i++)
         cJSON_AddItemToArray(arr, row_json(&rows[i]));
-    return bench_json_end(j, path);
+    return bench_json_end(j, f);
 }
 
-static void print_rows(const duet_gemm_budget_row_t *rows, size_t nr)
+static const char *const rows_csv_cols[] = {"m",
+                                            "n",
+                                            "k",
+                                            "dtype",
+                                            "sms",
+                                            "vendor_sm_target",
+                                            "vendor_us",
+                                            "best_tile",
+                                            "best_us",
+                                            "pick_tile",
+                                            "pick_pred_us",
+                                            "pick_us",
+                                            "pick_all_splits_tile",
+                                            "pick_all_splits_us",
+                                            "ratio_best",
+                                            "ratio_pick",
+                                            "ratio_pick_all_splits"};
+
+/* One row per (shape, dtype, budget) as CSV on f, times in us (an empty field where there is none). */
+static duet_status_t write_csv(FILE *f, const duet_gemm_budget_row_t *rows, size_t nr)
 {
-    printf("%-20s %-5s %4s %9s %-13s %9s %-13s %9s %9s %6s %6s %-13s %6s\n", "GEMM", "dtype", "SMs", "vendor ms",
-           "best tile", "best ms", "pick tile", "pred ms", "pick ms", "v/best", "v/pick", "pick (all k)", "v/pka");
+    duet__csv_t c;
+    duet__csv_init(&c, f);
+    duet__csv_names(&c, rows_csv_cols, sizeof(rows_csv_cols) / sizeof(rows_csv_cols[0]));
+    for (size_t i = 0; i < nr; i++) {
+        const duet_gemm_budget_row_t *r = &rows[i];
+        char t[32];
+        duet__csv_printf(&c, "%lld", (long long)r->wl.m);
+        duet__csv_printf(&c, "%lld", (long long)r->wl.n);
+        duet__csv_printf(&c, "%lld", (long long)r->wl.k);
+        duet__csv_str(&c, duet_dtype_name(r->wl.dtype));
+        duet__csv_printf(&c, "%d", (int)r->sms);
+        duet__csv_printf(&c, "%d", (int)r->vendor_target);
+        duet__csv_num_fmt(&c, "%.3f", r->vendor.ok ? r->vendor.med_ms * 1e3 : NAN);
+        duet__csv_str(&c, cfg_tile(r, r->best, t, sizeof(t)));
+        duet__csv_num_fmt(&c, "%.3f", r->best >= 0 ? r->cand[r->best].med_ms * 1e3 : NAN);
+        duet__csv_str(&c, cfg_tile(r, r->pick, t, sizeof(t)));
+        duet__csv_num_fmt(&c, "%.3f", r->pick >= 0 ? r->cand_pred_ms[r->pick] * 1e3 : NAN);
+        duet__csv_num_fmt(&c, "%.3f", r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms * 1e3 : NAN);
+        duet__csv_str(&c, cfg_tile(r, r->pick_all, t, sizeof(t)));
+        duet__csv_num_fmt(&c, "%.3f",
+                          r->pick_all >= 0 && r->cand[r->pick_all].ok ? r->cand[r->pick_all].med_ms * 1e3 : NAN);
+        duet__csv_num_fmt(&c, "%.4f", row_ratio(r, r->best));
+        duet__csv_num_fmt(&c, "%.4f", row_ratio(r, r->pick));
+        duet__csv_num_fmt(&c, "%.4f", row_ratio(r, r->pick_all));
+        duet__csv_end(&c);
+    }
+    return c.err ? duet__error(DUET_ERR_IO, "write error while printing the CSV") : DUET_OK;
+}
+
+static void print_rows(FILE *f, const duet_gemm_budget_row_t *rows, size_t nr)
+{
+    fprintf(f, "%-20s %-5s %4s %9s %-13s %9s %-13s %9s %9s %6s %6s %-13s %6s\n", "GEMM", "dtype", "SMs", "vendor ms",
+            "best tile", "best ms", "pick tile", "pred ms", "pick ms", "v/best", "v/pick", "pick (all k)", "v/pka");
     for (size_t i = 0; i < nr; i++) {
         const duet_gemm_budget_row_t *r = &rows[i];
         char g[48], bt[32], pt[32], at[32];
         snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)r->wl.m, (long long)r->wl.n, (long long)r->wl.k);
-        printf("%-20s %-5s %4d %9.4f %-13s %9.4f %-13s %9.4f %9.4f %6.3f %6.3f %-13s %6.3f\n", g,
-               duet_dtype_name(r->wl.dtype), (int)r->sms, r->vendor.ok ? r->vendor.med_ms : NAN,
-               cfg_tile(r, r->best, bt, sizeof(bt)), r->best >= 0 ? r->cand[r->best].med_ms : NAN,
-               cfg_tile(r, r->pick, pt, sizeof(pt)), r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN,
-               r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN, row_ratio(r, r->best),
-               row_ratio(r, r->pick), cfg_tile(r, r->pick_all, at, sizeof(at)), row_ratio(r, r->pick_all));
+        fprintf(f, "%-20s %-5s %4d %9.4f %-13s %9.4f %-13s %9.4f %9.4f %6.3f %6.3f %-13s %6.3f\n", g,
+                duet_dtype_name(r->wl.dtype), (int)r->sms, r->vendor.ok ? r->vendor.med_ms : NAN,
+                cfg_tile(r, r->best, bt, sizeof(bt)), r->best >= 0 ? r->cand[r->best].med_ms : NAN,
+                cfg_tile(r, r->pick, pt, sizeof(pt)), r->pick >= 0 ? r->cand_pred_ms[r->pick] : NAN,
+                r->pick >= 0 && r->cand[r->pick].ok ? r->cand[r->pick].med_ms : NAN, row_ratio(r, r->best),
+                row_ratio(r, r->pick), cfg_tile(r, r->pick_all, at, sizeof(at)), row_ratio(r, r->pick_all));
     }
 }
 
-int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const char *json)
+/* The table and the summary as text on f. */
+static void print_text(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                       const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list, double *scratch,
+                       double elapsed_s)
+{
+    print_rows(f, rows, nr);
+    fprintf(f, "\nsummary (%zu rows, %s, median of %d after %d warm-up runs, %.0f ms of warm-up per row, %.0f s):\n",
+            nr, e->gpu->name, (int)p->runs.repeats, (int)p->runs.warmup, p->runs.warmup_ms, elapsed_s);
+    summary(f, e, rows, nr, sms_list, o->n_budgets, scratch, NULL, NULL);
+}
+
+/* Rank 0: the report in its format (-o FILE or standard output), the text on standard output beside
+ * a file. @return an exit code. */
+static int report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                  const cli_outopt_t *bo, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
+                  double *scratch, double elapsed_s)
+{
+    if (bo->path != NULL || (!bo->json && !bo->csv))
+        print_text(stdout, e, p, o, rows, nr, sms_list, scratch, elapsed_s);
+    if (bo->path == NULL && !bo->json && !bo->csv)
+        return CLI_EXIT_OK;
+    cli_out_t out;
+    int rc = cli_out_open(&out, "bench", bo->path);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    duet_status_t st = DUET_OK;
+    if (bo->json)
+        st = write_json(out.f, e, p, o, rows, nr, sms_list, scratch);
+    else if (bo->csv)
+        st = write_csv(out.f, rows, nr);
+    else
+        print_text(out.f, e, p, o, rows, nr, sms_list, scratch, elapsed_s);
+    rc = cli_out_close(&out, "bench", st < 0 ? cli_fail("bench", st) : CLI_EXIT_OK);
+    if (rc == CLI_EXIT_OK && bo->path != NULL)
+        printf("wrote %s\n", bo->path);
+    return rc;
+}
+
+int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const cli_outopt_t *bo)
 {
     int rc = CLI_EXIT_OK;
     duet_workloads_t wls = {NULL, 0};
@@ -416,21 +525,8 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
         goto out;
     }
     gpu_progress(e, "done", nr, nr, t0);
-    if (e->rank == 0) {
-        char path[128];
-        if (json == NULL) {
-            snprintf(path, sizeof(path), "bench-gemm-random-%s.json", e->gpu->arch);
-            json = path;
-        }
-        print_rows(rows, nr);
-        printf("\nsummary (%zu rows, %s, median of %d after %d warm-up runs, %.0f ms of warm-up per row, %.0f s):\n",
-               nr, e->gpu->name, (int)p->runs.repeats, (int)p->runs.warmup, p->runs.warmup_ms, gpu_now() - t0);
-        if ((st = write_report(e, p, o, rows, nr, sms_list, scratch, json)) < 0) {
-            rc = cli_fail("bench", st);
-            goto out;
-        }
-        printf("wrote %s\n", json);
-    }
+    if (e->rank == 0)
+        rc = report(e, p, o, bo, rows, nr, sms_list, scratch, gpu_now() - t0);
 out:
     duet_sim_ws_destroy(ws);
     free(scratch);

@@ -32,7 +32,7 @@ static const char *warm_ms_str(const duet_bench_params_t *p, char *buf, size_t n
  * row of each M, N, K, Mc, Nc: every collective of a shape shares its GEMM figures), split at
  * M = 512. `scratch` holds 2 n doubles.
  */
-static void bench_print_gemm_summary(const duet_bench_row_t *rows, size_t n, double *scratch)
+static void bench_print_gemm_summary(FILE *f, const duet_bench_row_t *rows, size_t n, double *scratch)
 {
     double *big = scratch, *small = scratch + n;
     size_t nb = 0, ns = 0;
@@ -54,8 +54,8 @@ static void bench_print_gemm_summary(const duet_bench_row_t *rows, size_t n, dou
             small[ns++] = ratio;
         }
     }
-    printf("  duet GEMM / vendor TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
-           duet__median(big, nb), big_min, duet__median(small, ns));
+    fprintf(f, "  duet GEMM / vendor TFLOP/s: median %.3f for M >= 512 (min %.3f), median %.3f for M < 512\n",
+            duet__median(big, nb), big_min, duet__median(small, ns));
 }
 
 /* Room for the summaries' samples, 6 n doubles (the table's four sets, then the GEMM summary's
@@ -68,14 +68,14 @@ static double *bench_scratch(size_t n)
     return s;
 }
 
-duet_status_t bench_print_gemms(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+duet_status_t bench_print_gemms(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
                                 const duet_bench_params_t *p)
 {
     double *scratch = bench_scratch(n);
     if (scratch == NULL)
         return DUET_ERR_NO_MEMORY;
-    printf("%-22s %10s %8s %10s %8s %-12s %7s\n", "GEMM", "vendor ms", "TFLOP/s", "duet ms", "TFLOP/s", "duet tile",
-           "d/v");
+    fprintf(f, "%-22s %10s %8s %10s %8s %-12s %7s\n", "GEMM", "vendor ms", "TFLOP/s", "duet ms", "TFLOP/s", "duet tile",
+            "d/v");
     for (size_t i = 0; i < n; i++) {
         const duet_bench_row_t *r = &rows[i];
         const duet_workload_t *w = &r->wl;
@@ -87,18 +87,18 @@ duet_status_t bench_print_gemms(const gpu_env_t *e, const duet_bench_row_t *rows
             snprintf(tn, sizeof(tn), "%dx%d/k%d", r->gemm_tile.bm, r->gemm_tile.bn, (int)r->gemm_split);
         else if (r->gemm.ok)
             snprintf(tn, sizeof(tn), "%dx%d", r->gemm_tile.bm, r->gemm_tile.bn);
-        printf("%-22s %10.4f %8.1f %10.4f %8.1f %-12s %7.3f\n", g, vm, flop / (vm * 1e-3) / 1e12, dm,
-               flop / (dm * 1e-3) / 1e12, tn, ratio);
+        fprintf(f, "%-22s %10.4f %8.1f %10.4f %8.1f %-12s %7.3f\n", g, vm, flop / (vm * 1e-3) / 1e12, dm,
+                flop / (dm * 1e-3) / 1e12, tn, ratio);
     }
     char wm[48];
-    printf("\nsummary (%zu GEMMs, %s x%d, median of %d after %d warm-up%s):\n", n, e->gpu->name, e->world,
-           (int)p->runs.repeats, (int)p->runs.warmup, warm_ms_str(p, wm, sizeof(wm)));
-    bench_print_gemm_summary(rows, n, scratch + 4 * n);
+    fprintf(f, "\nsummary (%zu GEMMs, %s x%d, median of %d after %d warm-up%s):\n", n, e->gpu->name, e->world,
+            (int)p->runs.repeats, (int)p->runs.warmup, warm_ms_str(p, wm, sizeof(wm)));
+    bench_print_gemm_summary(f, rows, n, scratch + 4 * n);
     free(scratch);
     return DUET_OK;
 }
 
-duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+duet_status_t bench_print_table(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
                                 const duet_bench_params_t *p, int32_t dtype)
 {
     double *scratch = bench_scratch(n);
@@ -107,8 +107,8 @@ duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows
     double *over_bound = scratch, *speedup = scratch + n, *own_bound = scratch + 2 * n, *own_speedup = scratch + 3 * n;
     size_t nb = 0, ns = 0, no = 0, nos = 0;
     int comm_short = 0, comm_n = 0;
-    printf("%-22s %-14s %8s %8s %8s %8s %-12s %8s %-18s %6s %6s %6s %6s\n", "GEMM", "collective", "vGEMM", "vColl",
-           "bound", "vBest", "(which)", "duet", "(which)", "d/bnd", "v/d", "G tf", "C sp");
+    fprintf(f, "%-22s %-14s %8s %8s %8s %8s %-12s %8s %-18s %6s %6s %6s %6s\n", "GEMM", "collective", "vGEMM ms",
+            "vColl ms", "bound ms", "vBest ms", "(which)", "duet ms", "(which)", "d/bnd", "v/d", "G tf", "C sp");
     for (size_t i = 0; i < n; i++) {
         duet_bench_derived_t d;
         duet_bench_derive(&rows[i], &d);
@@ -117,10 +117,10 @@ duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows
         snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
         double gr = stat_or_inf(&rows[i].base_gemm) / d.duet_gemm_ms;
         double cr = stat_or_inf(&rows[i].base_coll) / d.duet_comm_ms;
-        printf("%-22s %-14s %8.4f %8.4f %8.4f %8.4f %-12s %8.4f %-18s %6.3f %6.3f %6.3f %6.3f\n", g,
-               duet_collective_name(w->coll), stat_or_inf(&rows[i].base_gemm), stat_or_inf(&rows[i].base_coll),
-               d.bound_ms, d.best_base_ms, d.best_base_name, d.best_duet_ms, d.best_duet_name,
-               d.best_duet_ms / d.bound_ms, d.best_base_ms / d.best_duet_ms, gr, cr);
+        fprintf(f, "%-22s %-14s %8.4f %8.4f %8.4f %8.4f %-12s %8.4f %-18s %6.3f %6.3f %6.3f %6.3f\n", g,
+                duet_collective_name(w->coll), stat_or_inf(&rows[i].base_gemm), stat_or_inf(&rows[i].base_coll),
+                d.bound_ms, d.best_base_ms, d.best_base_name, d.best_duet_ms, d.best_duet_name,
+                d.best_duet_ms / d.bound_ms, d.best_base_ms / d.best_duet_ms, gr, cr);
         if (isfinite(d.best_duet_ms / d.bound_ms))
             over_bound[nb++] = d.best_duet_ms / d.bound_ms;
         if (isfinite(d.best_base_ms / d.best_duet_ms))
@@ -135,15 +135,15 @@ duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows
         }
     }
     char wm[48];
-    printf("\nsummary (%zu workloads, %s, %s x%d, median of %d after %d warm-up%s):\n", n, duet_dtype_name(dtype),
-           e->gpu->name, e->world, (int)p->runs.repeats, (int)p->runs.warmup, warm_ms_str(p, wm, sizeof(wm)));
-    bench_print_gemm_summary(rows, n, scratch + 4 * n);
-    printf("  duet collective faster than the vendor's: %d of %d workloads with >= 1 MB per rank\n",
-           comm_n - comm_short, comm_n);
-    printf("  best duet makespan / bound: median %.3f (own kernels only: %.3f)\n", duet__median(over_bound, nb),
-           duet__median(own_bound, no));
-    printf("  best vendor practice / best duet: median %.3f (own kernels only: %.3f)\n", duet__median(speedup, ns),
-           duet__median(own_speedup, nos));
+    fprintf(f, "\nsummary (%zu workloads, %s, %s x%d, median of %d after %d warm-up%s):\n", n, duet_dtype_name(dtype),
+            e->gpu->name, e->world, (int)p->runs.repeats, (int)p->runs.warmup, warm_ms_str(p, wm, sizeof(wm)));
+    bench_print_gemm_summary(f, rows, n, scratch + 4 * n);
+    fprintf(f, "  duet collective faster than the vendor's: %d of %d workloads with >= 1 MB per rank\n",
+            comm_n - comm_short, comm_n);
+    fprintf(f, "  best duet makespan / bound: median %.3f (own kernels only: %.3f)\n", duet__median(over_bound, nb),
+            duet__median(own_bound, no));
+    fprintf(f, "  best vendor practice / best duet: median %.3f (own kernels only: %.3f)\n", duet__median(speedup, ns),
+            duet__median(own_speedup, nos));
     free(scratch);
     return DUET_OK;
 }
@@ -153,9 +153,10 @@ cJSON *bench_stat_json(const duet_measure_stat_t *s)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", s->ok);
     if (s->ok) {
-        cJSON_AddNumberToObject(o, "ms", s->med_ms);
-        cJSON_AddNumberToObject(o, "min_ms", s->min_ms);
-        cJSON_AddNumberToObject(o, "max_ms", s->max_ms);
+        /* The measurer's ms, written as us. */
+        cJSON_AddNumberToObject(o, "us", s->med_ms * 1e3);
+        cJSON_AddNumberToObject(o, "min_us", s->min_ms * 1e3);
+        cJSON_AddNumberToObject(o, "max_us", s->max_ms * 1e3);
         cJSON_AddNumberToObject(o, "n", s->n);
     } else {
         cJSON_AddStringToObject(o, "error", s->error);
@@ -163,12 +164,12 @@ cJSON *bench_stat_json(const duet_measure_stat_t *s)
     return o;
 }
 
-cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred)
+cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred_ms)
 {
     cJSON *o = bench_stat_json(s);
     cli_json_add_config(cJSON_AddObjectToObject(o, "config"), c);
-    if (isfinite(pred))
-        cJSON_AddNumberToObject(o, "pred_ms", pred);
+    if (isfinite(pred_ms))
+        cJSON_AddNumberToObject(o, "pred_us", pred_ms * 1e3);
     return o;
 }
 
@@ -200,13 +201,13 @@ static void derived_json(cJSON *o, const duet_bench_row_t *r)
     duet_bench_derived_t x;
     duet_bench_derive(r, &x);
     cJSON *dv = cJSON_AddObjectToObject(o, "derived");
-    cli_json_add_num(dv, "bound_ms", x.bound_ms);
-    cli_json_add_num(dv, "best_vendor_ms", x.best_base_ms);
+    cli_json_add_num(dv, "bound_us", x.bound_ms * 1e3);
+    cli_json_add_num(dv, "best_vendor_us", x.best_base_ms * 1e3);
     cJSON_AddStringToObject(dv, "best_vendor", x.best_base_name);
-    cli_json_add_num(dv, "best_duet_ms", x.best_duet_ms);
+    cli_json_add_num(dv, "best_duet_us", x.best_duet_ms * 1e3);
     cJSON_AddStringToObject(dv, "best_duet", x.best_duet_name);
     cli_json_add_num(dv, "duet_over_bound", x.best_duet_ms / x.bound_ms);
-    cli_json_add_num(dv, "best_own_kernels_ms", x.best_own_ms);
+    cli_json_add_num(dv, "best_own_kernels_us", x.best_own_ms * 1e3);
     cli_json_add_num(dv, "own_kernels_over_bound", x.best_own_ms / x.bound_ms);
     cli_json_add_num(dv, "vendor_over_bound", x.best_base_ms / x.bound_ms);
     cli_json_add_num(dv, "speedup_over_vendor", x.best_base_ms / x.best_duet_ms);
@@ -307,31 +308,128 @@ cJSON *bench_json_begin(const gpu_env_t *e, const duet_bench_params_t *p, const 
     cJSON_AddStringToObject(o, "duet", DUET_VERSION);
     cJSON_AddNumberToObject(o, "repeats", (double)p->runs.repeats);
     cJSON_AddNumberToObject(o, "warmup", (double)p->runs.warmup);
-    cJSON_AddNumberToObject(o, "warmup_ms", p->runs.warmup_ms);
+    cJSON_AddNumberToObject(o, "warmup_us", p->runs.warmup_ms * 1e3);
     return o;
 }
 
-duet_status_t bench_json_end(cJSON *o, const char *path)
+duet_status_t bench_json_end(cJSON *o, FILE *f)
 {
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
-    duet_status_t st = text && !bench_json_oom
-                           ? duet__write_file_atomic(path, text, strlen(text))
-                           : duet__error(DUET_ERR_NO_MEMORY, "%s: out of memory while formatting", path);
+    duet_status_t st = DUET_OK;
+    if (text == NULL || bench_json_oom)
+        st = duet__error(DUET_ERR_NO_MEMORY, "out of memory while formatting the report");
+    else
+        fprintf(f, "%s\n", text);
     cJSON_free(text);
     cJSON_InitHooks(NULL); /* back to malloc and free */
     return st;
 }
 
-duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const duet_bench_params_t *p,
-                               int gemm_only, const char *path)
+duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+                               const duet_bench_params_t *p, int gemm_only)
 {
-    cJSON *o = bench_json_begin(e, p, "duet-bench/1");
+    /* duet-bench/2: every time in us (duet-bench/1 had them in ms, under _ms keys and "ms"). */
+    cJSON *o = bench_json_begin(e, p, "duet-bench/2");
     cJSON_AddBoolToObject(o, "gemm_only", gemm_only);
     cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, row_json(&rows[i]));
-    return bench_json_end(o, path);
+    return bench_json_end(o, f);
+}
+
+/* The CSV columns: the table's, times in us. */
+static const char *const bench_csv_cols[] = {"m",
+                                             "n",
+                                             "k",
+                                             "collective",
+                                             "mc",
+                                             "nc",
+                                             "dtype",
+                                             "world",
+                                             "vendor_gemm_us",
+                                             "vendor_collective_us",
+                                             "bound_us",
+                                             "best_vendor_us",
+                                             "best_vendor",
+                                             "best_duet_us",
+                                             "best_duet",
+                                             "best_own_kernels_us",
+                                             "duet_over_bound",
+                                             "speedup_over_vendor",
+                                             "gemm_tflops_ratio",
+                                             "collective_speed_ratio"};
+static const char *const bench_csv_gemm_cols[] = {"m",
+                                                  "n",
+                                                  "k",
+                                                  "dtype",
+                                                  "vendor_us",
+                                                  "vendor_tflops",
+                                                  "duet_us",
+                                                  "duet_tflops",
+                                                  "duet_tile",
+                                                  "duet_split_k",
+                                                  "duet_over_vendor_tflops"};
+
+/* A time in ms as us, an empty field when it is missing (infinite or NaN). */
+static void bench_csv_us(duet__csv_t *c, double ms)
+{
+    duet__csv_num_fmt(c, "%.3f", ms * 1e3);
+}
+
+duet_status_t bench_write_csv(FILE *f, const duet_bench_row_t *rows, size_t n, int gemm_only)
+{
+    duet__csv_t c;
+    duet__csv_init(&c, f);
+    if (gemm_only)
+        duet__csv_names(&c, bench_csv_gemm_cols, sizeof(bench_csv_gemm_cols) / sizeof(bench_csv_gemm_cols[0]));
+    else
+        duet__csv_names(&c, bench_csv_cols, sizeof(bench_csv_cols) / sizeof(bench_csv_cols[0]));
+    for (size_t i = 0; i < n; i++) {
+        const duet_bench_row_t *r = &rows[i];
+        const duet_workload_t *w = &r->wl;
+        duet__csv_printf(&c, "%lld", (long long)w->m);
+        duet__csv_printf(&c, "%lld", (long long)w->n);
+        duet__csv_printf(&c, "%lld", (long long)w->k);
+        if (gemm_only) {
+            double flop = 2.0 * (double)w->m * (double)w->n * (double)w->k;
+            double vm = stat_or_inf(&r->base_gemm), dm = stat_or_inf(&r->gemm);
+            duet__csv_str(&c, duet_dtype_name(w->dtype));
+            bench_csv_us(&c, vm);
+            duet__csv_num_fmt(&c, "%.2f", flop / (vm * 1e-3) / 1e12);
+            bench_csv_us(&c, dm);
+            duet__csv_num_fmt(&c, "%.2f", flop / (dm * 1e-3) / 1e12);
+            if (r->gemm.ok)
+                duet__csv_printf(&c, "%dx%dx%d", r->gemm_tile.bm, r->gemm_tile.bn, r->gemm_tile.bk);
+            else
+                duet__csv_str(&c, "");
+            duet__csv_printf(&c, "%d", r->gemm.ok ? (int)r->gemm_split : 0);
+            duet__csv_num_fmt(&c, "%.4f", vm / dm);
+            duet__csv_end(&c);
+            continue;
+        }
+        duet_bench_derived_t d;
+        duet_bench_derive(r, &d);
+        duet__csv_str(&c, duet_collective_name(w->coll));
+        duet__csv_printf(&c, "%lld", (long long)w->mc);
+        duet__csv_printf(&c, "%lld", (long long)w->nc);
+        duet__csv_str(&c, duet_dtype_name(w->dtype));
+        duet__csv_printf(&c, "%d", (int)w->world);
+        bench_csv_us(&c, stat_or_inf(&r->base_gemm));
+        bench_csv_us(&c, stat_or_inf(&r->base_coll));
+        bench_csv_us(&c, d.bound_ms);
+        bench_csv_us(&c, d.best_base_ms);
+        duet__csv_str(&c, d.best_base_name);
+        bench_csv_us(&c, d.best_duet_ms);
+        duet__csv_str(&c, d.best_duet_name);
+        bench_csv_us(&c, d.best_own_ms);
+        duet__csv_num_fmt(&c, "%.4f", d.best_duet_ms / d.bound_ms);
+        duet__csv_num_fmt(&c, "%.4f", d.best_base_ms / d.best_duet_ms);
+        duet__csv_num_fmt(&c, "%.4f", stat_or_inf(&r->base_gemm) / d.duet_gemm_ms);
+        duet__csv_num_fmt(&c, "%.4f", stat_or_inf(&r->base_coll) / d.duet_comm_ms);
+        duet__csv_end(&c);
+    }
+    return c.err ? duet__error(DUET_ERR_IO, "write error while printing the CSV") : DUET_OK;
 }
 
 /* Horizontal bars per workload, normalised to the bound max(GEMM alone, collective alone); the

@@ -54,24 +54,39 @@ static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_work
     return CLI_EXIT_OK;
 }
 
-/* Rank 0: the table, the JSON file and the picture. @return an exit code. */
-static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows, size_t n,
-                        int32_t dtype, int gemm_only, const char *json, const char *svg)
+/* The table and summary as text on f. */
+static duet_status_t bench_text(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows,
+                                size_t n, int32_t dtype, int gemm_only)
 {
-    char defpath[128];
-    duet_status_t st = gemm_only ? bench_print_gemms(e, rows, n, p) : bench_print_table(e, rows, n, p, dtype);
-    if (json == NULL) {
-        snprintf(defpath, sizeof(defpath), gemm_only ? "bench-gemm-%s.json" : "bench-%s-w%d.json", e->gpu->arch,
-                 e->world);
-        json = defpath;
+    return gemm_only ? bench_print_gemms(f, e, rows, n, p) : bench_print_table(f, e, rows, n, p, dtype);
+}
+
+/* Rank 0: the result in its format (-o FILE or standard output), the table on standard output
+ * beside a file, and the picture. @return an exit code. */
+static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows, size_t n,
+                        int32_t dtype, int gemm_only, const cli_outopt_t *bo, const char *svg)
+{
+    duet_status_t st = DUET_OK;
+    int rc = CLI_EXIT_OK;
+    if (bo->path != NULL || (!bo->json && !bo->csv))
+        st = bench_text(stdout, e, p, rows, n, dtype, gemm_only);
+    if (st >= 0 && (bo->path != NULL || bo->json || bo->csv)) {
+        cli_out_t out;
+        if ((rc = cli_out_open(&out, "bench", bo->path)) != CLI_EXIT_OK)
+            return rc;
+        st = bo->json  ? bench_write_json(out.f, e, rows, n, p, gemm_only)
+             : bo->csv ? bench_write_csv(out.f, rows, n, gemm_only)
+                       : bench_text(out.f, e, p, rows, n, dtype, gemm_only);
+        rc = cli_out_close(&out, "bench", st < 0 ? cli_fail("bench", st) : CLI_EXIT_OK);
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
-    if (st >= 0)
-        st = bench_write_json(e, rows, n, p, gemm_only, json);
     if (st >= 0 && svg)
         st = bench_write_svg(e, rows, n, svg);
     if (st < 0)
         return cli_fail("bench", st);
-    printf("wrote %s%s%s\n", json, svg ? " and " : "", svg ? svg : "");
+    if (bo->path != NULL || svg != NULL)
+        printf("wrote %s%s%s\n", bo->path ? bo->path : "", bo->path && svg ? " and " : "", svg ? svg : "");
     return CLI_EXIT_OK;
 }
 
@@ -86,7 +101,6 @@ int cmd_bench(int argc, char **argv)
         O_WARMMS,
         O_TOP,
         O_NOGRID,
-        O_JSON,
         O_SVG,
         O_HW,
         O_GEMM,
@@ -103,7 +117,7 @@ int cmd_bench(int argc, char **argv)
                                              {"warmup", required_argument, NULL, O_WARM},
                                              {"top", required_argument, NULL, O_TOP},
                                              {"no-grid", no_argument, NULL, O_NOGRID},
-                                             {"json", required_argument, NULL, O_JSON},
+                                             CLI_OUTPUT_LONGOPTS,
                                              {"svg", required_argument, NULL, O_SVG},
                                              {"hw", required_argument, NULL, O_HW},
                                              {"gemm-only", no_argument, NULL, O_GEMM},
@@ -115,7 +129,8 @@ int cmd_bench(int argc, char **argv)
                                              {"sm-budgets", required_argument, NULL, O_BUDGETS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *shapes = NULL, *json = NULL, *svg = NULL, *hw = NULL;
+    const char *shapes = NULL, *svg = NULL, *hw = NULL;
+    cli_outopt_t bo = {0, 0, NULL};
     uint32_t colls = 0;
     int32_t dtype = DUET_DTYPE_FP16;
     long long reps = 20, warm = 5, warm_ms = 0, top = 4;
@@ -131,7 +146,7 @@ int cmd_bench(int argc, char **argv)
     long long rnd = 0, dim;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
             cli_usage_bench(stdout);
@@ -202,9 +217,6 @@ int cmd_bench(int argc, char **argv)
         case O_GEMM:
             gemm_only = 1;
             break;
-        case O_JSON:
-            json = optarg;
-            break;
         case O_SVG:
             svg = optarg;
             break;
@@ -212,11 +224,20 @@ int cmd_bench(int argc, char **argv)
             hw = optarg;
             break;
         default:
-            return cli_getopt_error("bench", argv, opt);
+            if (!cli_out_option(&bo, opt, optarg))
+                return cli_getopt_error("bench", argv, opt);
         }
     }
-    if (optind < argc)
-        return cli_usage_error("bench", "unexpected argument '%s'", duet__q(argv[optind]));
+    if (optind < argc) {
+        /* The form before duet 0.2: --json took the file name. */
+        size_t len = strlen(argv[optind]);
+        int json_name = bo.json && len > 5 && strcmp(argv[optind] + len - 5, ".json") == 0;
+        return cli_usage_error("bench", "unexpected argument '%s'%s", duet__q(argv[optind]),
+                               json_name ? " (--json is a flag: --json -o FILE writes the JSON to FILE)" : "");
+    }
+    int frc = cli_out_validate("bench", &bo);
+    if (frc != CLI_EXIT_OK)
+        return frc;
     if (gemm_only && svg)
         return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
     if (rnd > 0 && (!gemm_only || shapes || colls))
@@ -245,7 +266,7 @@ int cmd_bench(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     if (rnd > 0) {
-        rc = bench_random_run(&e, &bp, &ro, json);
+        rc = bench_random_run(&e, &bp, &ro, &bo);
         gpu_env_fini(&e);
         return rc;
     }
@@ -266,7 +287,7 @@ int cmd_bench(int argc, char **argv)
     }
     rc = bench_run(&e, &bp, &wls, rows);
     if (rc == CLI_EXIT_OK && e.rank == 0)
-        rc = bench_report(&e, &bp, rows, wls.n, dtype, gemm_only, json, svg);
+        rc = bench_report(&e, &bp, rows, wls.n, dtype, gemm_only, &bo, svg);
 out:
     free(rows);
     duet_workloads_free(&wls);

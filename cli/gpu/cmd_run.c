@@ -2,14 +2,63 @@
  * duet run: one operation on the GPUs (mpirun), timed, with its measured timeline next to the
  * simulator's prediction.
  */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "cli/gpu/gpu.h"
+#include "sim/internal.h"
 
 enum { OPT_REPEAT = OPT_FIRST_PRIVATE, OPT_WARMUP, OPT_WARMUP_MS, OPT_TRACE, OPT_SVG, OPT_POLICY };
+
+/*
+ * Rank 0's result: text (the line tools/gpu.sh reads, "measured X ms") or, with c->json, the
+ * duet-run/1 document (times in us), on standard output or in out_path. @return an exit code.
+ */
+static int run_report(const cli_common_t *c, const gpu_env_t *e, const duet_sim_policy_ops_t *policy,
+                      const duet_measure_stat_t *s, double pred_ms, const duet_trace_t *measured, const char *out_path)
+{
+    cli_out_t out;
+    int rc = cli_out_open(&out, "run", out_path);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    char tile[32];
+    duet_config_tile_str(&c->cfg, tile, sizeof(tile));
+    if (c->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "duet-run/1");
+        cJSON_AddStringToObject(o, "device", e->gpu->name);
+        cJSON_AddNumberToObject(o, "world", e->world);
+        cJSON_AddStringToObject(o, "hw", e->hw->name);
+        cJSON_AddStringToObject(o, "policy", policy->name);
+        duet__workload_cjson(cJSON_AddObjectToObject(o, "workload"), &c->wl);
+        cli_json_add_config(cJSON_AddObjectToObject(o, "config"), &c->cfg);
+        /* The measurer's and the simulator's ms, written as us. */
+        cJSON_AddNumberToObject(o, "measured_us", s->med_ms * 1e3);
+        cJSON_AddNumberToObject(o, "min_us", s->min_ms * 1e3);
+        cJSON_AddNumberToObject(o, "max_us", s->max_ms * 1e3);
+        cJSON_AddNumberToObject(o, "runs", s->n);
+        cli_json_add_num(o, "pred_us", pred_ms >= 0 ? pred_ms * 1e3 : NAN);
+        if (measured != NULL) {
+            cJSON_AddNumberToObject(o, "timeline_tiles", (double)measured->n);
+            cJSON_AddNumberToObject(o, "timeline_us", measured->makespan_s * 1e6);
+        }
+        rc = cli_out_json(&out, "run", o);
+    } else {
+        fprintf(out.f,
+                "%s gemm_wgs %d comm_wgs %d tile %s: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
+                "%.4f ms on %s (policy %s)\n",
+                duet_mode_name(c->cfg.mode), c->cfg.gemm_wgs, c->cfg.comm_wgs, tile, s->med_ms, s->min_ms, s->max_ms,
+                s->n, pred_ms, e->hw->name, policy->name);
+        if (measured != NULL)
+            fprintf(out.f, "timeline: %zu tiles over %.4f ms (the first tile's start to the last tile's end)\n",
+                    measured->n, measured->makespan_s * 1e3);
+    }
+    return cli_out_close(&out, "run", rc);
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -21,21 +70,26 @@ int cmd_run(int argc, char **argv)
                                              {"trace", required_argument, NULL, OPT_TRACE},
                                              {"svg", required_argument, NULL, OPT_SVG},
                                              {"policy", required_argument, NULL, OPT_POLICY},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     cli_common_t c;
     cli_common_init(&c);
-    const char *trace_path = NULL, *svg = NULL;
+    const char *trace_path = NULL, *svg = NULL, *out_path = NULL;
     const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
     long long reps = 20, warm = 5, warm_ms = 0;
     int opt, rc;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h':
             cli_usage_run(stdout);
             return CLI_EXIT_OK;
+        case 'o':
+            out_path = optarg;
+            continue;
         case OPT_REPEAT:
             if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
                 return cli_usage_error("run", "--repeats: '%s' is not a positive integer", duet__q(optarg));
@@ -77,6 +131,8 @@ int cmd_run(int argc, char **argv)
     if (mode == DUET_MODE_VENDOR && (trace_path || svg))
         return cli_usage_error("run", "--trace and --svg record duet's own tiles: vendor mode's GEMM runs in the "
                                       "vendor library (use --mode fused or concurrent)");
+    if ((rc = cli_out_check("run", "-o", out_path)) != CLI_EXIT_OK)
+        return rc;
     const char *hw_arg = c.hw_arg;
     gpu_env_t e;
     duet_measure_params_t mp = duet_measure_default_params();
@@ -124,11 +180,6 @@ int cmd_run(int argc, char **argv)
         pred = r.makespan_s * 1e3;
     char tile[32];
     duet_config_tile_str(&c.cfg, tile, sizeof(tile));
-    if (e.rank == 0)
-        printf("%s gemm_wgs %d comm_wgs %d tile %s: measured %.4f ms (min %.4f, max %.4f, %d runs), predicted "
-               "%.4f ms on %s (policy %s)\n",
-               duet_mode_name(c.cfg.mode), c.cfg.gemm_wgs, c.cfg.comm_wgs, tile, s.med_ms, s.min_ms, s.max_ms, s.n,
-               pred, e.hw->name, policy->name);
     if (trace_path || svg) {
         size_t cap = (size_t)(plan.gemm.tiles + plan.comm.queue_len) + 16;
         if ((st = duet_measure_trace(e.m, &j, &b, cap, &measured)) < 0) {
@@ -147,10 +198,9 @@ int cmd_run(int argc, char **argv)
             if ((st = duet_trace_write_svg(two, pred >= 0 ? 2 : 1, title, svg)) < 0)
                 rc = cli_fail("run", st);
         }
-        if (e.rank == 0 && rc == CLI_EXIT_OK)
-            printf("timeline: %zu tiles over %.4f ms (the first tile's start to the last tile's end)\n", measured.n,
-                   measured.makespan_s * 1e3);
     }
+    if (e.rank == 0 && rc == CLI_EXIT_OK)
+        rc = run_report(&c, &e, policy, &s, pred, (trace_path || svg) ? &measured : NULL, out_path);
 out:
     duet_sim_ws_destroy(ws);
     duet_trace_free(&measured);

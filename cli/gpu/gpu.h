@@ -37,29 +37,37 @@ int cmd_bench(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 struct duet_tune_params;
-/** duet tune WORKLOAD under mpirun (cli/gpu/cmd_tune_gpu.c); c holds the parsed workload flags. */
-int cmd_tune_gpu(cli_common_t *c, const struct duet_tune_params *params, const char *hw_arg, int json, int *argc,
-                 char ***argv);
+/**
+ * duet tune WORKLOAD under mpirun (cli/gpu/cmd_tune_gpu.c); c holds the parsed workload flags. Rank 0
+ * prints the result (text, or with `json` the duet-tune/1 document) on standard output or in
+ * `out_path` (NULL: standard output).
+ */
+int cmd_tune_gpu(cli_common_t *c, const struct duet_tune_params *params, const char *hw_arg, int json,
+                 const char *out_path, int *argc, char ***argv);
 
-/* duet bench's report (cli/gpu/bench_report.c): the table and summary on stdout, the JSON file,
- * the picture. */
-duet_status_t bench_print_table(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+/* duet bench's result goes to -o FILE (else standard output) in the format of --json or --csv
+ * (neither: the table as text); with -o the table is printed on standard output as well, so that a
+ * long GPU run shows its figures. */
+/* duet bench's report (cli/gpu/bench_report.c): the table and summary as text, the JSON
+ * (duet-bench/2, times in us), the CSV (one row per workload, times in us), the picture. */
+duet_status_t bench_print_table(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
                                 const duet_bench_params_t *p, int32_t dtype);
-duet_status_t bench_print_gemms(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+duet_status_t bench_print_gemms(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
                                 const duet_bench_params_t *p);
-duet_status_t bench_write_json(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const duet_bench_params_t *p,
-                               int gemm_only, const char *path);
+duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
+                               const duet_bench_params_t *p, int gemm_only);
+duet_status_t bench_write_csv(FILE *f, const duet_bench_row_t *rows, size_t n, int gemm_only);
 duet_status_t bench_write_svg(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const char *path);
 
-/* The JSON pieces the bench reports share: a figure ({ok, ms, min_ms, max_ms, n} or {ok, error}),
- * the same with its configuration and prediction (ms; left out when NaN), and a report's start
- * (the device, the vendor library, the date, the runs) and end (written by the careful writer;
- * a failed allocation anywhere in between fails it). */
+/* The JSON pieces the bench reports share: a figure ({ok, us, min_us, max_us, n} or {ok, error}),
+ * the same with its configuration and prediction (pred_us; left out when NaN), and a report's start
+ * (the schema, the device, the vendor library, the date, the runs) and end (printed on f; a failed
+ * allocation anywhere in between fails it). Times are the measurer's ms written as us. */
 struct cJSON;
 struct cJSON *bench_stat_json(const duet_measure_stat_t *s);
-struct cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred);
+struct cJSON *bench_stat_cfg_json(const duet_measure_stat_t *s, const duet_config_t *c, double pred_ms);
 struct cJSON *bench_json_begin(const gpu_env_t *e, const duet_bench_params_t *p, const char *schema);
-duet_status_t bench_json_end(struct cJSON *o, const char *path);
+duet_status_t bench_json_end(struct cJSON *o, FILE *f);
 
 /* duet bench --gemm-only --random (cli/gpu/bench_random.c). */
 typedef struct bench_random_opts {
@@ -75,6 +83,6 @@ typedef struct bench_random_opts {
 /** Parse "1,0.75,0.5" or "132,99,66" into o->budgets. @return an exit code. */
 int bench_random_parse_budgets(const char *arg, bench_random_opts_t *o);
 /** Draw the shapes, measure every (shape, dtype, budget), print and write the report. @return an exit code. */
-int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const char *json);
+int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const cli_outopt_t *bo);
 
 #endif /* DUET_CLI_GPU_H */

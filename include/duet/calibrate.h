@@ -322,7 +322,7 @@ duet_status_t duet_cal_report_run(const duet_corpus_t *corpora, const char *cons
  * member per k, "1", "4" and "8"); the report and the validation the same noise-floor object; a
  * number that is not finite is null.
  */
-#define DUET_CAL_REPORT_SCHEMA "duet-calibration/1"
+#define DUET_CAL_REPORT_SCHEMA "duet-calibration/2" /* /1 had wall_s (seconds) where /2 has wall_us */
 #define DUET_CAL_VALIDATION_SCHEMA "duet-validation/1"
 
 /**
@@ -344,17 +344,24 @@ duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files
                                 const char *name, const char *date, const char *profile_path, const char *report_path);
 
 /**
- * The per-row predictions as CSV (`--rows FILE`; the columns are in docs/calibration.md): open
- * the file (its header written), hand duet_cal_rows_csv_row to duet_cal_report_run (params.rows)
- * or duet_cal_validate_rows as the row callback with the handle as its argument, then close.
+ * The per-row predictions as CSV (`--rows FILE`; the columns are in docs/calibration.md; times in
+ * us): open the handle, hand duet_cal_rows_csv_row to duet_cal_report_run (params.rows) or
+ * duet_cal_validate_rows as the row callback with the handle as its argument, then close (which
+ * writes the file atomically) or, when the run failed, abort (which writes nothing).
  */
 typedef struct duet_cal_rows_csv duet_cal_rows_csv_t;
-/** Create `path` with the header line. @return DUET_ERR_IO "cannot write '<path>': <why>". */
+/** A handle for `path`, the header held in memory. @return DUET_ERR_NO_MEMORY. */
 duet_status_t duet_cal_rows_csv_open(const char *path, duet_cal_rows_csv_t **csv_p);
 /** One measured row's line (a duet_cal_row_fn; `arg` is the handle). A failed write is reported by close. */
 void duet_cal_rows_csv_row(void *arg, const duet_cal_row_pred_t *r);
-/** Close and release. @return DUET_ERR_IO "error while writing '<path>'" if any write failed. NULL: no-op. */
+/**
+ * Write the rows to the file (atomically, as every file duet writes) and release the handle.
+ * @return the writer's error (DUET_ERR_IO, or DUET_ERR_NOT_FOUND for a folder that does not exist),
+ * nothing written. NULL: no-op.
+ */
 duet_status_t duet_cal_rows_csv_close(duet_cal_rows_csv_t *csv);
+/** Release the handle without writing anything (a run that failed). NULL: no-op. */
+void duet_cal_rows_csv_abort(duet_cal_rows_csv_t *csv);
 
 /** What `duet validate` reports: a profile's accuracy and the reference rules' on one corpus set. */
 typedef struct duet_cal_validation {

@@ -1,9 +1,8 @@
 /*
- * duet: measurement corpora ("duet-corpus/1"). A corpus is what `duet calibrate collect` measures
- * on a GPU node: for each workload of a shape set and each configuration of a grid, the median
- * time of the operation, plus the GEMM alone and the collective alone. Calibration fits profiles
- * to corpora; the tuner derives its candidate set from them. docs/calibration.md documents the
- * format. Pure C (cJSON); no GPU.
+ * duet: measurement corpora ("duet-corpus/2"; "duet-corpus/1" still loads). A corpus is what `duet calibrate collect`
+ * measures on a GPU node: for each workload of a shape set and each configuration of a grid, the median time of the
+ * operation, plus the GEMM alone and the collective alone. Calibration fits profiles to corpora; the tuner derives its
+ * candidate set from them. docs/calibration.md documents the format. Pure C (cJSON); no GPU.
  */
 #ifndef DUET_CORPUS_H
 #define DUET_CORPUS_H
@@ -19,7 +18,14 @@
 extern "C" {
 #endif
 
-#define DUET_CORPUS_SCHEMA "duet-corpus/1"
+/*
+ * The corpus file's schema. duet-corpus/2 holds its times in microseconds (a row's us, min_us and
+ * max_us; provenance.warmup_us); duet-corpus/1, the layout before it, in milliseconds (ms, min_ms,
+ * max_ms, warmup_ms) and is otherwise the same. Both load; a corpus is always saved as /2. In
+ * memory (duet_corpus_row_t, duet_corpus_provenance_t) the times stay milliseconds.
+ */
+#define DUET_CORPUS_SCHEMA "duet-corpus/2"
+#define DUET_CORPUS_SCHEMA_V1 "duet-corpus/1"
 
 /** What a row measured. */
 typedef enum {

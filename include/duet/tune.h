@@ -23,8 +23,15 @@
 extern "C" {
 #endif
 
-/** Schema tags of the two files this layer writes. */
-#define DUET_TUNE_DB_SCHEMA "duet-tuning/1"
+/**
+ * Schema tags of the two files this layer writes. The database is duet-tuning/2, its times in
+ * microseconds (measured_us, pred_us; a candidate's us, min_us, max_us, pred_us); duet-tuning/1,
+ * the layout before it, held them in milliseconds under _ms keys: it still reads, and the first
+ * store into it rewrites the whole file as /2. In memory (duet_tune_entry_t, duet_tune_outcome_t)
+ * the times stay milliseconds.
+ */
+#define DUET_TUNE_DB_SCHEMA "duet-tuning/2"
+#define DUET_TUNE_DB_SCHEMA_V1 "duet-tuning/1"
 #define DUET_TUNE_CANDSET_SCHEMA "duet-candidates/1"
 
 /** Longest canonical key, path, and candidate list (top k plus the static default). */
@@ -117,16 +124,20 @@ duet_status_t duet_tune_key_make(const duet_hw_t *hw, const duet_workload_t *wl,
 /* The tuning database                                                                         */
 /* ========================================================================================== */
 
-/** What happened to one candidate. Times in milliseconds. */
+/**
+ * What happened to one candidate. Times in microseconds, as the database file holds them (so an
+ * entry reads back exactly as it was stored); the benchmark callback gives milliseconds, which the
+ * tuner multiplies by 1000.
+ */
 typedef struct duet_tune_outcome {
     duet_config_t cfg;
     int32_t source;     /* duet_tune_source_t */
     int32_t model_rank; /* 1-based rank in the model's ranking; 0 when the model did not rank it */
-    double pred_ms;     /* simulated makespan; NaN when the model could not price it */
+    double pred_us;     /* simulated makespan; NaN when the model could not price it */
     int32_t ok;         /* 1: measured; 0: the benchmark failed (error says why) */
     int32_t status;     /* the benchmark's duet_status_t when it failed */
-    double ms;          /* median of the timed runs */
-    double min_ms, max_ms;
+    double us;          /* median of the timed runs */
+    double min_us, max_us;
     char error[128];
 } duet_tune_outcome_t;
 
@@ -140,8 +151,8 @@ typedef struct duet_tune_entry {
     duet_workload_t wl;
     char tiles[16];     /* DUET_TILE_LIST_VERSION when stored */
     duet_config_t cfg;  /* the winner */
-    double measured_ms; /* the winner's median on the rank that stored it */
-    double pred_ms;     /* its simulated makespan; NaN when unknown */
+    double measured_us; /* the winner's median on the rank that stored it, us */
+    double pred_us;     /* its simulated makespan, us; NaN when unknown */
     int32_t n_warmup, n_repeat;
     char date[32]; /* ISO 8601 UTC */
     char duet_version[16];
@@ -203,7 +214,8 @@ duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_
  */
 duet_status_t duet_tune_db_clear(duet_tune_db_t *db);
 
-/** JSON text of entries: an array of the stored objects, each with its "key" (malloc'd; free()). */
+/** JSON text of entries: an array of the stored objects (duet-tuning/2: times in us), each with its "key" (malloc'd;
+ * free()). */
 duet_status_t duet_tune_entries_to_json(const duet_tune_entry_t *entries, size_t n, char **text_p);
 
 /* ========================================================================================== */
@@ -303,11 +315,11 @@ typedef duet_status_t (*duet_tune_bench_fn)(void *user, const duet_config_t *cfg
  */
 typedef duet_status_t (*duet_tune_agree_fn)(void *user, int32_t *value_inout);
 
-/** What duet_tune_run() decided. Times in milliseconds. */
+/** What duet_tune_run() decided. Times in microseconds. */
 typedef struct duet_tune_result {
     duet_config_t cfg;  /* the configuration to run: the same on every rank */
-    double measured_ms; /* its median on this rank (from the database on a hit); NaN when unknown */
-    double pred_ms;     /* its simulated makespan; NaN when unknown */
+    double measured_us; /* its median on this rank (from the database on a hit); NaN when unknown */
+    double pred_us;     /* its simulated makespan; NaN when unknown */
     int32_t cached;     /* 1: taken from the database, nothing was benchmarked */
     int32_t fell_back;  /* 1: every candidate failed; cfg is the static default */
     int32_t stored;     /* 1: the winner was written to the database */

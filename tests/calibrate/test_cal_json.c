@@ -133,7 +133,7 @@ Test(cal_json, validation_and_report_write_one_metrics_object, T_TIMEOUT)
     cr_assert_eq(duet_cal_report_write_json(rep, files, 2, "h200", path), DUET_OK, "%s", duet_last_error());
     text = t_slurp(path);
     o = cJSON_Parse(text);
-    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "schema")->valuestring, "duet-calibration/1");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "schema")->valuestring, "duet-calibration/2");
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(o, "model");
     expect_metrics(cJSON_GetObjectItemCaseSensitive(model, "start"), &rep->model.start, "model.start");
     expect_metrics(cJSON_GetObjectItemCaseSensitive(model, "in_sample"), &rep->model.in_sample, "model.in_sample");

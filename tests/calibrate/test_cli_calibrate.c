@@ -190,7 +190,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     t_cli_expect_error(r, 2, "calibrate fit", "/nonexistent/corpus.json");
     write_text(bad, "{\"schema\": \"duet-corpus/0\"}");
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", good, bad, "--hw", "h200", "-o", prof, "--report", rep, NULL);
-    t_cli_expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/1\"");
+    t_cli_expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/2\" (or \"duet-corpus/1\", its layout in ms)");
 
     /* Nothing was written by any of these. */
     cr_assert(!exists(prof) && !exists(rep));
@@ -276,12 +276,20 @@ Test(cli_calibrate, bad_usage_exits_2_and_failures_exit_1, T_TIMEOUT)
     unlink(prof);
     unlink(rep);
 
-    /* An output that cannot be written: exit 1, and neither file is left behind. */
+    /* An output in a folder that does not exist: exit 2 before the fit, and neither file is left. */
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", "/nonexistent-dir/p.json",
               "--report", rep, "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
-    cr_assert_eq(r->code, 1, "%s", r->err);
-    cr_assert(strncmp(r->err, "duet: calibrate fit: ", 21) == 0, "%s", r->err);
+    t_cli_expect_error(r, 2, "calibrate fit", "-o: /nonexistent-dir: no such folder");
+    cr_assert(!exists(rep), "nothing written");
+    /* An output that cannot be written (the profile over a folder): exit 2, and the report goes with it. */
+    char folder[96];
+    t_tmp(folder, sizeof(folder), "a-folder");
+    cr_assert_eq(mkdir(folder, 0755), 0);
+    t_cli_run(r, NULL, "calibrate", "fit", "--corpus", corpus, "--hw", "h200", "-o", folder, "--report", rep,
+              "--params", "link_gbs", "--folds", "0", "--quiet", NULL);
+    t_cli_expect_error(r, 2, "calibrate fit", "is a folder");
     cr_assert(!exists(rep), "the report went with the failed profile");
+    rmdir(folder);
     unlink(basef);
     unlink(corpus);
     free(r);
@@ -326,7 +334,7 @@ Test(cli_calibrate, k_split_rows_fit_splitk_sm_gbs_by_default_and_validate, T_TI
     free(r);
 }
 
-/* Read a --rows CSV: the header, then per measured row its measured and predicted ms. */
+/* Read a --rows CSV: the header, then per measured row its measured and predicted times (us). */
 static int read_rows_csv(const char *path, double *ms, double *pred, double *held, int *fold, int max)
 {
     FILE *f = fopen(path, "r");
@@ -334,19 +342,25 @@ static int read_rows_csv(const char *path, double *ms, double *pred, double *hel
     char line[1024];
     cr_assert_not_null(fgets(line, sizeof(line), f));
     cr_assert(strncmp(line, "corpus,index,shape,fold,kind,", 29) == 0, "header: %s", line);
-    cr_assert(strstr(line, ",ms,min_ms,max_ms,pred_ms,held_out_ms\n") != NULL, "header: %s", line);
+    cr_assert(strstr(line, ",us,min_us,max_us,pred_us,held_out_us\n") != NULL, "header: %s", line);
     int n = 0;
     while (n < max && fgets(line, sizeof(line), f) != NULL) {
-        /* Columns 4 (fold) and the last five. */
+        /* Columns 4 (fold) and the last five; no field is quoted, an empty one is a value missing. */
         char *col[32];
         int nc = 0;
-        for (char *s = strtok(line, ",\n"); s != NULL && nc < 32; s = strtok(NULL, ",\n"))
+        line[strcspn(line, "\n")] = '\0';
+        for (char *s = line; nc < 32; s++) {
             col[nc++] = s;
+            s = strchr(s, ',');
+            if (s == NULL)
+                break;
+            *s = '\0';
+        }
         cr_assert_eq(nc, 25, "25 columns, got %d", nc);
         fold[n] = atoi(col[3]);
         ms[n] = strtod(col[20], NULL);
         pred[n] = strtod(col[23], NULL);
-        held[n] = strtod(col[24], NULL);
+        held[n] = col[24][0] != '\0' ? strtod(col[24], NULL) : NAN;
         n++;
     }
     fclose(f);
@@ -394,10 +408,10 @@ Test(cli_calibrate, rows_dump_per_row_predictions, T_TIMEOUT)
         cr_assert(t_rel_eq(vpred[i], pred[i], 1e-5), "row %d: %g against %g", i, vpred[i], pred[i]);
         cr_assert(vfold[i] == -1 && isnan(vheld[i]), "validate has no folds");
     }
-    /* An unwritable --rows file fails the command. */
+    /* A --rows file in a folder that does not exist: exit 2 before the work, nothing written. */
     t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--rows", "/nonexistent/dir/rows.csv", "--quiet",
               NULL);
-    t_cli_expect_error(r, 1, "validate", "--rows: cannot write");
+    t_cli_expect_error(r, 2, "validate", "--rows: /nonexistent/dir: no such folder");
     free(vms);
     free(ms);
     unlink(corpus);

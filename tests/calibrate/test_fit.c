@@ -430,7 +430,7 @@ Test(fit, sources_and_report_name_the_corpora, T_TIMEOUT)
     unlink(path);
     cJSON *o = cJSON_Parse(text);
     cr_assert_not_null(o, "the report is JSON");
-    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-calibration/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-calibration/2");
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "corpora")), 2);
     cJSON *model = cJSON_GetObjectItem(o, "model");
     cJSON *params = cJSON_GetObjectItem(cJSON_GetObjectItem(model, "fit"), "params");

@@ -23,6 +23,7 @@ Test(bench_sim, json_reports_measurements_and_the_reference_as_a_figure, T_TIMEO
     cr_assert_eq(r.code, 0, "%s", r.err);
     cJSON *o = cJSON_Parse(r.out);
     cr_assert_not_null(o, "bench-sim --json is JSON");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "schema")->valuestring, "duet-bench-sim/1");
     cr_assert_eq(num(o, "repeat"), 1);
     const cJSON *mach = cJSON_GetObjectItemCaseSensitive(o, "machine");
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(mach, "cpu")));
@@ -43,19 +44,19 @@ Test(bench_sim, json_reports_measurements_and_the_reference_as_a_figure, T_TIMEO
         const cJSON *c = cJSON_GetArrayItem(cases, i);
         cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c, "case")->valuestring, names[i]);
         cr_assert_eq(num(c, "configs"), configs[i], "%s", names[i]);
-        double med = num(c, "median_ms"), ev = num(c, "events");
-        cr_assert(num(c, "min_ms") <= med && med <= num(c, "max_ms"));
+        double med = num(c, "median_us"), ev = num(c, "events");
+        cr_assert(num(c, "min_us") <= med && med <= num(c, "max_us"));
         cr_assert_gt(ev, 0);
         /* Events per second and time per configuration are the sweep's own figures, nothing else. */
-        cr_assert_float_eq(num(c, "events_per_s"), ev / (med * 1e-3), 1e-9 * ev / (med * 1e-3));
-        cr_assert_float_eq(num(c, "us_per_config"), med * 1e3 / configs[i], 1e-9 * med * 1e3);
+        cr_assert_float_eq(num(c, "events_per_second"), ev / (med * 1e-6), 1e-9 * ev / (med * 1e-6));
+        cr_assert_float_eq(num(c, "us_per_config"), med / configs[i], 1e-9 * med);
         if (i < 3)
             frozen_events += ev;
         /* No verdict and no ratio against another machine's times. */
         cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "speedup"));
         cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "met"));
-        cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "target_ms"));
-        cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "seed_ms"));
+        cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "target_us"));
+        cr_assert_null(cJSON_GetObjectItemCaseSensitive(c, "seed_us"));
     }
     const cJSON *pol = cJSON_GetObjectItemCaseSensitive(o, "policies");
     cr_assert_eq(cJSON_GetArraySize(pol), 2);
@@ -64,14 +65,15 @@ Test(bench_sim, json_reports_measurements_and_the_reference_as_a_figure, T_TIMEO
     cr_assert_eq(num(frozen, "sweeps"), 3);
     cr_assert_eq(num(frozen, "events"), frozen_events);
 
-    /* The reference predictor's times of the three frozen sweeps, in ms, as the project recorded them. */
+    /* The reference predictor's times of the three frozen sweeps, as the project recorded them (114,
+     * 498 and 1640 ms), in us. */
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(o, "reference");
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ref, "machine")));
     const cJSON *rc = cJSON_GetObjectItemCaseSensitive(ref, "cases");
     cr_assert_eq(cJSON_GetArraySize(rc), 3);
-    const double ref_ms[] = {114, 498, 1640};
+    const double ref_us[] = {114000, 498000, 1640000};
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(num(cJSON_GetArrayItem(rc, i), "ms"), ref_ms[i]);
+        cr_assert_eq(num(cJSON_GetArrayItem(rc, i), "us"), ref_us[i]);
     cJSON_Delete(o);
 }
 

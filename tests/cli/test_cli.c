@@ -130,16 +130,17 @@ Test(cli, hw_show_round_trips_through_stdin, T_TIMEOUT)
     t_cli_expect_error(&back, 2, "hw", "paint");
 }
 
-Test(cli, failed_writes_exit_1_and_leave_no_file, T_TIMEOUT)
+Test(cli, writes_into_a_missing_folder_exit_2_and_leave_no_file, T_TIMEOUT)
 {
     static t_cli_t r;
+    /* A folder that does not exist is the user's input: exit 2, the path named, nothing written. */
     const char *path = "/nonexistent-dir/duet/curve.svg";
     t_cli_run(&r, NULL, "predict", AG, GEMM, "--tiles", "256x128x64", "--splits", "step:16", "--svg", path, NULL);
-    t_cli_expect_error(&r, 1, "predict", "/nonexistent-dir");
+    t_cli_expect_error(&r, 2, "predict", "/nonexistent-dir");
     struct stat sb;
     cr_assert_neq(stat(path, &sb), 0);
-    t_cli_run(&r, NULL, "hw", "show", "h200", "-o", "/nonexistent-dir/h.json", NULL);
-    t_cli_expect_error(&r, 1, "hw show", "/nonexistent-dir/h.json");
+    t_cli_run(&r, NULL, "hw", "show", "h200", "--json", "-o", "/nonexistent-dir/h.json", NULL);
+    t_cli_expect_error(&r, 2, "hw show", "-o: /nonexistent-dir: no such folder");
     /* Writing into a folder we own works, and leaves no temporary behind. */
     char dir[96];
     cr_assert_lt(snprintf(dir, sizeof(dir), "%s/cli-XXXXXX", t_tmpdir()), (int)sizeof(dir));

@@ -40,8 +40,8 @@ static duet_tune_entry_t fz_entry(void)
     e.modes = rp.modes;
     snprintf(e.tiles, sizeof(e.tiles), "%s", DUET_TILE_LIST_VERSION);
     e.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
-    e.measured_ms = 1.25;
-    e.pred_ms = 1.5;
+    e.measured_us = 1.25;
+    e.pred_us = 1.5;
     e.n_warmup = 5;
     e.n_repeat = 20;
     snprintf(e.date, sizeof(e.date), "2026-12-02T00:00:00Z");
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     duet_tune_entry_t mine = fz_entry();
     if (duet_tune_db_store(&db, &mine) == DUET_OK) {
         FZ_ASSERT(duet_tune_db_lookup(&db, mine.key, &e) == DUET_OK);
-        FZ_ASSERT(e.measured_ms == mine.measured_ms);
+        FZ_ASSERT(e.measured_us == mine.measured_us);
         FZ_ASSERT(duet_tune_db_list(&db, &after, &n_after) == DUET_OK);
         /* Every entry that listed before is still there (the stored key replaced its own). */
         for (size_t i = 0; i < n_before; i++)

@@ -97,10 +97,12 @@ static void expect_reject(const char *from, const char *to, const char *want)
 
 Test(corpus, rejects_corrupt_and_partial_files, T_TIMEOUT)
 {
-    expect_reject("\"schema\": \"duet-corpus/1\"", "\"schema\": \"duet-corpus/9\"", "duet-corpus/9");
+    expect_reject("\"schema\": \"duet-corpus/2\"", "\"schema\": \"duet-corpus/9\"", "duet-corpus/9");
     expect_reject("\"tile\": \"256x128x64\"", "\"tile\": \"96x64x64\"", "rows[0].tile");
-    expect_reject("\"ms\": 0.3125", "\"ms\": -1", "rows[0]");
-    expect_reject("\"ms\": 0.3125", "\"ms\": \"fast\"", "rows[0].ms");
+    expect_reject("\"us\": 312.5", "\"us\": -1", "rows[0]");
+    expect_reject("\"us\": 312.5", "\"us\": \"fast\"", "rows[0].us");
+    /* A /2 file's rows hold us: the /1 keys are not among them. */
+    expect_reject("\"us\": 312.5", "\"ms\": 0.3125", "rows[0]: unknown key \"ms\"");
     expect_reject("\"kind\": \"op\"", "\"kind\": \"nap\"", "rows[0].kind");
     expect_reject("\"world\": 2, \"root\"", "\"world\": 4, \"root\"", "world");
     expect_reject("\"gemm_wgs\": 99", "\"gemm_wgs\": 999", "gemm_wgs");

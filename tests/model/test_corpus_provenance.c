@@ -85,7 +85,7 @@ Test(corpus_provenance, bad_members_are_refused_naming_them)
     fclose(f);
     const char *cases[][2] = {
         {"\"provenance\": {\"kernel_comit\": \"x\"},", "unknown key \"kernel_comit\""},
-        {"\"provenance\": {\"warmup_ms\": -5},", "warmup_ms"},
+        {"\"provenance\": {\"warmup_us\": -5},", "warmup_us: must be a number of us"},
         {"\"provenance\": {\"seed\": 1.5},", "seed"},
         {"\"provenance\": [],", "must be an object"},
     };

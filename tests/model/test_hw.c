@@ -218,7 +218,7 @@ Test(hw, save_is_atomic_and_loadable, T_TIMEOUT)
     /* A folder that does not exist: an error, and nothing written. */
     char bad[300];
     snprintf(bad, sizeof(bad), "%s/missing/x.json", dir);
-    cr_assert_eq(duet_hw_save(&hw, bad), DUET_ERR_IO);
+    cr_assert_eq(duet_hw_save(&hw, bad), DUET_ERR_NOT_FOUND);
     struct stat sb;
     cr_assert_neq(stat(bad, &sb), 0);
     /* An invalid profile is refused before anything is written. */

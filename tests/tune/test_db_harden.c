@@ -9,16 +9,10 @@
 #include "../cli_run.h"
 #include "tune_util.h"
 
-/* A fresh test folder (dir, 64 bytes) with DUET_CACHE in it, and the database there, warning into w. */
+/* A fresh test folder with the database there, warning into w (tune_util.h). */
 static duet_tune_db_t begin(char *dir, tt_warnings_t *w)
 {
-    tt_tmpdir(dir, 64);
-    memset(w, 0, sizeof(*w));
-    duet_tune_db_t db;
-    cr_assert_eq(duet_tune_db_open(NULL, &db), DUET_OK);
-    db.warn = tt_warn;
-    db.warn_user = w;
-    return db;
+    return tt_db_begin(dir, w);
 }
 
 static void reset(tt_warnings_t *w)
@@ -78,8 +72,8 @@ static void expect_hit(duet_tune_db_t *db, int64_t m)
 {
     duet_tune_entry_t e = tt_entry_for(m), back;
     cr_assert_eq(duet_tune_db_lookup(db, e.key, &back), DUET_OK, "entry %lld: %s", (long long)m, duet_last_error());
-    cr_assert_eq(back.measured_ms, e.measured_ms);
-    cr_assert_eq(back.cands[0].max_ms, e.cands[0].max_ms);
+    cr_assert_eq(back.measured_us, e.measured_us);
+    cr_assert_eq(back.cands[0].max_us, e.cands[0].max_us);
 }
 
 Test(tune_db_harden, a_number_beyond_the_range_of_a_double_costs_its_entry_only, T_TIMEOUT)
@@ -93,8 +87,8 @@ Test(tune_db_harden, a_number_beyond_the_range_of_a_double_costs_its_entry_only,
     }
     duet_tune_entry_t e2 = tt_entry_for(2000), e3 = tt_entry_for(3000), back;
     /* Valid JSON: 1e999 is a number; it reads as infinity. One at the top of an entry, one in a candidate. */
-    edit_entry(db.path, e2.key, "\"pred_ms\":\t0.45", "\"pred_ms\":\t1e999");
-    edit_entry(db.path, e3.key, "\"min_ms\":\t", "\"min_ms\":\t-1e999, \"was\":\t");
+    edit_entry(db.path, e2.key, "\"pred_us\":\t450", "\"pred_us\":\t1e999");
+    edit_entry(db.path, e3.key, "\"min_us\":\t", "\"min_us\":\t-1e999, \"was\":\t");
     t_file_t before, after;
     t_file_get(db.path, &before);
 
@@ -106,9 +100,9 @@ Test(tune_db_harden, a_number_beyond_the_range_of_a_double_costs_its_entry_only,
     cr_assert_eq(list[0].wl.m, 1000);
     free(list);
     cr_assert_eq(w.n, 2, "%s", w.text);
-    snprintf(want, sizeof(want), "entries[\"%s\"].pred_ms: a number beyond the range of a double", e2.key);
+    snprintf(want, sizeof(want), "entries[\"%s\"].pred_us: a number beyond the range of a double", e2.key);
     cr_assert(strstr(w.text, want) != NULL, "%s", w.text);
-    snprintf(want, sizeof(want), "entries[\"%s\"].min_ms: a number beyond the range of a double", e3.key);
+    snprintf(want, sizeof(want), "entries[\"%s\"].min_us: a number beyond the range of a double", e3.key);
     cr_assert(strstr(w.text, want) != NULL, "%s", w.text);
     reset(&w);
     cr_assert_eq(duet_tune_db_lookup(&db, e2.key, &back), DUET_ERR_NOT_FOUND);
@@ -142,27 +136,27 @@ Test(tune_db_harden, a_store_never_writes_a_number_that_is_not_finite, T_TIMEOUT
     duet_tune_db_t db = begin(dir, &w);
     struct stat sb;
     duet_tune_entry_t e = tt_entry_for(1000), back;
-    e.measured_ms = INFINITY;
+    e.measured_us = INFINITY;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_ERR_INVALID_ARG);
     cr_assert(strstr(duet_last_error(), "would not read back") != NULL &&
-                  strstr(duet_last_error(), "measured_ms") != NULL,
+                  strstr(duet_last_error(), "measured_us") != NULL,
               "%s", duet_last_error());
     cr_assert_neq(stat(db.path, &sb), 0, "nothing written");
     e = tt_entry_for(1000);
-    e.cands[0].ms = NAN;
+    e.cands[0].us = NAN;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_ERR_INVALID_ARG);
-    cr_assert(strstr(duet_last_error(), "candidates[0].ms") != NULL, "%s", duet_last_error());
+    cr_assert(strstr(duet_last_error(), "candidates[0].us") != NULL, "%s", duet_last_error());
     cr_assert_neq(stat(db.path, &sb), 0, "nothing written");
     /* A prediction the model could not make is null (the documented form), and reads back as NaN. */
     e = tt_entry_for(1000);
-    e.pred_ms = INFINITY;
+    e.pred_us = INFINITY;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK, "%s", duet_last_error());
     char *text = slurp(db.path);
-    cr_assert(strstr(text, "\"pred_ms\":\tnull") != NULL, "%s", text);
+    cr_assert(strstr(text, "\"pred_us\":\tnull") != NULL, "%s", text);
     free(text);
     cr_assert_eq(count_entries_strict(db.path), 1);
     cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK);
-    cr_assert(isnan(back.pred_ms));
+    cr_assert(isnan(back.pred_us));
     tt_rmdir(dir);
 }
 
@@ -174,15 +168,15 @@ Test(tune_db_harden, a_time_out_of_range_is_rejected_on_load_and_kept_verbatim, 
     duet_tune_entry_t e1 = tt_entry_for(1000), e2 = tt_entry_for(2000), back;
     cr_assert_eq(duet_tune_db_store(&db, &e1), DUET_OK);
     cr_assert_eq(duet_tune_db_store(&db, &e2), DUET_OK);
-    /* 1e300 ms is finite but no measurement: the entry is refused; like an entry of a future
+    /* 1e300 us is finite but no measurement: the entry is refused; like an entry of a future
      * format it is not bad enough to drop, so a store keeps its text. */
-    edit_entry(db.path, e2.key, "\"measured_ms\":\t0.52", "\"measured_ms\":\t1e300");
+    edit_entry(db.path, e2.key, "\"measured_us\":\t520", "\"measured_us\":\t1e300");
     cr_assert_eq(duet_tune_db_lookup(&db, e2.key, &back), DUET_ERR_NOT_FOUND);
-    cr_assert(strstr(w.text, "measured_ms: missing or not a time in (0, 1e+09] ms") != NULL, "%s", w.text);
+    cr_assert(strstr(w.text, "measured_us: missing or not a time in (0, 1e+12] us") != NULL, "%s", w.text);
     duet_tune_entry_t e3 = tt_entry_for(3000);
     cr_assert_eq(duet_tune_db_store(&db, &e3), DUET_OK);
     char *text = slurp(db.path);
-    cr_assert(strstr(text, "\"measured_ms\":\t1e+300") != NULL, "%s", text);
+    cr_assert(strstr(text, "\"measured_us\":\t1e+300") != NULL, "%s", text);
     free(text);
     cr_assert_eq(count_entries_strict(db.path), 3);
     tt_rmdir(dir);
@@ -203,7 +197,7 @@ Test(tune_db_harden, a_key_given_twice_costs_that_entry_only, T_TIMEOUT)
     free(text);
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     cJSON *copy = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(entries, e2.key), 1);
-    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(copy, "measured_ms"), 0.9);
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(copy, "measured_us"), 900);
     cJSON_AddItemToObject(entries, e2.key, copy);
     text = cJSON_Print(root);
     spill(db.path, text);
@@ -307,7 +301,7 @@ Test(tune_db_harden, clear_deletes_only_a_database, T_TIMEOUT)
     cr_assert_neq(stat(db.path, &sb), 0);
     /* A database is deleted even when entries in it are bad. */
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK);
-    edit_entry(db.path, e.key, "\"pred_ms\":\t0.45", "\"pred_ms\":\t1e999");
+    edit_entry(db.path, e.key, "\"pred_us\":\t450", "\"pred_us\":\t1e999");
     cr_assert_eq(duet_tune_db_clear(&db), DUET_OK, "%s", duet_last_error());
     cr_assert_neq(stat(db.path, &sb), 0);
     tt_rmdir(dir);
@@ -359,7 +353,7 @@ Test(tune_db_harden, cli_list_and_clear_leave_a_file_that_is_not_a_database_alon
     duet_tune_entry_t e1 = tt_entry_for(1000), e2 = tt_entry_for(2000);
     cr_assert_eq(duet_tune_db_store(&db, &e1), DUET_OK);
     cr_assert_eq(duet_tune_db_store(&db, &e2), DUET_OK);
-    edit_entry(db_path, e2.key, "\"pred_ms\":\t0.45", "\"pred_ms\":\t1e999");
+    edit_entry(db_path, e2.key, "\"pred_us\":\t450", "\"pred_us\":\t1e999");
     t_file_get(db_path, &before);
     t_cli_run(t, NULL, "tune", "--list", NULL);
     cr_assert_eq(t->code, 0, "%s", t->err);

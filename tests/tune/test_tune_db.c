@@ -33,29 +33,29 @@ Test(tune_db, store_then_lookup_gives_back_every_field, T_TIMEOUT)
     cr_assert_eq(back.cfg.gemm_wgs, 117);
     cr_assert_eq(back.cfg.comm_wgs, 15);
     cr_assert_eq(back.cfg.tile.bm, e.cfg.tile.bm);
-    cr_assert_eq(back.measured_ms, e.measured_ms);
-    cr_assert_eq(back.pred_ms, 0.45);
+    cr_assert_eq(back.measured_us, e.measured_us);
+    cr_assert_eq(back.pred_us, 450);
     cr_assert_eq(back.n_repeat, 20);
     cr_assert_str_eq(back.date, "2026-11-30T12:00:00Z");
     cr_assert_str_eq(back.duet_version, DUET_VERSION);
     cr_assert_eq(back.n_cands, 2);
     cr_assert_eq(back.cands[0].ok, 1);
-    cr_assert_eq(back.cands[0].ms, e.measured_ms);
+    cr_assert_eq(back.cands[0].us, e.measured_us);
     cr_assert_eq(back.cands[0].model_rank, 1);
     cr_assert_eq(back.cands[1].ok, 0);
     cr_assert_eq(back.cands[1].source, DUET_TUNE_SRC_DEFAULT);
     cr_assert_eq(back.cands[1].status, DUET_ERR_TIMEOUT);
-    cr_assert(isnan(back.cands[1].pred_ms));
+    cr_assert(isnan(back.cands[1].pred_us));
     cr_assert_str_eq(back.cands[1].error, "device wait timed out after 5000 ms");
     cr_assert_eq(w.n, 0, "%s", w.text);
     /* Storing the same key again replaces, not duplicates. */
-    e.measured_ms = 0.25;
+    e.measured_us = 250;
     cr_assert_eq(duet_tune_db_store(&db, &e), DUET_OK);
     duet_tune_entry_t *list = NULL;
     size_t n = 0;
     cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK);
     cr_assert_eq(n, 1);
-    cr_assert_eq(list[0].measured_ms, 0.25);
+    cr_assert_eq(list[0].measured_us, 250);
     free(list);
     tt_rmdir(dir);
 }
@@ -105,7 +105,7 @@ Test(tune_db, store_merges_entries_written_by_another_process, T_TIMEOUT)
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     cr_assert_eq(duet_tune_db_store(&db, &b), DUET_OK);
     cr_assert_eq(duet_tune_db_lookup(&db, a.key, &back), DUET_OK, "the other process's entry was lost");
-    cr_assert_eq(back.measured_ms, a.measured_ms);
+    cr_assert_eq(back.measured_us, a.measured_us);
     cr_assert_eq(duet_tune_db_lookup(&db, b.key, &back), DUET_OK);
 
     /* An entry this version cannot read (a future writer's) is kept verbatim by a merge, and a
@@ -269,7 +269,7 @@ Test(tune_db, many_processes_storing_at_once_lose_nothing, T_TIMEOUT)
     for (int k = 1; k <= NPROC * PER; k++) {
         duet_tune_entry_t e = tt_entry_for(64 * k), back;
         cr_assert_eq(duet_tune_db_lookup(&db, e.key, &back), DUET_OK, "entry %d lost", k);
-        cr_assert_eq(back.measured_ms, e.measured_ms);
+        cr_assert_eq(back.measured_us, e.measured_us);
     }
     cr_assert_eq(w.n, 0, "%s", w.text);
     tt_rmdir(dir);

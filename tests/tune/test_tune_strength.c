@@ -11,7 +11,7 @@
 static const duet_gemm_tile_t T256x128 = {256, 128, 64};
 
 /* A stored entry for workload m, measured `ms`, one measured candidate. */
-static duet_tune_entry_t entry_ms(int64_t m, double ms, double pred)
+static duet_tune_entry_t entry_us(int64_t m, double us, double pred)
 {
     duet_hw_t hw = t_hw("h200");
     duet_tune_entry_t e;
@@ -23,8 +23,8 @@ static duet_tune_entry_t entry_ms(int64_t m, double ms, double pred)
     e.modes = 3;
     snprintf(e.tiles, sizeof(e.tiles), "%s", DUET_TILE_LIST_VERSION);
     e.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
-    e.measured_ms = ms;
-    e.pred_ms = pred;
+    e.measured_us = us;
+    e.pred_us = pred;
     e.n_warmup = 5;
     e.n_repeat = 20;
     snprintf(e.date, sizeof(e.date), "2026-11-30T12:00:00Z");
@@ -33,16 +33,16 @@ static duet_tune_entry_t entry_ms(int64_t m, double ms, double pred)
     e.cands[0].cfg = e.cfg;
     e.cands[0].source = DUET_TUNE_SRC_MODEL;
     e.cands[0].model_rank = 1;
-    e.cands[0].pred_ms = pred;
+    e.cands[0].pred_us = pred;
     e.cands[0].ok = 1;
-    e.cands[0].ms = ms;
-    e.cands[0].min_ms = ms * (1.0 - 1.0 / 3.0 / 10.0);
-    e.cands[0].max_ms = ms * (1.0 + 1.0 / 7.0 / 10.0);
+    e.cands[0].us = us;
+    e.cands[0].min_us = us * (1.0 - 1.0 / 3.0 / 10.0);
+    e.cands[0].max_us = us * (1.0 + 1.0 / 7.0 / 10.0);
     return e;
 }
 
 /*
- * Times that need all 17 significant digits to read back (1/3 ms is 0.33333333333333331 as the
+ * Times that need all 17 significant digits to read back (1/3 us is 0.33333333333333331 as the
  * nearest double; 0.1 + 0.2 is 0.30000000000000004): stored, looked up, and again after a second
  * entry's store re-read and rewrote the file (the merge), every number is the same double.
  */
@@ -56,23 +56,23 @@ Test(tune_strength, times_read_back_to_the_last_bit_also_after_a_merge, T_TIMEOU
     db.warn = tt_warn;
     db.warn_user = &w;
     const double third = 1.0 / 3.0, pred = 0.1 + 0.2;
-    duet_tune_entry_t a = entry_ms(4096, third, pred), b = entry_ms(2048, 2.0 / 3.0 * 1e-3, 1.0 / 7.0), back;
+    duet_tune_entry_t a = entry_us(4096, third, pred), b = entry_us(2048, 2.0 / 3.0 * 1e-3, 1.0 / 7.0), back;
     cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
     for (int round = 0; round < 2; round++) {
         cr_assert_eq(duet_tune_db_lookup(&db, a.key, &back), DUET_OK, "%s", duet_last_error());
-        cr_assert_eq(back.measured_ms, third, "round %d: %.17g", round, back.measured_ms);
-        cr_assert_eq(back.pred_ms, pred, "round %d: %.17g", round, back.pred_ms);
-        cr_assert_eq(back.cands[0].ms, third);
-        cr_assert_eq(back.cands[0].pred_ms, pred);
-        cr_assert_eq(back.cands[0].min_ms, a.cands[0].min_ms, "%.17g", back.cands[0].min_ms);
-        cr_assert_eq(back.cands[0].max_ms, a.cands[0].max_ms, "%.17g", back.cands[0].max_ms);
+        cr_assert_eq(back.measured_us, third, "round %d: %.17g", round, back.measured_us);
+        cr_assert_eq(back.pred_us, pred, "round %d: %.17g", round, back.pred_us);
+        cr_assert_eq(back.cands[0].us, third);
+        cr_assert_eq(back.cands[0].pred_us, pred);
+        cr_assert_eq(back.cands[0].min_us, a.cands[0].min_us, "%.17g", back.cands[0].min_us);
+        cr_assert_eq(back.cands[0].max_us, a.cands[0].max_us, "%.17g", back.cands[0].max_us);
         /* The second store re-reads a's numbers from the file and writes them again. */
         if (round == 0)
             cr_assert_eq(duet_tune_db_store(&db, &b), DUET_OK, "%s", duet_last_error());
     }
     cr_assert_eq(duet_tune_db_lookup(&db, b.key, &back), DUET_OK);
-    cr_assert_eq(back.measured_ms, 2.0 / 3.0 * 1e-3);
-    cr_assert_eq(back.pred_ms, 1.0 / 7.0);
+    cr_assert_eq(back.measured_us, 2.0 / 3.0 * 1e-3);
+    cr_assert_eq(back.pred_us, 1.0 / 7.0);
     cr_assert_eq(w.n, 0, "%s", w.text);
     tt_rmdir(dir);
 }
@@ -237,7 +237,7 @@ Test(tune_strength, equal_medians_go_to_the_models_first, T_TIMEOUT)
     cr_assert_eq(calls, r.n_cands);
     cr_assert_eq(r.winner, 0);
     cr_assert_eq(r.cands[0].model_rank, 1);
-    cr_assert_eq(r.measured_ms, 1.0);
+    cr_assert_eq(r.measured_us, 1e3, "the benchmark's 1 ms");
     tt_rmdir(dir);
 }
 

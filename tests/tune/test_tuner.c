@@ -49,27 +49,27 @@ Test(tuner, a_miss_benchmarks_the_top_k_and_the_default_and_stores_the_fastest, 
     for (int i = 0; i < 8; i++) {
         cr_assert_eq(r.cands[i].source, DUET_TUNE_SRC_MODEL);
         cr_assert_eq(r.cands[i].model_rank, i + 1);
-        cr_assert(isfinite(r.cands[i].pred_ms));
+        cr_assert(isfinite(r.cands[i].pred_us));
         if (i > 0)
-            cr_assert_leq(r.cands[i - 1].pred_ms, r.cands[i].pred_ms * (1 + DUET_RANK_TIE_REL));
+            cr_assert_leq(r.cands[i - 1].pred_us, r.cands[i].pred_us * (1 + DUET_RANK_TIE_REL));
     }
     if (di == 8)
         cr_assert_eq(r.cands[8].source, DUET_TUNE_SRC_DEFAULT);
-    cr_assert(isfinite(r.cands[di].pred_ms), "the default is priced too");
+    cr_assert(isfinite(r.cands[di].pred_us), "the default is priced too");
     cr_assert_eq(b.calls, r.n_cands);
     /* The winner is the lowest median, and never slower than the default. */
     int best = 0;
     for (int i = 0; i < r.n_cands; i++) {
         cr_assert_eq(r.cands[i].ok, 1);
-        cr_assert_eq(r.cands[i].ms, tt_bench_ms(&b, &r.cands[i].cfg));
-        if (r.cands[i].ms < r.cands[best].ms)
+        cr_assert_eq(r.cands[i].us, tt_bench_ms(&b, &r.cands[i].cfg) * 1e3, "the benchmark's ms as us");
+        if (r.cands[i].us < r.cands[best].us)
             best = i;
     }
     cr_assert_eq(r.winner, best);
     cr_assert(memcmp(&r.cfg, &r.cands[best].cfg, sizeof(r.cfg)) == 0);
-    cr_assert_eq(r.measured_ms, r.cands[best].ms);
-    cr_assert_eq(r.pred_ms, r.cands[best].pred_ms);
-    cr_assert_leq(r.measured_ms, r.cands[di].ms);
+    cr_assert_eq(r.measured_us, r.cands[best].us);
+    cr_assert_eq(r.pred_us, r.cands[best].pred_us);
+    cr_assert_leq(r.measured_us, r.cands[di].us);
     /* Stored under the key, with every candidate. */
     duet_tune_db_t db;
     duet_tune_entry_t e;
@@ -77,7 +77,7 @@ Test(tuner, a_miss_benchmarks_the_top_k_and_the_default_and_stores_the_fastest, 
     cr_assert_str_eq(db.path, r.db_path);
     cr_assert_eq(duet_tune_db_lookup(&db, r.key, &e), DUET_OK);
     cr_assert(memcmp(&e.cfg, &r.cfg, sizeof(r.cfg)) == 0);
-    cr_assert_eq(e.measured_ms, r.measured_ms);
+    cr_assert_eq(e.measured_us, r.measured_us);
     cr_assert_eq(e.n_cands, r.n_cands);
     cr_assert_eq(e.n_repeat, 20);
     cr_assert_eq(w.n, 0, "%s", w.text);
@@ -102,7 +102,7 @@ Test(tuner, a_cache_hit_never_benchmarks_and_force_does, T_TIMEOUT)
     cr_assert_eq(b2.calls, 0, "a hit benchmarked %d candidates", b2.calls);
     cr_assert_eq(r2.cached, 1);
     cr_assert(memcmp(&r2.cfg, &r1.cfg, sizeof(r1.cfg)) == 0);
-    cr_assert_eq(r2.measured_ms, r1.measured_ms);
+    cr_assert_eq(r2.measured_us, r1.measured_us);
     cr_assert_eq(r2.n_cands, r1.n_cands);
     cr_assert_str_eq(r2.key, r1.key);
 
@@ -159,7 +159,7 @@ Test(tuner, all_candidates_failing_return_the_static_default_and_say_so, T_TIMEO
     cr_assert(memcmp(&r.cfg, &d, sizeof(d)) == 0);
     cr_assert_eq(d.mode, DUET_MODE_FUSED);
     cr_assert_eq(d.gemm_wgs, 228); /* 3/4 of 304 CUs */
-    cr_assert(isnan(r.measured_ms));
+    cr_assert(isnan(r.measured_us));
     cr_assert_eq(r.stored, 0);
     cr_assert_eq(b.calls, r.n_cands);
     cr_assert_eq(r.n_cands, 5);
@@ -203,7 +203,7 @@ Test(tuner, a_failing_candidate_is_skipped_and_reported, T_TIMEOUT)
     cr_assert_neq(r.cfg.gemm_wgs, b.fail_gemm_wgs);
     for (int i = 0; i < r.n_cands; i++)
         if (r.cands[i].ok)
-            cr_assert_leq(r.measured_ms, r.cands[i].ms);
+            cr_assert_leq(r.measured_us, r.cands[i].us);
     cr_assert(strstr(r.warnings, "candidate 0 (") != NULL && strstr(r.warnings, "failed and is skipped") != NULL, "%s",
               r.warnings);
     cr_assert_eq(r.stored, 1);
@@ -331,7 +331,7 @@ Test(tuner, an_unwritable_database_still_returns_the_winner, T_TIMEOUT)
     cr_assert_eq(r.fell_back, 0);
     cr_assert_eq(r.stored, 0);
     cr_assert_geq(r.winner, 0);
-    cr_assert_eq(r.measured_ms, tt_bench_ms(&b, &r.cfg));
+    cr_assert_eq(r.measured_us, tt_bench_ms(&b, &r.cfg) * 1e3);
     cr_assert(strstr(r.warnings, "cannot store the winner") != NULL, "%s", r.warnings);
     cr_assert_geq(r.n_warnings, 1);
     cr_assert_eq(w.n, r.n_warnings);
@@ -379,7 +379,7 @@ Test(tuner, eight_processes_tuning_different_keys_at_once_keep_every_entry, T_TI
         cr_assert_eq(duet_tune_key_make(&hw, &wl, &p, key, sizeof(key)), DUET_OK);
         cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_OK, "entry of tuner %d lost", i);
         tt_bench_t b = {.target = 100 + i};
-        cr_assert_eq(e.measured_ms, tt_bench_ms(&b, &e.cfg));
+        cr_assert_eq(e.measured_us, tt_bench_ms(&b, &e.cfg) * 1e3);
     }
     tt_rmdir(dir);
 }
@@ -443,7 +443,7 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     cr_assert_eq(k.sent[4], c2->gemm_wgs, "then rank 0's pick, field by field");
     cr_assert_eq(r.winner, pick);
     cr_assert(memcmp(&r.cfg, c2, sizeof(r.cfg)) == 0);
-    cr_assert_eq(r.measured_ms, r.cands[pick].ms);
+    cr_assert_eq(r.measured_us, r.cands[pick].us);
     cr_assert_eq(r.stored, 0);
     cr_assert_eq(k.bench.calls, r.n_cands);
     cr_assert_eq(w.n, 0, "%s", w.text);
@@ -462,7 +462,7 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     cr_assert_eq(h.bench.calls, 0);
     cr_assert_eq(r.cached, 1);
     cr_assert(memcmp(&r.cfg, &c0, sizeof(c0)) == 0);
-    cr_assert(isnan(r.measured_ms));
+    cr_assert(isnan(r.measured_us));
 
     /* Rank 0 found every candidate failing: everyone falls back. */
     tt_rank_t f = {.bench = {.target = 110}, .n_script = 2, .script = {0, -1}};
@@ -489,7 +489,7 @@ Test(tuner, every_rank_uses_rank_0s_winner_and_verdict, T_TIMEOUT)
     cr_assert(memcmp(&r.cfg, &x, sizeof(x)) == 0);
     cr_assert_eq(r.winner, -1);
     cr_assert_eq(r.fell_back, 0);
-    cr_assert(isnan(r.measured_ms));
+    cr_assert(isnan(r.measured_us));
     cr_assert(strstr(r.warnings, "different candidate list") != NULL, "%s", r.warnings);
     /* A nonsense index is an error. */
     tt_rank_t z = {.bench = {.target = 110}, .n_script = 2, .script = {0, -7}};
@@ -535,7 +535,7 @@ Test(tuner, the_candidate_set_leads_without_a_calibrated_profile, T_TIMEOUT)
     cr_assert_eq(c[2].cfg.mode, DUET_MODE_CONCURRENT);
     cr_assert_eq(c[2].cfg.gemm_wgs, 116); /* round(0.875 x 132) = 115.5 -> 116 */
     cr_assert_eq(c[2].cfg.comm_wgs, 17);  /* round(0.125 x 132) = 16.5 -> 17 */
-    cr_assert(isfinite(c[0].pred_ms) && isfinite(c[2].pred_ms), "set candidates are priced too");
+    cr_assert(isfinite(c[0].pred_us) && isfinite(c[2].pred_us), "set candidates are priced too");
     /* Then the model fills to k, then the default. */
     cr_assert_eq(c[3].source, DUET_TUNE_SRC_MODEL);
     cr_assert_eq(c[4].source, DUET_TUNE_SRC_MODEL);

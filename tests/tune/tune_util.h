@@ -52,6 +52,18 @@ static inline void tt_warn(void *user, const char *msg)
 }
 
 /* Default tuner parameters whose warnings go to `w` instead of stderr. */
+/* A fresh test folder (dir, 64 bytes) with DUET_CACHE in it, and the database there, warning into w. */
+static inline duet_tune_db_t tt_db_begin(char *dir, tt_warnings_t *w)
+{
+    tt_tmpdir(dir, 64);
+    memset(w, 0, sizeof(*w));
+    duet_tune_db_t db;
+    cr_assert_eq(duet_tune_db_open(NULL, &db), DUET_OK);
+    db.warn = tt_warn;
+    db.warn_user = w;
+    return db;
+}
+
 static inline duet_tune_params_t tt_quiet_params(tt_warnings_t *w)
 {
     duet_tune_params_t p = duet_tune_default_params();
@@ -113,8 +125,8 @@ static inline duet_tune_entry_t tt_entry_for(int64_t m)
     e.cfg = duet_config_default(&hw, DUET_MODE_FUSED);
     e.cfg.gemm_wgs = 117;
     e.cfg.comm_wgs = 15;
-    e.measured_ms = 0.5 + (double)m / 1e5;
-    e.pred_ms = 0.45;
+    e.measured_us = 500 + (double)m / 100;
+    e.pred_us = 450;
     e.n_warmup = 5;
     e.n_repeat = 20;
     snprintf(e.date, sizeof(e.date), "2026-11-30T12:00:00Z");
@@ -123,14 +135,14 @@ static inline duet_tune_entry_t tt_entry_for(int64_t m)
     e.cands[0].cfg = e.cfg;
     e.cands[0].source = DUET_TUNE_SRC_MODEL;
     e.cands[0].model_rank = 1;
-    e.cands[0].pred_ms = 0.45;
+    e.cands[0].pred_us = 450;
     e.cands[0].ok = 1;
-    e.cands[0].ms = e.measured_ms;
-    e.cands[0].min_ms = e.measured_ms * 0.98;
-    e.cands[0].max_ms = e.measured_ms * 1.03;
+    e.cands[0].us = e.measured_us;
+    e.cands[0].min_us = e.measured_us - 10; /* integers: any printing of the file keeps them exact */
+    e.cands[0].max_us = e.measured_us + 15;
     e.cands[1].cfg = duet_config_default(&hw, DUET_MODE_FUSED);
     e.cands[1].source = DUET_TUNE_SRC_DEFAULT;
-    e.cands[1].pred_ms = NAN;
+    e.cands[1].pred_us = NAN;
     e.cands[1].ok = 0;
     e.cands[1].status = DUET_ERR_TIMEOUT;
     snprintf(e.cands[1].error, sizeof(e.cands[1].error), "device wait timed out after 5000 ms");

@@ -1,0 +1,124 @@
+/*
+ * A tuning database of the layout before duet-tuning/2 (duet-tuning/1: times in ms under _ms keys)
+ * still reads, its times as us; the first store into it rewrites the whole file as /2 (every entry
+ * in us), and `duet tune --list` shows it.
+ */
+#include "../cli_run.h"
+#include "tune_util.h"
+
+/* A duet-tuning/1 file of one entry, written as duet 0.1 wrote it (docs/tuning.md's example). */
+static void write_v1(const char *path, const char *key)
+{
+    char text[4096];
+    snprintf(
+        text, sizeof(text),
+        "{\n  \"schema\": \"duet-tuning/1\",\n  \"entries\": {\n    \"%s\": {\n"
+        "      \"arch\": \"sm_90\", \"sms\": 132, \"modes\": [\"fused\", \"concurrent\"],\n"
+        "      \"collective\": \"all_gather\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192,\n"
+        "      \"mc\": 4096, \"nc\": 8192, \"world\": 2, \"root\": 0, \"tiles\": \"%s\",\n"
+        "      \"config\": {\"mode\": \"fused\", \"num_wgs\": 132, \"gemm_wgs\": 118, \"comm_wgs\": 14,\n"
+        "                 \"tile\": \"256x256x64\", \"comm_tile\": \"256x64\", \"group_m\": 8, \"split_k\": 1},\n"
+        "      \"measured_ms\": 1.08, \"pred_ms\": 1.25,\n"
+        "      \"n_warmup\": 5, \"n_repeat\": 20,\n"
+        "      \"candidates\": [\n"
+        "        {\"mode\": \"fused\", \"num_wgs\": 132, \"gemm_wgs\": 118, \"comm_wgs\": 14, \"tile\": "
+        "\"256x256x64\",\n"
+        "         \"comm_tile\": \"256x64\", \"group_m\": 8, \"source\": \"model\", \"model_rank\": 1,\n"
+        "         \"pred_ms\": 1.25, \"ok\": true, \"ms\": 1.08, \"min_ms\": 1.0625, \"max_ms\": 1.5},\n"
+        "        {\"mode\": \"fused\", \"num_wgs\": 132, \"gemm_wgs\": 99, \"comm_wgs\": 33, \"tile\": "
+        "\"256x128x64\",\n"
+        "         \"comm_tile\": \"256x64\", \"group_m\": 8, \"source\": \"default\", \"model_rank\": 0,\n"
+        "         \"pred_ms\": null, \"ok\": false, \"status\": \"DUET_ERR_BACKEND\", \"error\": \"launch failed\"}\n"
+        "      ],\n"
+        "      \"date\": \"2026-11-30T16:39:21Z\", \"duet\": \"0.1.0\"\n    }\n  }\n}\n",
+        key, DUET_TILE_LIST_VERSION);
+    cr_assert_eq(t_spill(path, text), 0);
+}
+
+/*
+ * A test folder (DUET_CACHE) holding the old file of the example's workload (8192^3 GEMM beside a
+ * 4096 x 8192 all_gather, W = 2, bf16), whose key goes to `key`; the database warns into w.
+ */
+static duet_tune_db_t begin_v1(char *dir, char *key, size_t n, tt_warnings_t *w)
+{
+    duet_tune_db_t db = tt_db_begin(dir, w);
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 4096, 8192, 2);
+    cr_assert_eq(duet_tune_key_make(&hw, &wl, NULL, key, n), DUET_OK, "%s", duet_last_error());
+    write_v1(db.path, key);
+    return db;
+}
+
+/* The example's times, read as us: 1.08 ms is 1080 us (the double nearest 1.08, times 1000). */
+static void expect_example(const duet_tune_entry_t *e)
+{
+    cr_assert_eq(e->measured_us, 1.08 * 1e3, "%.17g", e->measured_us);
+    cr_assert(fabs(e->measured_us - 1080) < 1e-9, "%.17g", e->measured_us);
+    cr_assert_eq(e->pred_us, 1250);
+    cr_assert_eq(e->n_cands, 2);
+    cr_assert_eq(e->cands[0].us, 1.08 * 1e3);
+    cr_assert_eq(e->cands[0].min_us, 1062.5);
+    cr_assert_eq(e->cands[0].max_us, 1500);
+    cr_assert_eq(e->cands[0].pred_us, 1250);
+    cr_assert_eq(e->cands[1].ok, 0);
+    cr_assert(isnan(e->cands[1].pred_us));
+    cr_assert_eq(e->cfg.gemm_wgs, 118);
+}
+
+Test(tune_db_v1, an_old_file_reads_with_its_times_in_us, T_TIMEOUT)
+{
+    char dir[64], key[DUET_TUNE_KEY_LEN];
+    tt_warnings_t w;
+    duet_tune_db_t db = begin_v1(dir, key, sizeof(key), &w);
+    t_file_t before, after;
+    t_file_get(db.path, &before);
+    duet_tune_entry_t e;
+    cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_OK, "%s", duet_last_error());
+    expect_example(&e);
+    duet_tune_entry_t *list = NULL;
+    size_t n = 0;
+    cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(n, 1);
+    expect_example(&list[0]);
+    free(list);
+    cr_assert_eq(w.n, 0, "%s", w.text);
+    t_file_get(db.path, &after);
+    cr_assert(t_file_same(&before, &after), "a read changed the old file");
+
+    /* The command line lists it: its text table in ms, the JSON in us. */
+    t_cli_t *t = malloc(sizeof(*t));
+    t_cli_run(t, NULL, "tune", "--list", NULL);
+    cr_assert_eq(t->code, 0, "%s", t->err);
+    cr_assert(strstr(t->out, "   1.0800    1.2500  2026-11-30T16:39:21Z") != NULL, "%s", t->out);
+    t_cli_run(t, NULL, "tune", "--list", "--json", NULL);
+    cr_assert_eq(t->code, 0, "%s", t->err);
+    cJSON *o = cJSON_Parse(t->out);
+    const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+    cr_assert_eq(t_num(e0, "measured_us"), 1.08 * 1e3);
+    cr_assert_null(cJSON_GetObjectItem(e0, "measured_ms"));
+    cJSON_Delete(o);
+    free(t);
+    tt_rmdir(dir);
+}
+
+Test(tune_db_v1, a_store_rewrites_an_old_file_as_v2_keeping_its_entries, T_TIMEOUT)
+{
+    char dir[64], key[DUET_TUNE_KEY_LEN];
+    tt_warnings_t w;
+    duet_tune_db_t db = begin_v1(dir, key, sizeof(key), &w);
+    duet_tune_entry_t mine = tt_entry_for(4096), e;
+    cr_assert_eq(duet_tune_db_store(&db, &mine), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(w.n, 0, "%s", w.text);
+    /* One file, one unit: duet-tuning/2 throughout, the old entry's times converted. */
+    char *text = t_slurp(db.path);
+    cr_assert(strstr(text, "\"schema\":\t\"duet-tuning/2\"") != NULL, "%s", text);
+    cr_assert(strstr(text, "_ms\"") == NULL && strstr(text, "\"ms\"") == NULL, "a key in ms is left: %s", text);
+    cr_assert(strstr(text, "\"min_us\":\t1062.5") != NULL && strstr(text, "\"max_us\":\t1500") != NULL, "%s", text);
+    free(text);
+    cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_OK, "%s", duet_last_error());
+    expect_example(&e);
+    cr_assert_eq(duet_tune_db_lookup(&db, mine.key, &e), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(e.measured_us, mine.measured_us);
+    cr_assert_eq(e.cands[0].max_us, mine.cands[0].max_us);
+    tt_rmdir(dir);
+}
