@@ -29,15 +29,6 @@ static void save_synthetic(const char *path, double noise)
     duet_corpus_free(&c);
 }
 
-/* Write `text` to a file. */
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(cli_calibrate, subcommands_and_help, T_TIMEOUT)
 {
     t_cli_t *r = malloc(sizeof(*r));
@@ -143,7 +134,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     /* Truncated mid-file (a copy cut short). */
     char *cut = strdup(text);
     cut[strlen(cut) / 2] = '\0';
-    write_text(bad, cut);
+    cr_assert_eq(t_spill(bad, cut), 0);
     FIT(bad, "--hw", "h200");
     t_cli_expect_error(r, 2, "calibrate fit", "not valid JSON");
     t_cli_run(r, NULL, "validate", "--corpus", bad, "--hw", "h200", NULL);
@@ -175,7 +166,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     char *at = strstr(w4, "\"world\": 2,");
     cr_assert_not_null(at);
     at[9] = '4';
-    write_text(bad, w4);
+    cr_assert_eq(t_spill(bad, w4), 0);
     FIT(bad, "--hw", "h200");
     t_cli_expect_error(r, 2, "calibrate fit", "differs from the corpus's world 4");
 
@@ -188,7 +179,7 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     /* A missing file; a second corpus that is bad names that file. */
     FIT("/nonexistent/corpus.json", "--hw", "h200");
     t_cli_expect_error(r, 2, "calibrate fit", "/nonexistent/corpus.json");
-    write_text(bad, "{\"schema\": \"duet-corpus/0\"}");
+    cr_assert_eq(t_spill(bad, "{\"schema\": \"duet-corpus/0\"}"), 0);
     t_cli_run(r, NULL, "calibrate", "fit", "--corpus", good, bad, "--hw", "h200", "-o", prof, "--report", rep, NULL);
     t_cli_expect_error(r, 2, "calibrate fit", "is not \"duet-corpus/2\" (or \"duet-corpus/1\", its layout in ms)");
 

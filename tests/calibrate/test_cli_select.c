@@ -13,14 +13,6 @@
 
 TestSuite(cli_select, T_TIMEOUT);
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* The synthetic corpus on the h200 profile with every GEMM tile's fixed cost 2.5 times its own. */
 static void save_corpus(const char *path)
 {
@@ -51,7 +43,7 @@ Test(cli_select, picks_the_right_candidate_and_writes_its_profile)
     t_tmp(cands, sizeof(cands), "cands.txt");
     t_tmp(prof, sizeof(prof), "picked.json");
     save_corpus(corpus);
-    write_text(cands, "launch launch_us\nright tile_overhead_us  # the truth's constant\n");
+    cr_assert_eq(t_spill(cands, "launch launch_us\nright tile_overhead_us  # the truth's constant\n"), 0);
     t_cli_run(r, NULL, "calibrate", "select", "--corpus", corpus, "--hw", "h200", "--candidates", cands, "--outer", "2",
               "--inner", "2", "--max-iter", "20", "--json", "-o", prof, NULL);
     cr_assert_eq(r->code, 0, "%s", r->err);
@@ -104,8 +96,8 @@ Test(cli_select, bad_candidates_and_absurd_sizes_exit_2_with_one_line)
     t_tmp(missing, sizeof(missing), "missing.txt");
     t_tmp(prof, sizeof(prof), "never.json");
     save_corpus(corpus);
-    write_text(cands, "a launch_us\nb tile_overhead_us\n");
-    write_text(bad, "# ok so far\na launch_us\nb nope_us\n");
+    cr_assert_eq(t_spill(cands, "a launch_us\nb tile_overhead_us\n"), 0);
+    cr_assert_eq(t_spill(bad, "# ok so far\na launch_us\nb nope_us\n"), 0);
     char want[256];
     snprintf(want, sizeof(want), "--candidates: %s:3: candidate 'b': parameter 'nope_us' is not a profile constant",
              bad);
