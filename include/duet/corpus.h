@@ -41,6 +41,22 @@ const char *duet_row_kind_name(int32_t kind); /* "op", "gemm_alone", "comm_alone
  * One measured point. `wl` is always the full workload of the shape (GEMM and collective), so
  * rows of one shape group by workload whatever their kind; `kind` says which part ran.
  */
+/**
+ * The kernel the vendor library chose for a vendor-mode row's GEMM, as the library reports it
+ * (cuBLASLt: cublasLtMatmulAlgoConfigGetAttribute of the algorithm its heuristic returned;
+ * hipBLASLt: the solution's index). `valid` 0: nothing recorded (corpora before duet 0.3, rows of
+ * duet's own kernels). A field the library does not report is 0.
+ */
+typedef struct duet_vendor_kernel {
+    int32_t valid;
+    int32_t algo;                 /* the library's algorithm (cuBLASLt CUBLASLT_ALGO_CONFIG_ID; hipBLASLt solution index) */
+    int32_t tile_m, tile_n;       /* the CTA tile of C, rows x columns of the row-major C[M,N] */
+    int32_t stage_k, stages;      /* the K step of a shared-memory stage (elements) and the stages (0: chosen at run time) */
+    int32_t split_k;              /* K parts (1: none) */
+    int32_t swizzle;              /* CTA swizzling (cuBLASLt: 0 or 1) */
+    int32_t cluster_m, cluster_n; /* thread-block cluster, in CTAs along M and N (0: the library's choice) */
+} duet_vendor_kernel_t;
+
 typedef struct duet_corpus_row {
     int32_t kind; /* duet_row_kind_t */
     duet_workload_t wl;
@@ -50,6 +66,7 @@ typedef struct duet_corpus_row {
     double ms;             /* median of `repeats` timed runs, milliseconds */
     double min_ms, max_ms; /* spread of the timed runs */
     int32_t repeats;
+    duet_vendor_kernel_t vendor; /* vendor-mode rows measured since duet 0.3: the library's kernel */
 } duet_corpus_row_t;
 
 typedef struct duet_corpus duet_corpus_t;
