@@ -453,6 +453,8 @@ int cmd_predict(int argc, char **argv)
         return cli_fail("predict", st);
     if (ref_pricing)
         st = cmd_predict_reference(ws, &c, &sp, &ref);
+    /* The two-phase sweep when only the first rows are shown; the curve (--svg) needs every point. */
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && svg == NULL ? (int32_t)top : 0;
     if (st >= 0)
         st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
     duet_sim_ws_destroy(ws);
@@ -500,7 +502,7 @@ int cmd_predict(int argc, char **argv)
                 duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
                 c.wl.world, c.hw.name, sp.policy->name);
         cmd_predict_sizes(f, &c.wl);
-        fprintf(f, "%zu configurations simulated (%zu distinct) in %.1f ms (%lld events)\n\n", res.n_simulated, res.n,
+        fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res.n_configs, res.n_simulated,
                 res.wall_s * 1e3, (long long)res.events);
         fprintf(f, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
                 "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");

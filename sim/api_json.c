@@ -89,7 +89,7 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     cJSON_AddStringToObject(o, "hw", hw->name);
     cJSON_AddStringToObject(o, "policy", sp->policy ? sp->policy->name : duet_sim_policy_fluid.name);
     duet__workload_cjson(o, wl);
-    cJSON_AddNumberToObject(o, "n_configs", (double)res->n);
+    cJSON_AddNumberToObject(o, "n_configs", (double)res->n_configs);
     cJSON_AddNumberToObject(o, "n_simulated", (double)res->n_simulated);
     cJSON_AddNumberToObject(o, "events", (double)res->events);
     cJSON_AddNumberToObject(o, "wall_us", res->wall_s * 1e6);
@@ -401,6 +401,7 @@ static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, co
     duet_sim_ws_t *ws = NULL;
     duet_sweep_result_t res;
     DUET_CHECK(duet_sim_ws_create(&ws));
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX ? (int32_t)top : 0; /* the two-phase sweep */
     duet_status_t st = duet_sweep_run(ws, hw, wl, &sp, &res);
     duet_sim_ws_destroy(ws);
     if (st < 0)

@@ -53,6 +53,10 @@ struct duet_sim_ws {
     int32_t *due;               /* cohorts whose event is at the current instant */
     duet__maxmin_var_t *mm_var; /* the solver's variables: one per running cohort */
     duet_sim_worker_t *workers; /* duet_sim_workers()'s answer */
+    /* The fluid engine gives up on a run once simulated time passes t_stop seconds (0: never) and
+     * answers makespan +inf: the two-phase sweep's "cannot matter any more" (sim/sweep.c). Only
+     * the sweep sets it, around its own runs. */
+    double t_stop;
 };
 
 /** Make room for `n_ctas` CTAs (grows the buffers; called before a run, never inside one). */
@@ -71,6 +75,9 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas);
  *    the speeds, comes first.
  */
 #define DUET__SIM_PRECISION 1e-12
+
+/* A lower bound on policy fluid's makespan of `plan` (sim/sweep.c): the two-phase sweep's phase one. */
+double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan);
 
 /* The JSON builders of sim/api_json.c, shared by the CLI's --json and duet_predict_json(). */
 struct cJSON;
