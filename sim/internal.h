@@ -89,12 +89,20 @@ struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_poin
  */
 void duet__workload_cjson(struct cJSON *o, const duet_workload_t *wl);
 struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
-                                  const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings);
+                                  const duet_sweep_result_t *res, size_t shown, int32_t emit,
+                                  const duet_stack_limits_t *lim, const char *settings);
 struct cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,
                                    const duet_sim_policy_ops_t *policy, const duet_sim_result_t *r);
 struct cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p);
+/**
+ * --emit's sweep (emit >= 0): the stack's limits at versions v into *lim_p, and sp's modes and vendor
+ * cap set to sweep duet's modes beside the vendor splits the stack can reach (none where its GEMM has
+ * no SM target). emit < 0: nothing.
+ */
+duet_status_t duet__predict_emit_setup(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                       duet_sweep_params_t *sp, duet_stack_limits_t *lim_p);
 /** The --emit settings of the sweep's best vendor point into buf ("" when emit < 0 or none). */
-duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_sweep_result_t *res, char *buf,
-                                      size_t n);
+duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                      const duet_workload_t *wl, const duet_sweep_result_t *res, char *buf, size_t n);
 
 #endif /* DUET_SIM_INTERNAL_H */

@@ -168,8 +168,8 @@ static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_conf
 double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
 {
     const double us = 1e-6;
-    double t0 = hw->launch_us * us + (plan->comm.queue_len > 0 ? hw->comm_sync_us * us : 0.0) +
-                duet_cost_stage_s(hw, plan);
+    double t0 =
+        hw->launch_us * us + (plan->comm.queue_len > 0 ? hw->comm_sync_us * us : 0.0) + duet_cost_stage_s(hw, plan);
     double tg = 0, hg = 0, tc = 0, hc = 0, bytes = 0;
     int peers = 1;
     const double ng = (double)plan->gemm.tiles, nc = (double)plan->comm.queue_len;
@@ -372,7 +372,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         for (int i = 0; i < p.n_tiles; i++) {
             int dup = 0;
             for (int j = 0; j < n && !dup; j++)
-                dup = p.tiles[j].bm == p.tiles[i].bm && p.tiles[j].bn == p.tiles[i].bn && p.tiles[j].bk == p.tiles[i].bk;
+                dup =
+                    p.tiles[j].bm == p.tiles[i].bm && p.tiles[j].bn == p.tiles[i].bn && p.tiles[j].bk == p.tiles[i].bk;
             if (!dup)
                 p.tiles[n++] = p.tiles[i];
         }
@@ -389,6 +390,9 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         los[mode] = p.split_min > 0 ? p.split_min : 1;
         if (p.split_max > 0 && p.split_max < his[mode])
             his[mode] = p.split_max;
+        /* Vendor mode: only the splits the stack can reach (the collective within its CTA cap). */
+        if (mode == DUET_MODE_VENDOR && p.vendor_comm_max > 0 && hw->n_sms - p.vendor_comm_max > los[mode])
+            los[mode] = hw->n_sms - p.vendor_comm_max;
         if (!(p.modes & (1u << mode)) || his[mode] < los[mode])
             continue;
         for (int ti = 0; ti < p.n_tiles; ti++) {

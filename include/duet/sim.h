@@ -335,6 +335,9 @@ typedef struct duet_sweep_params {
      * (and the next, for ties), each mode's fastest and the default's rank are the full sweep's.
      * The frozen policy always simulates everything. */
     int32_t top;
+    /* Vendor mode: the most CTAs the collective may run on (the stack's cap, duet_stack_limits_t.max_ctas):
+     * its splits start at gemm_wgs = SMs - this. 0 = no cap. */
+    int32_t vendor_comm_max;
 } duet_sweep_params_t;
 
 /** The largest duet_sweep_params_t.top. */
@@ -353,7 +356,7 @@ typedef struct duet_sweep_result {
                                    the fastest stand-in tile of each split only (the library picks its kernel).
                                    With params.top = 0 every configuration; else those phase two simulated */
     size_t n;
-    size_t n_configs; /* distinct configurations the sweep covers (= n with params.top = 0) */
+    size_t n_configs;        /* distinct configurations the sweep covers (= n with params.top = 0) */
     duet_sweep_point_t dflt; /* the static default (fused, 3/4 of the SMs on GEMM) */
     size_t default_rank;     /* 1-based rank the default would take among the points (1 + those faster
                                 by more than DUET_RANK_TIE_REL) */

@@ -76,8 +76,9 @@ Test(sweep_two_phase, answers_as_the_full_sweep_over_random_workloads, .timeout 
             cr_assert_eq(duet_plan_build(&set.w[w], &full.points[i].cfg, duet_plan_critical_rank(&set.w[w]), &plan),
                          DUET_OK);
             double lb = duet__sweep_bound(&hw, &plan);
-            cr_assert_leq(lb, full.points[i].makespan_s * (1 + 1e-12), "workload %zu point %zu: bound %.9g us > %.9g us",
-                          w, i, lb * 1e6, full.points[i].makespan_s * 1e6);
+            cr_assert_leq(lb, full.points[i].makespan_s * (1 + 1e-12),
+                          "workload %zu point %zu: bound %.9g us > %.9g us", w, i, lb * 1e6,
+                          full.points[i].makespan_s * 1e6);
         }
         duet_sweep_result_free(&full);
         duet_sweep_result_free(&two);
