@@ -401,7 +401,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
  * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
  * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
  * (members as the configuration codec; what is missing follows the static default) and "rank";
- * predict takes "modes", "tiles", "split_ks", "split_step", "top", "policy", "emit" and "max_events"
+ * predict takes "modes", "tiles", "split_ks", "split_step", "top" (> 0: the two-phase sweep,
+ * duet_sweep_params_t.top), "policy", "emit" (with "nccl_version", "rccl_version", "hipblaslt_version")
+ * and "max_events"
  * (the sweep's event budget, 1 to DUET_SWEEP_MAX_EVENTS, which is also the default: a sweep past
  * it fails naming it, so no request runs for more than a few seconds). Times are in us. *response_json_p is written
  * only on success; free it with duet_json_free(). On failure duet_last_error() says why.
