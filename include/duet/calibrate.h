@@ -262,6 +262,21 @@ duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *
  */
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date);
 
+/** The quantile of a mode's known error (duet_cal_mode_errors_compute()). */
+#define DUET_CAL_MODE_ERR_Q 0.9
+
+/**
+ * Each mode's known error as the profile keeps it (err_fused, err_concurrent, err_vendor; docs/model.md,
+ * "Deciding within the known error"), from predictions of measured rows: per workload (every field of
+ * duet_workload_t), m = the median of log(pred / meas) over its predicted op rows; per mode,
+ * q = the DUET_CAL_MODE_ERR_Q quantile of |log(pred / meas) - m| over its op rows; err = exp(q) - 1.
+ * Given held-out predictions (each workload predicted by a fit that did not see it), this is the
+ * held-out error of one prediction against the other predictions of its workload. err[mode] is NaN
+ * and rows[mode] 0 for a mode without predicted op rows. @return DUET_ERR_INVALID_ARG without rows.
+ */
+duet_status_t duet_cal_mode_errors_compute(const duet_corpus_row_t *rows, const double *pred_ms, size_t n,
+                                           double err[DUET_MODE_COUNT], int64_t n_rows[DUET_MODE_COUNT]);
+
 /* ========================================================================================== */
 /* Reports                                                                                     */
 /* ========================================================================================== */
@@ -285,6 +300,10 @@ typedef struct duet_cal_model_report {
     duet_cal_metrics_t in_sample; /* the fitted profile on the rows it was fitted to */
     duet_cal_metrics_t held_out;  /* each shape predicted by the fit of the folds without it */
     int32_t folds;                /* 0: no cross-validation (held_out is not set) */
+    /* Each mode's known error from the held-out predictions (duet_cal_mode_errors_compute(); NaN and
+     * 0 rows where the corpora have none of the mode, or without cross-validation). */
+    double mode_err[DUET_MODE_COUNT];
+    int64_t mode_err_rows[DUET_MODE_COUNT];
     duet_cal_fold_t fold[DUET_CAL_MAX_FOLDS];
 } duet_cal_model_report_t;
 
@@ -336,7 +355,9 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
  * Write what `duet calibrate fit` outputs, as a pair or not at all (a failed profile write removes
  * the report): the report as JSON to `report_path` and the fitted profile (rep->model.fit.hw) to
  * `profile_path`. First the fitted constants' sources become "fit: <files>, <date>, +-<stderr>
- * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC) and the profile is named `name`
+ * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC), each mode's known error with rows
+ * (rep->model.mode_err) replaces the profile's, its source "fit: k-fold held-out, <files>, <date>,
+ * p90 of N op rows", and the profile is named `name`
  * (NULL: the base's); rep keeps those changes even when a write fails. `files` names the corpora
  * (n of them), `base_name` the base profile.
  */
