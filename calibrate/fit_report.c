@@ -95,8 +95,9 @@ void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *cons
             continue; /* no row of the mode held out: the profile keeps its own figure */
         const duet_hw_field_info_t *fi = duet_hw_field_info(field[m]);
         duet_hw_set(&mr->fit.hw, field[m], e < fi->min ? fi->min : e > fi->max ? fi->max : e);
-        snprintf(mr->fit.hw.source[field[m]], DUET_HW_SOURCE_LEN, "fit: k-fold held-out, %s, %.10s, p%d of %lld op rows",
-                 list, date, (int)lround(DUET_CAL_MODE_ERR_Q * 100), (long long)mr->mode_err_rows[m]);
+        snprintf(mr->fit.hw.source[field[m]], DUET_HW_SOURCE_LEN,
+                 "fit: k-fold held-out, %s, %.10s, p%d of %lld op rows", list, date,
+                 (int)lround(DUET_CAL_MODE_ERR_Q * 100), (long long)mr->mode_err_rows[m]);
     }
 }
 

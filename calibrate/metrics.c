@@ -171,7 +171,7 @@ duet_status_t duet__cal_mode_errors(const duet__cal_set_t *s, const double *pred
 {
     size_t n = s->n ? s->n : 1;
     int32_t ns = s->n_shapes ? s->n_shapes : 1;
-    double *lr = malloc(n * sizeof(*lr));  /* each usable row's log error, NaN elsewhere */
+    double *lr = malloc(n * sizeof(*lr));   /* each usable row's log error, NaN elsewhere */
     double *buf = malloc(n * sizeof(*buf)); /* one shape's log errors, then one mode's distances */
     double *mid = malloc((size_t)ns * sizeof(*mid));
     duet_status_t st = DUET_OK;

@@ -138,9 +138,10 @@ static void cmd_predict_gain(FILE *f, const duet_hw_t *hw, const duet_sweep_poin
 {
     double r = vendor->makespan_s / duet->makespan_s, band = duet_decide_band(hw, duet->cfg.mode, vendor->cfg.mode);
     double lo = (r / (1 + band) - 1) * 100, hi = (r * (1 + band) - 1) * 100;
-    fprintf(f, "duet's kernels are predicted %.1f %% %s than %s (%.1f us against %.1f us; duet's gain %+.1f .. %+.1f %%, ",
-            fabs(r - 1) * 100, r >= 1 ? "faster" : "slower", what, duet->makespan_s * 1e6, vendor->makespan_s * 1e6,
-            lo, hi);
+    fprintf(f,
+            "duet's kernels are predicted %.1f %% %s than %s (%.1f us against %.1f us; duet's gain %+.1f .. %+.1f %%, ",
+            fabs(r - 1) * 100, r >= 1 ? "faster" : "slower", what, duet->makespan_s * 1e6, vendor->makespan_s * 1e6, lo,
+            hi);
     if (lo > 0)
         fprintf(f, "beyond the band of %.1f %%): use duet's kernels\n", band * 100);
     else if (hi < 0)
@@ -189,10 +190,9 @@ static void cmd_predict_verdict(FILE *f, const duet_hw_t *hw, const duet_decisio
 }
 
 /* The CSV columns of the ranked rows (times in us). */
-static const char *const cmd_predict_csv_cols[] = {"rank",     "tied",    "mode",        "num_wgs",   "gemm_wgs",
-                                                   "comm_wgs", "steal",   "tile",        "split_k",   "pred_us",
-                                                   "gemm_us",  "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs",
-                                                   "lo_us",    "hi_us"};
+static const char *const cmd_predict_csv_cols[] = {
+    "rank",    "tied",    "mode",    "num_wgs",     "gemm_wgs",  "comm_wgs",  "steal", "tile", "split_k",
+    "pred_us", "gemm_us", "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs", "lo_us", "hi_us"};
 
 /* One ranked row as text or CSV (JSON is built apart). */
 static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_hw_t *hw, const duet_workload_t *wl,

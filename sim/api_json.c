@@ -1,6 +1,6 @@
 /*
  * The library's results as JSON, for the CLI's --json and for callers in other languages: one
- * builder per result (predict "duet-predict/1", simulate "duet-simulate/1", plan "duet-plan/1"),
+ * builder per result (predict "duet-predict/2", simulate "duet-simulate/1", plan "duet-plan/1"),
  * shared by `duet ... --json` and by duet_predict_json(), the entry point that takes a request as
  * JSON text and answers with JSON text (the Python package python/duet calls it through ctypes).
  * Every time is in microseconds (keys ending in _us), every size in bytes.

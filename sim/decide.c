@@ -132,6 +132,8 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
                                        duet_sweep_point_t *pt_p)
 {
     const duet_sim_policy_ops_t *policy = sp->policy != NULL ? sp->policy : &duet_sim_policy_fluid;
+    if (comm_ctas < 0)
+        comm_ctas = hw->n_sms - gemm_sms; /* as the sweep splits the SMs */
     int n = sp->n_tiles > 0 ? sp->n_tiles : duet_tile_count();
     duet_status_t why = DUET_OK;
     duet_sweep_point_t best;
@@ -169,8 +171,9 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
     if (!have) {
         char msg[256];
         snprintf(msg, sizeof(msg), "%s", why < 0 ? duet_last_error() : "no GEMM tile to price it");
-        return duet__error(why < 0 ? why : DUET_ERR_INVALID_ARG, "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s",
-                           (int)gemm_sms, (int)comm_ctas, msg);
+        return duet__error(why < 0 ? why : DUET_ERR_INVALID_ARG,
+                           "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s", (int)gemm_sms, (int)comm_ctas,
+                           msg);
     }
     *pt_p = best;
     return DUET_OK;

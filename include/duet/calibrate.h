@@ -440,8 +440,9 @@ typedef struct duet_cal_ci {
  * sweeps of |m1 - m2| / min(m1, m2); the model's pick is its fastest predicted op row (ties: the
  * first row); the pick is right (noise-aware) when m1(pick) <= (1 + band) x the fastest m1; the
  * ceiling scores sweep 2's fastest row the same way (how well a re-measurement picks); regret is
- * m1(pick) / fastest m1 - 1. The reference rules are scored within their own options: their pick,
- * best and band among the rows they predict.
+ * m1(pick) / fastest m1 - 1. The reference rules are scored twice: within their own options (their
+ * pick against the fastest of the rows they predict: unsplit fused rows), and as the model is, against
+ * the fastest row of every mode (ref_all_*). Both use the workload's band and the same workloads.
  */
 typedef struct duet_cal_eval {
     int32_t workloads, gemm_rows, op_rows, ref_workloads;
@@ -451,7 +452,8 @@ typedef struct duet_cal_eval {
     duet_cal_ci_t exact_pick;                    /* the pick is the fastest m1 row */
     duet_cal_ci_t regret_p95, regret_mean;
     duet_cal_ci_t ref_op_ape_median, ref_op_ape_p95, ref_pick, ref_regret_p95, ref_regret_mean;
-    double band_median; /* median over workloads of the band */
+    duet_cal_ci_t ref_all_pick, ref_all_regret_p95, ref_all_regret_mean; /* against the best of all modes */
+    double band_median;                                                  /* median over workloads of the band */
     int32_t resamples;
     int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
     uint64_t seed;      /* the bootstrap's seed */
@@ -478,7 +480,8 @@ typedef enum {
 typedef struct duet_cal_eval_figure {
     const char *key;             /* JSON member name, e.g. "gemm_ape_median" (unique within its group) */
     const char *label;           /* the text table's line */
-    int32_t reference;           /* 1: a figure of the reference rules (their section of the table) */
+    int32_t reference;           /* 1: the reference rules within their own options; 2: against the best of all
+                                    modes (their sections of the table); 0: the model */
     int32_t indent;              /* 1: printed as a sub-line of the figure above */
     size_t offset;               /* offsetof(duet_cal_eval_t, the duet_cal_ci_t it shows) */
     int32_t cmp;                 /* duet_cal_target_cmp_t */
@@ -501,6 +504,11 @@ int duet_cal_eval_figure_met(const duet_cal_eval_t *e, const duet_cal_eval_figur
  * rules predict).
  */
 int duet_cal_eval_better_than_reference(const duet_cal_eval_t *e);
+/**
+ * Ahead of the reference rules scored against the best of all modes: the model's regret mean
+ * interval entirely below theirs (ref_all_regret_mean). 1 met, 0 not, -1 not available.
+ */
+int duet_cal_eval_better_than_reference_all(const duet_cal_eval_t *e);
 
 /**
  * Evaluate rows[0..n) over n_workloads workloads: point estimates and bootstrap intervals

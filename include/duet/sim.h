@@ -454,7 +454,7 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
 /**
  * Answer a request given as JSON text with JSON text, for callers in other languages (the Python
  * package python/duet; docs/python.md has the request's members). "op" picks the answer: "predict"
- * (the default: a sweep, schema duet-predict/1, as `duet predict --json`), "simulate"
+ * (the default: a sweep, schema duet-predict/2, as `duet predict --json`), "simulate"
  * (duet-simulate/1), "plan" (duet-plan/1) or "hw" (the profile, duet-hw/1). "hw" is a built-in
  * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
  * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
