@@ -462,8 +462,8 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
  * predict takes "modes", "tiles", "split_ks", "split_step", "top", "policy", "emit", "running_vendor"
  * ({"gemm_sms", "comm_ctas"}: the vendor split the caller runs, the decision's safe choice) and
  * "max_events" (the sweep's event budget, 1 to DUET_SWEEP_MAX_EVENTS, which is also the default: a
- * sweep past it fails naming it, so no request runs for more than a few seconds). Times are in us. *response_json_p is written
- * only on success; free it with duet_json_free(). On failure duet_last_error() says why.
+ * sweep past it fails naming it, so no request runs for more than a few seconds). Times are in us. *response_json_p is
+ * written only on success; free it with duet_json_free(). On failure duet_last_error() says why.
  */
 duet_status_t duet_predict_json(const char *request_json, char **response_json_p);
 /** Free a response of duet_predict_json(). NULL is a no-op. */
