@@ -184,9 +184,10 @@ static void cmd_predict_verdict(FILE *f, const duet_hw_t *hw, const duet_decisio
                 alt, d->gain * 100, what, safe, d->gain_lo * 100, d->gain_hi * 100, d->band * 100);
     else
         fprintf(f,
-                "verdict: keep %s, %s\n         best-ranked alternative %s: gain %+.1f %% (%+.1f .. %+.1f %%), within "
+                "verdict: keep %s, %s\n         best-ranked alternative %s: gain %+.1f %% (%+.1f .. %+.1f %%), %s "
                 "the band of %.1f %%\n",
-                what, safe, alt, d->gain * 100, d->gain_lo * 100, d->gain_hi * 100, d->band * 100);
+                what, safe, alt, d->gain * 100, d->gain_lo * 100, d->gain_hi * 100,
+                d->gain_hi < 0 ? "slower beyond" : "within", d->band * 100);
 }
 
 /* The CSV columns of the ranked rows (times in us). */
