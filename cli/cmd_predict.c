@@ -599,7 +599,7 @@ int cmd_predict(int argc, char **argv)
         fprintf(f, "static default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
                 d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
         char rank[128];
-        fprintf(f, "%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
+        fprintf(f, "%s (by predicted makespan alone)\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
         if (ref != NULL)
             fprintf(f,
                     "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
