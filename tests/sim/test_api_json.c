@@ -70,7 +70,8 @@ Test(api_json, predict_with_emit, .timeout = 60)
     size_t i = 0;
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(o, "ranked"))
     {
-        double us = t_num(row, "pred_us");
+        /* Ranked by the upper end of each prediction's interval. */
+        double us = t_num(row, "hi_us");
         cr_assert(us >= prev * (1 - DUET_RANK_TIE_REL));
         cr_assert(t_num(row, "rank") <= (double)(++i));
         prev = us;
