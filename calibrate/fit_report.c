@@ -84,10 +84,18 @@ static const char *duet__fit_source_names(const char *const *files, int n, const
     return date;
 }
 
+/* A source composed in full, cut to the profile's source field (a long list of files may not fit). */
+static void duet__fit_source_cut(char dst[DUET_HW_SOURCE_LEN], const char *full)
+{
+    size_t len = strlen(full) < DUET_HW_SOURCE_LEN ? strlen(full) : DUET_HW_SOURCE_LEN - 1;
+    memcpy(dst, full, len);
+    dst[len] = '\0';
+}
+
 void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *const *files, int n, const char *date)
 {
     static const int field[DUET_MODE_COUNT] = {DUET_HW_F_err_fused, DUET_HW_F_err_concurrent, DUET_HW_F_err_vendor};
-    char today[16], list[96];
+    char today[16], list[128];
     date = duet__fit_source_names(files, n, date, list, sizeof(list), today);
     for (int m = 0; m < DUET_MODE_COUNT; m++) {
         double e = mr->mode_err[m];
@@ -95,9 +103,10 @@ void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *cons
             continue; /* no row of the mode held out: the profile keeps its own figure */
         const duet_hw_field_info_t *fi = duet_hw_field_info(field[m]);
         duet_hw_set(&mr->fit.hw, field[m], e < fi->min ? fi->min : e > fi->max ? fi->max : e);
-        snprintf(mr->fit.hw.source[field[m]], DUET_HW_SOURCE_LEN,
-                 "fit: k-fold held-out, %s, %.10s, p%d of %lld op rows", list, date,
+        char full[256];
+        snprintf(full, sizeof(full), "fit: k-fold held-out, %s, %s, p%d of %lld op rows", list, date,
                  (int)lround(DUET_CAL_MODE_ERR_Q * 100), (long long)mr->mode_err_rows[m]);
+        duet__fit_source_cut(mr->fit.hw.source[field[m]], full);
     }
 }
 
@@ -116,11 +125,8 @@ void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int
                      strcmp(fi->unit, "1") ? fi->unit : "");
         else
             snprintf(err, sizeof(err), "+-undetermined");
-        /* Composed in full, then cut to the profile's source field (a long list of files may not fit). */
         char full[256];
         snprintf(full, sizeof(full), "fit: %s, %s, %s", list, date, err);
-        size_t len = strlen(full) < DUET_HW_SOURCE_LEN ? strlen(full) : DUET_HW_SOURCE_LEN - 1;
-        memcpy(fit->hw.source[r->field], full, len);
-        fit->hw.source[r->field][len] = '\0';
+        duet__fit_source_cut(fit->hw.source[r->field], full);
     }
 }
