@@ -59,27 +59,61 @@ duet_status_t duet__fit_results(duet__fit_ctx_t *c, const gsl_vector *x, const i
     return DUET_OK;
 }
 
-void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
+/* The corpora and the date as a fit's sources name them; `today` holds the date when `date` is NULL. */
+static const char *duet__fit_source_names(const char *const *files, int n, const char *date, char *list, size_t len,
+                                          char today[16])
 {
-    char today[16];
     if (date == NULL) {
         time_t now = time(NULL);
         struct tm tm;
         gmtime_r(&now, &tm);
-        strftime(today, sizeof(today), "%Y-%m-%d", &tm);
+        strftime(today, 16, "%Y-%m-%d", &tm);
         date = today;
     }
-    char list[128] = "";
+    list[0] = '\0';
     for (int f = 0; f < n; f++) {
         const char *name = files && files[f] ? files[f] : "corpus";
         size_t used = strlen(list);
         /* Keep the source within its field: name the first files, count the rest. */
-        if (used + strlen(name) + 2 >= sizeof(list) - 24) {
-            snprintf(list + used, sizeof(list) - used, " and %d more", n - f);
+        if (used + strlen(name) + 2 >= len - 24) {
+            snprintf(list + used, len - used, " and %d more", n - f);
             break;
         }
-        snprintf(list + used, sizeof(list) - used, "%s%s", f ? " " : "", name);
+        snprintf(list + used, len - used, "%s%s", f ? " " : "", name);
     }
+    return date;
+}
+
+/* A source composed in full, cut to the profile's source field (a long list of files may not fit). */
+static void duet__fit_source_cut(char dst[DUET_HW_SOURCE_LEN], const char *full)
+{
+    size_t len = strlen(full) < DUET_HW_SOURCE_LEN ? strlen(full) : DUET_HW_SOURCE_LEN - 1;
+    memcpy(dst, full, len);
+    dst[len] = '\0';
+}
+
+void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *const *files, int n, const char *date)
+{
+    static const int field[DUET_MODE_COUNT] = {DUET_HW_F_err_fused, DUET_HW_F_err_concurrent, DUET_HW_F_err_vendor};
+    char today[16], list[128];
+    date = duet__fit_source_names(files, n, date, list, sizeof(list), today);
+    for (int m = 0; m < DUET_MODE_COUNT; m++) {
+        double e = mr->mode_err[m];
+        if (mr->mode_err_rows[m] <= 0 || !isfinite(e))
+            continue; /* no row of the mode held out: the profile keeps its own figure */
+        const duet_hw_field_info_t *fi = duet_hw_field_info(field[m]);
+        duet_hw_set(&mr->fit.hw, field[m], e < fi->min ? fi->min : e > fi->max ? fi->max : e);
+        char full[256];
+        snprintf(full, sizeof(full), "fit: k-fold held-out, %s, %s, p%d of %lld op rows", list, date,
+                 (int)lround(DUET_CAL_MODE_ERR_Q * 100), (long long)mr->mode_err_rows[m]);
+        duet__fit_source_cut(mr->fit.hw.source[field[m]], full);
+    }
+}
+
+void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date)
+{
+    char today[16], list[128];
+    date = duet__fit_source_names(files, n, date, list, sizeof(list), today);
     for (int32_t j = 0; j < fit->n_params; j++) {
         const duet_cal_param_result_t *r = &fit->params[j];
         if (!r->fitted)
@@ -91,6 +125,8 @@ void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int
                      strcmp(fi->unit, "1") ? fi->unit : "");
         else
             snprintf(err, sizeof(err), "+-undetermined");
-        snprintf(fit->hw.source[r->field], DUET_HW_SOURCE_LEN, "fit: %s, %s, %s", list, date, err);
+        char full[256];
+        snprintf(full, sizeof(full), "fit: %s, %s, %s", list, date, err);
+        duet__fit_source_cut(fit->hw.source[r->field], full);
     }
 }

@@ -81,6 +81,10 @@ duet_status_t duet__cal_predict_all(duet_sim_ws_t *ws, const duet_sim_policy_ops
 /** Metrics of predictions over a set (pred[i] NaN: not predicted). `mask` (may be NULL) limits rows. */
 duet_status_t duet__cal_metrics(const duet__cal_set_t *s, const double *pred, const uint8_t *mask,
                                 duet_cal_metrics_t *m_p);
+/* Write each mode's known error with rows (mr->mode_err) into mr->fit.hw, with its source. */
+void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *const *files, int n, const char *date);
+/* Each mode's known error from the predictions `pred` of the set's rows (duet_cal_mode_errors_compute()). */
+duet_status_t duet__cal_mode_errors(const duet__cal_set_t *s, const double *pred, double *err, int64_t *n_rows);
 
 /**
  * The reference rules' predictions of the set (NaN where they have none): seed_link_gbs fitted on

@@ -166,3 +166,62 @@ duet_status_t duet_cal_metrics_compute(const duet_corpus_row_t *rows, const doub
     duet__cal_set_free(&s);
     return st;
 }
+
+duet_status_t duet__cal_mode_errors(const duet__cal_set_t *s, const double *pred, double *err, int64_t *n_rows)
+{
+    size_t n = s->n ? s->n : 1;
+    int32_t ns = s->n_shapes ? s->n_shapes : 1;
+    double *lr = malloc(n * sizeof(*lr));   /* each usable row's log error, NaN elsewhere */
+    double *buf = malloc(n * sizeof(*buf)); /* one shape's log errors, then one mode's distances */
+    double *mid = malloc((size_t)ns * sizeof(*mid));
+    duet_status_t st = DUET_OK;
+    if (lr == NULL || buf == NULL || mid == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "mode errors: cannot allocate for %zu rows", s->n);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const duet_corpus_row_t *r = s->row[i];
+        int use = r->kind == DUET_ROW_OP && r->ok && r->ms > 0 && duet__pred_ok(pred[i]);
+        lr[i] = use ? log(pred[i] / r->ms) : NAN;
+    }
+    /* The workload-wide part: the median log error of each shape's rows (robust to a few far-off ones). */
+    for (int32_t k = 0; k < s->n_shapes; k++) {
+        size_t nb = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (s->shape[i] == k && isfinite(lr[i]))
+                buf[nb++] = lr[i];
+        mid[k] = duet__median(buf, nb);
+    }
+    for (int32_t m = 0; m < DUET_MODE_COUNT; m++) {
+        size_t nb = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (isfinite(lr[i]) && s->row[i]->cfg.mode == m)
+                buf[nb++] = fabs(lr[i] - mid[s->shape[i]]);
+        n_rows[m] = (int64_t)nb;
+        err[m] = nb > 0 ? exp(duet__quantile(buf, nb, DUET_CAL_MODE_ERR_Q)) - 1.0 : NAN;
+    }
+cleanup:
+    free(mid);
+    free(buf);
+    free(lr);
+    return st;
+}
+
+duet_status_t duet_cal_mode_errors_compute(const duet_corpus_row_t *rows, const double *pred_ms, size_t n,
+                                           double err[DUET_MODE_COUNT], int64_t n_rows[DUET_MODE_COUNT])
+{
+    DUET_CHECK(duet_cal_init());
+    if (rows == NULL || pred_ms == NULL || n == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "mode errors: no rows");
+    duet__cal_set_t s;
+    DUET_CHECK(duet__cal_set_from_array(rows, n, &s));
+    double e[DUET_MODE_COUNT];
+    int64_t c[DUET_MODE_COUNT];
+    duet_status_t st = duet__cal_mode_errors(&s, pred_ms, e, c);
+    duet__cal_set_free(&s);
+    if (st >= 0) {
+        memcpy(err, e, sizeof(e));
+        memcpy(n_rows, c, sizeof(c));
+    }
+    return st;
+}

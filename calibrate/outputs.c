@@ -17,6 +17,7 @@ duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files
     /* The fitted profile: sources name the corpora and the date; the name is the base's unless
      * the caller gives another. */
     duet_cal_fit_set_sources(fit, files, n, date);
+    duet__cal_fit_set_mode_errors(&rep->model, files, n, date);
     if (name != NULL)
         snprintf(fit->hw.name, sizeof(fit->hw.name), "%s", name);
     DUET_CHECK(duet_cal_report_write_json(rep, files, n, base_name, report_path));

@@ -92,8 +92,12 @@ static duet_status_t duet__model_assemble(const duet__cal_set_t *s, duet_sim_ws_
     mr->folds = k;
     for (int32_t f = 0; f < k; f++)
         mr->fold[f] = tasks[1 + f].out;
-    if (k > 0)
+    for (int m = 0; m < DUET_MODE_COUNT; m++)
+        mr->mode_err[m] = NAN;
+    if (k > 0) {
         DUET_CHECK(duet__cal_metrics(s, held, NULL, &mr->held_out));
+        DUET_CHECK(duet__cal_mode_errors(s, held, mr->mode_err, mr->mode_err_rows));
+    }
     return DUET_OK;
 }
 

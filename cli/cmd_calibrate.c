@@ -4,6 +4,7 @@
  * calls and prints). `duet calibrate collect` (the measurement, under mpirun) lives in the GPU
  * build; `duet validate` in cli/cmd_validate.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,16 @@ static void cli_fit_print(const cli_fit_opts_t *o, const duet_cal_report_t *rep)
         {"noise floor", "noise_floor", &rep->noise.remeasure}};
     cli_metrics_table(stdout, cols, 6);
     cli_noise_lines(stdout, &rep->noise);
+    if (rep->model.folds > 0) {
+        /* The figures the fitted profile keeps as err_<mode> (duet predict decides within them). */
+        printf("\nknown error per mode (held out, p%d of |log(pred/meas)| about its workload's median):",
+               (int)lround(DUET_CAL_MODE_ERR_Q * 100));
+        for (int m = 0; m < DUET_MODE_COUNT; m++)
+            if (rep->model.mode_err_rows[m] > 0)
+                printf(" %s %.1f %% (%lld rows)", duet_mode_name(m), rep->model.mode_err[m] * 100,
+                       (long long)rep->model.mode_err_rows[m]);
+        printf("\n");
+    }
     if (seed)
         printf("\nreference rules: policy frozen on fused rows, seed_link_gbs fitted to %.4g GB/s (%s); concurrent "
                "and K-split rows are not predicted by them.\n",

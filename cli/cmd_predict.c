@@ -2,6 +2,7 @@
  * duet predict: sweep splits and tiles with the simulator and rank them.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@ enum {
     OPT_REF,
     OPT_NCCL_VERSION,
     OPT_RCCL_VERSION,
-    OPT_HIPBLASLT_VERSION
+    OPT_HIPBLASLT_VERSION,
+    OPT_RUNNING
 };
 
 static void cmd_predict_usage(FILE *f)
@@ -32,15 +34,18 @@ static void cmd_predict_usage(FILE *f)
         f,
         "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
         "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
-        "                    [--svg FILE]\n"
+        "                    [--running-vendor SMS[,CTAS]] [--svg FILE]\n"
         "                    [--emit nccl|rccl|torch|te|env] [--nccl-version V] [--rccl-version V]\n"
         "                    [--hipblaslt-version V] [--json|--csv] [-o FILE]\n"
         "\n"
         "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
-        "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
-        "is needed. When only the first rows are shown (--top K, no --svg), the sweep is two-phase: a lower\n"
-        "bound for every configuration, and the simulation only for those that can be among the rows shown,\n"
-        "the fastest of their mode or as fast as the static default; the answer is the full sweep's.\n"
+        "hardware profile and prints them ranked by the upper end of each prediction's interval (the profile's\n"
+        "held-out error of its mode, err_<mode>), with a verdict: leave the safe choice (the static default, or\n"
+        "the vendor split you run) only for a configuration whose predicted gain exceeds the error band of the\n"
+        "two predictions. No GPU is needed. When only the first rows are shown (--top K, no --svg, no\n"
+        "--running-vendor), the sweep is two-phase: a lower bound for every configuration, and the simulation\n"
+        "only for those that can be among the rows shown, the fastest of their mode or as fast as the static\n"
+        "default; the answer is the full sweep's.\n"
         "\n"
         "%s\n"
         "sweep:\n"
@@ -59,13 +64,18 @@ static void cmd_predict_usage(FILE *f)
         "                        fused-kernel factor 1.44, its spreading over num_wgs; duet's GEMM time stands\n"
         "                        in for origami), and also print the reference's own pick (predict_split: its\n"
         "                        candidates max(16, SMs/8)..SMs step 8, its 20 %% tile margin gate)\n"
+        "decision:\n"
+        "  --running-vendor SMS[,CTAS]\n"
+        "                        the vendor split you run now (the vendor GEMM's SM target, the collective's CTAs;\n"
+        "                        default the SMs the GEMM leaves) is the safe choice instead of the static default\n"
         "output:\n"
         "  --top K               rows to print (default 10; 0 prints all). Rows are distinct configurations; a\n"
-        "                        rank marked '=' ties another (within 1e-9). CTAs: fused 'G+C steal' (CTAs that\n"
-        "                        start on GEMM and on comm; every CTA steals once its queue is drained, so comm\n"
-        "                        tiles run on a comm home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C'\n"
-        "                        (the vendor GEMM's SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over\n"
-        "                        its finish; busbw: nccl-tests' bus bandwidth of the collective over its finish\n"
+        "                        rank marked '=' ties another (within 1e-9). range us: the prediction's interval\n"
+        "                        (the profile's err_<mode>). CTAs: fused 'G+C steal' (CTAs that start on GEMM and\n"
+        "                        on comm; every CTA steals once its queue is drained, so comm tiles run on a comm\n"
+        "                        home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C' (the vendor GEMM's\n"
+        "                        SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over its finish; busbw:\n"
+        "                        nccl-tests' bus bandwidth of the collective over its finish\n"
         "  --emit STACK          also sweep the vendor splits STACK can reach and write the best as its settings\n"
         "                        (nccl, rccl, torch, te or env: ncclConfig_t.minCTAs/maxCTAs or NCCL_MIN_CTAS/\n"
         "                        NCCL_MAX_CTAS within the library's cap, the cuBLASLt/hipBLASLt SM count target,\n"
@@ -82,7 +92,7 @@ static void cmd_predict_usage(FILE *f)
         "  --trace FILE          write the timeline of the best configuration (JSON; see --trace-format)\n"
         "  --trace-format F      duet (default: duet-trace/1) or chrome (Chrome trace events: Perfetto and\n"
         "                        chrome://tracing open it)\n"
-        "  --json                the result as JSON (schema duet-predict/1, times in us)\n"
+        "  --json                the result as JSON (schema duet-predict/2, times in us)\n"
         "  --csv                 the ranked rows as CSV (times in us)\n"
         "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
         "  -h, --help            this text\n"
@@ -133,28 +143,44 @@ static int cmd_predict_tiles(const char *arg, duet_sweep_params_t *sp)
     return CLI_EXIT_OK;
 }
 
-/* "duet's kernels are predicted 12.3 % faster than ..." or slower: the gain of the best duet point. */
-static void cmd_predict_gain(FILE *f, const duet_sweep_point_t *duet, const duet_sweep_point_t *vendor,
-                             const char *what)
+/*
+ * --emit's comparison: duet's best against the best vendor split the stack can reach, with the gain's
+ * interval within the band of the two predictions. What to use is the decision's (its pick), so the
+ * two verdicts never disagree: "use the vendor split" only where the decision leaves the safe choice
+ * for a vendor split, "use duet's kernels" only where its pick is one of duet's.
+ */
+static void cmd_predict_gain(FILE *f, const duet_hw_t *hw, const duet_decision_t *d, const duet_sweep_point_t *duet,
+                             const duet_sweep_point_t *vendor, const char *what)
 {
-    if (duet->makespan_s <= vendor->makespan_s)
-        fprintf(f, "duet's kernels are predicted %.1f %% faster than %s (%.1f us against %.1f us)\n",
-                (vendor->makespan_s / duet->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
-                vendor->makespan_s * 1e6);
+    double r = vendor->makespan_s / duet->makespan_s, band = duet_decide_band(hw, duet->cfg.mode, vendor->cfg.mode);
+    double lo = (r / (1 + band) - 1) * 100, hi = (r * (1 + band) - 1) * 100;
+    const duet_sweep_point_t *pick = duet_decision_pick(d);
+    /* A pick of duet's own: the static default kept, or another of duet's configurations. */
+    const char *use = d->moved ? "use duet's kernels" : "keep duet's static default";
+    fprintf(f,
+            "duet's kernels are predicted %.1f %% %s than %s (%.1f us against %.1f us; duet's gain %+.1f .. %+.1f %%, "
+            "%s the band of %.1f %%): ",
+            fabs(r - 1) * 100, r >= 1 ? "faster" : "slower", what, duet->makespan_s * 1e6, vendor->makespan_s * 1e6, lo,
+            hi, lo > 0 || hi < 0 ? "beyond" : "within", band * 100);
+    if (pick->cfg.mode == DUET_MODE_VENDOR)
+        fprintf(f, "%s\n",
+                d->moved ? "use the vendor split (the verdict)" : "keep the vendor split you run (the verdict)");
+    else if (lo > 0)
+        fprintf(f, "%s\n", use);
+    else if (hi < 0)
+        fprintf(f, "but it does not clear the band against %s: %s (the verdict)\n",
+                d->safe_kind == DUET_SAFE_VENDOR ? "the vendor split you run" : "the static default", use);
     else
-        fprintf(f,
-                "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the vendor split "
-                "above\n",
-                (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
-                vendor->makespan_s * 1e6);
+        fprintf(f, "the model cannot tell them apart: %s (the verdict)\n", use);
 }
 
 /*
  * --emit's verdict, one of three and never two: the vendor split the stack can reach with its settings
  * and how duet's best compares, or why no split is reachable and duet's best alone.
  */
-static void cmd_predict_verdict(FILE *f, int32_t emit, const duet_stack_limits_t *lim, const duet_sweep_point_t *vbest,
-                                const duet_sweep_point_t *dbest, const char *settings)
+static void cmd_predict_emit_verdict(FILE *f, const duet_hw_t *hw, const duet_decision_t *d, int32_t emit,
+                                     const duet_stack_limits_t *lim, const duet_sweep_point_t *vbest,
+                                     const duet_sweep_point_t *dbest, const char *settings)
 {
     char split[48], tile[32];
     if (vbest != NULL)
@@ -172,19 +198,60 @@ static void cmd_predict_verdict(FILE *f, int32_t emit, const duet_stack_limits_t
             duet_config_split_str(&dbest->cfg, split, sizeof(split)),
             duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
     if (vbest != NULL)
-        cmd_predict_gain(f, dbest, vbest, "the best vendor split");
+        cmd_predict_gain(f, hw, d, dbest, vbest, "the best vendor split");
+}
+
+/* "fused 99+33 steal, tile 256x128x64, 123.45 us (110.00-138.00)": a point with its interval. */
+static const char *cmd_predict_point_str(const duet_hw_t *hw, const duet_sweep_point_t *p, char *buf, size_t n)
+{
+    char split[48], tile[32];
+    duet_interval_t iv = duet_decide_interval(hw, p);
+    snprintf(tile, sizeof(tile), "%s", ""); /* vendor mode: the library picks its kernel */
+    if (p->cfg.mode != DUET_MODE_VENDOR) {
+        char t[24];
+        snprintf(tile, sizeof(tile), ", tile %s", duet_config_tile_str(&p->cfg, t, sizeof(t)));
+    }
+    snprintf(buf, n, "%s %s%s, %.2f us (%.2f-%.2f)", duet_mode_name(p->cfg.mode),
+             duet_config_split_str(&p->cfg, split, sizeof(split)), tile, p->makespan_s * 1e6, iv.lo_s * 1e6,
+             iv.hi_s * 1e6);
+    return buf;
+}
+
+/* The verdict: the safe choice kept or left, the alternative weighed, the gain with its interval. */
+static void cmd_predict_verdict(FILE *f, const duet_hw_t *hw, const duet_decision_t *d)
+{
+    char safe[160], alt[160];
+    const char *what = d->safe_kind == DUET_SAFE_VENDOR ? "the vendor split you run" : "the static default";
+    cmd_predict_point_str(hw, &d->safe, safe, sizeof(safe));
+    if (!d->has_alt) {
+        fprintf(f, "verdict: keep %s, %s: nothing else in the sweep\n", what, safe);
+        return;
+    }
+    cmd_predict_point_str(hw, &d->alt, alt, sizeof(alt));
+    if (d->moved)
+        fprintf(f,
+                "verdict: run %s\n         predicted %.1f %% faster than %s, %s; gain %+.1f .. %+.1f %%, beyond the "
+                "band of %.1f %%\n",
+                alt, d->gain * 100, what, safe, d->gain_lo * 100, d->gain_hi * 100, d->band * 100);
+    else
+        fprintf(f,
+                "verdict: keep %s, %s\n         best-ranked alternative %s: gain %+.1f %% (%+.1f .. %+.1f %%), %s "
+                "the band of %.1f %%\n",
+                what, safe, alt, d->gain * 100, d->gain_lo * 100, d->gain_hi * 100,
+                d->gain_hi < 0 ? "slower beyond" : "within", d->band * 100);
 }
 
 /* The CSV columns of the ranked rows (times in us). */
-static const char *const cmd_predict_csv_cols[] = {"rank",     "tied",    "mode",        "num_wgs",   "gemm_wgs",
-                                                   "comm_wgs", "steal",   "tile",        "split_k",   "pred_us",
-                                                   "gemm_us",  "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs"};
+static const char *const cmd_predict_csv_cols[] = {
+    "rank",    "tied",    "mode",    "num_wgs",     "gemm_wgs",  "comm_wgs",  "steal", "tile", "split_k",
+    "pred_us", "gemm_us", "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs", "lo_us", "hi_us"};
 
 /* One ranked row as text or CSV (JSON is built apart). */
-static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_workload_t *wl, const duet_sweep_point_t *p,
-                            size_t rank, int tied)
+static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_hw_t *hw, const duet_workload_t *wl,
+                            const duet_sweep_point_t *p, size_t rank, int tied)
 {
-    char tile[32], split[48];
+    char tile[32], split[48], range[40];
+    duet_interval_t iv = duet_decide_interval(hw, p);
     double alg, bus;
     duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
     duet_config_tile_str(&p->cfg, tile, sizeof(tile));
@@ -206,10 +273,13 @@ static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_workload_t *wl
         duet__csv_printf(csv, "%.2f", tf);
         duet__csv_printf(csv, "%.2f", alg);
         duet__csv_printf(csv, "%.2f", bus);
+        duet__csv_printf(csv, "%.3f", iv.lo_s * 1e6);
+        duet__csv_printf(csv, "%.3f", iv.hi_s * 1e6);
         duet__csv_end(csv);
     } else {
-        fprintf(f, "%4zu%s  %-10s %-12s %-15s %9.2f %9.2f %9.2f %8.1f %10.1f\n", rank, tied ? "=" : " ",
-                duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, p->gemm_finish_s * 1e6,
+        snprintf(range, sizeof(range), "%.2f-%.2f", iv.lo_s * 1e6, iv.hi_s * 1e6);
+        fprintf(f, "%4zu%s  %-10s %-12s %-15s %9.2f %19s %9.2f %9.2f %8.1f %10.1f\n", rank, tied ? "=" : " ",
+                duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, range, p->gemm_finish_s * 1e6,
                 p->comm_finish_s * 1e6, tf, bus);
     }
 }
@@ -340,6 +410,7 @@ int cmd_predict(int argc, char **argv)
                                              {"timeline", required_argument, NULL, OPT_TIMELINE},
                                              {"trace", required_argument, NULL, OPT_TRACE},
                                              {"reference-pricing", no_argument, NULL, OPT_REF},
+                                             {"running-vendor", required_argument, NULL, OPT_RUNNING},
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"csv", no_argument, NULL, OPT_CSV},
                                              {"emit", required_argument, NULL, OPT_EMIT},
@@ -360,6 +431,7 @@ int cmd_predict(int argc, char **argv)
     duet_stack_limits_t lim;
     int chrome = 0;
     int opt, rc, ref_pricing = 0;
+    long long run_d[2] = {0, -1}; /* --running-vendor: the GEMM's SM target, the comm CTAs (-1: the rest) */
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -446,6 +518,18 @@ int cmd_predict(int argc, char **argv)
         case OPT_REF:
             ref_pricing = 1;
             continue;
+        case OPT_RUNNING: {
+            char buf[64], *comma;
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            comma = strchr(buf, ',');
+            if (comma != NULL)
+                *comma = '\0';
+            if (cli_parse_i64(buf, 1, 4096, &run_d[0]) != 0 ||
+                (comma != NULL && cli_parse_i64(comma + 1, 0, 1 << 20, &run_d[1]) != 0))
+                return cli_usage_error("predict", "--running-vendor: '%s' is not SMS or SMS,CTAS (integers)",
+                                       duet__q(optarg));
+            continue;
+        }
         default:
             break;
         }
@@ -499,18 +583,30 @@ int cmd_predict(int argc, char **argv)
             return cli_fail("predict", st);
     }
 
+    if (run_d[0] > c.hw.n_sms)
+        return cli_usage_error("predict", "--running-vendor: %lld SMs exceeds the %d SMs of %s", run_d[0], c.hw.n_sms,
+                               c.hw.name);
+
     duet_sim_ws_t *ws = NULL;
     duet_sweep_result_t res;
+    duet_decision_t dec;
     duet_frozen_ref_result_t *ref = NULL;
     duet_status_t st = duet_sim_ws_create(&ws);
     if (st < 0)
         return cli_fail("predict", st);
     if (ref_pricing)
         st = cmd_predict_reference(ws, &c, &sp, &ref);
-    /* The two-phase sweep when only the first rows are shown; the curve (--svg) needs every point. */
-    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && svg == NULL ? (int32_t)top : 0;
+    /* The two-phase sweep when only the first rows are shown; the curve (--svg) needs every point, and
+     * the vendor split you run (--running-vendor) may be slower than the static default, so that the
+     * pick may be any configuration faster than it. */
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && svg == NULL && run_d[0] == 0 ? (int32_t)top : 0;
     if (st >= 0)
         st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
+    if (st >= 0) {
+        st = duet__predict_decide(ws, &c.hw, &c.wl, &sp, &res, (int32_t)run_d[0], (int32_t)run_d[1], &dec);
+        if (st < 0)
+            duet_sweep_result_free(&res);
+    }
     duet_sim_ws_destroy(ws);
     if (st < 0)
         free(ref);
@@ -523,18 +619,21 @@ int cmd_predict(int argc, char **argv)
     const duet_sweep_point_t *dbest = emit >= 0 ? duet_sweep_best(&res, duet_modes) : NULL;
     char settings[4096] = "";
     if ((st = duet__predict_emit_text(emit, &c.hw, &ver, &c.wl, &res, settings, sizeof(settings))) < 0) {
+        duet_decision_free(&dec);
         duet_sweep_result_free(&res);
+        free(ref);
         return cli_fail("predict", st);
     }
     cli_out_t out;
     if ((rc = cli_out_open(&out, "predict", out_path)) != CLI_EXIT_OK) {
+        duet_decision_free(&dec);
         duet_sweep_result_free(&res);
         free(ref);
         return rc;
     }
     FILE *f = out.f;
     if (c.json) {
-        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, emit >= 0 ? &lim : NULL, settings);
+        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, &dec, shown, emit, emit >= 0 ? &lim : NULL, settings);
         if (o != NULL && ref != NULL) {
             cJSON *rp = cJSON_AddObjectToObject(o, "reference_predict_split");
             char tile[32];
@@ -548,8 +647,8 @@ int cmd_predict(int argc, char **argv)
         duet__csv_t csv;
         cli_out_csv(&out, &csv);
         duet__csv_names(&csv, cmd_predict_csv_cols, sizeof(cmd_predict_csv_cols) / sizeof(cmd_predict_csv_cols[0]));
-        for (size_t i = 0; i < shown; i++)
-            cmd_predict_row(f, &csv, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i));
+        for (size_t j = 0; j < shown; j++)
+            cmd_predict_row(f, &csv, &c.hw, &c.wl, &res.points[dec.order[j]], dec.rank[j], duet_decision_tied(&dec, j));
     } else {
         fprintf(f, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
                 c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
@@ -558,25 +657,28 @@ int cmd_predict(int argc, char **argv)
         cmd_predict_sizes(f, &c.wl);
         fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res.n_configs, res.n_simulated,
                 res.wall_s * 1e3, (long long)res.events);
-        fprintf(f, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
-                "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
-        for (size_t i = 0; i < shown; i++)
-            cmd_predict_row(f, NULL, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i));
+        fprintf(f, "%5s  %-10s %-12s %-15s %9s %19s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
+                "range us", "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
+        for (size_t j = 0; j < shown; j++)
+            cmd_predict_row(f, NULL, &c.hw, &c.wl, &res.points[dec.order[j]], dec.rank[j], duet_decision_tied(&dec, j));
+        fprintf(f, "\n");
+        cmd_predict_verdict(f, &c.hw, &dec);
         const duet_sweep_point_t *d = &res.dflt;
-        fprintf(f, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
+        fprintf(f, "static default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
                 d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
         char rank[128];
-        fprintf(f, "%s\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
+        fprintf(f, "%s (by predicted makespan alone)\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
         if (ref != NULL)
             fprintf(f,
                     "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
                     "%.1f us\n",
                     ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
         if (emit >= 0)
-            cmd_predict_verdict(f, emit, &lim, vbest, dbest, settings);
+            cmd_predict_emit_verdict(f, &c.hw, &dec, emit, &lim, vbest, dbest, settings);
     }
     rc = cli_out_close(&out, "predict", rc);
     free(ref);
+    duet_decision_free(&dec);
     if (rc == CLI_EXIT_OK && svg != NULL) {
         char title[256];
         snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s (policy %s)", c.hw.name,

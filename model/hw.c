@@ -77,6 +77,20 @@ double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t t)
     return 1.0;
 }
 
+double duet_hw_mode_err(const duet_hw_t *hw, int32_t mode)
+{
+    switch (mode) {
+    case DUET_MODE_FUSED:
+        return hw->err_fused;
+    case DUET_MODE_CONCURRENT:
+        return hw->err_concurrent;
+    case DUET_MODE_VENDOR:
+        return hw->err_vendor;
+    default:
+        return 0.0;
+    }
+}
+
 duet_status_t duet_hw_validate(const duet_hw_t *hw)
 {
     if (hw->fabric != DUET_FABRIC_SWITCH && hw->fabric != DUET_FABRIC_MESH)
@@ -120,6 +134,21 @@ typedef struct duet__hw_init {
     {                                                                                                                  \
         F(seed_dequeue_comm_us), 2.36, "iris.concurrent predictor.py C_ATOMIC_COMM_MS (the reference design)"          \
     }
+
+/*
+ * The known error of a device without a corpus of its own (no AMD corpus is committed): the H200's
+ * held-out figures (tuning_data/h200.json) stand in. A profile that was never fitted is likely
+ * further off than a fitted one, so these are a floor, not an estimate of the device.
+ */
+#define STANDIN_ERR_NOTE "stand-in: the H200's k-fold held-out figure (tuning_data/h200.json); no corpus on this device"
+#define STANDIN_ERR                                                                                                    \
+    {F(err_fused), ERR_FUSED_H200, STANDIN_ERR_NOTE}, {F(err_concurrent), ERR_CONCURRENT_H200, STANDIN_ERR_NOTE},      \
+    {                                                                                                                  \
+        F(err_vendor), ERR_VENDOR_H200, STANDIN_ERR_NOTE                                                               \
+    }
+#define ERR_FUSED_H200 0.1173
+#define ERR_CONCURRENT_H200 0.2425
+#define ERR_VENDOR_H200 0.6627
 
 /* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
 #define NEUTRAL_TILE_NOTE "neutral estimate: no per-tile measurement on this device; duet calibrate fit sets it"
@@ -202,6 +231,7 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
     {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},
     SEED_RULES,
+    STANDIN_ERR,
 };
 
 static const duet__hw_init_t duet__mi350x[] = {
@@ -254,6 +284,7 @@ static const duet__hw_init_t duet__mi350x[] = {
     {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
     {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},
     SEED_RULES,
+    STANDIN_ERR,
 };
 
 #undef F

@@ -1,6 +1,6 @@
 /*
  * The library's results as JSON, for the CLI's --json and for callers in other languages: one
- * builder per result (predict "duet-predict/1", simulate "duet-simulate/1", plan "duet-plan/1"),
+ * builder per result (predict "duet-predict/2", simulate "duet-simulate/1", plan "duet-plan/1"),
  * shared by `duet ... --json` and by duet_predict_json(), the entry point that takes a request as
  * JSON text and answers with JSON text (the Python package python/duet calls it through ctypes).
  * Every time is in microseconds (keys ending in _us), every size in bytes.
@@ -81,12 +81,54 @@ cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p)
     return o;
 }
 
+cJSON *duet__point_iv_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_point_t *p)
+{
+    cJSON *o = duet__point_cjson(wl, p);
+    duet_interval_t iv = duet_decide_interval(hw, p);
+    cJSON_AddNumberToObject(o, "lo_us", iv.lo_s * 1e6);
+    cJSON_AddNumberToObject(o, "hi_us", iv.hi_s * 1e6);
+    cJSON_AddNumberToObject(o, "err", duet_hw_mode_err(hw, p->cfg.mode));
+    return o;
+}
+
+duet_status_t duet__predict_decide(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                                   const duet_sweep_params_t *sp, const duet_sweep_result_t *res,
+                                   int32_t running_gemm_sms, int32_t running_comm_ctas, duet_decision_t *dec_p)
+{
+    duet_sweep_point_t safe = res->dflt;
+    int32_t kind = DUET_SAFE_DEFAULT;
+    if (running_gemm_sms > 0) {
+        DUET_CHECK(duet_decide_vendor_point(ws, hw, wl, sp, running_gemm_sms, running_comm_ctas, &safe));
+        kind = DUET_SAFE_VENDOR;
+    }
+    return duet_decide(hw, res, &safe, kind, dec_p);
+}
+
+/* The decision as JSON: the safe choice, the alternative weighed, the pick, the gain and its band. */
+static void duet__decision_cjson(cJSON *o, const duet_hw_t *hw, const duet_workload_t *wl, const duet_decision_t *d)
+{
+    cJSON *e = cJSON_AddObjectToObject(o, "decision");
+    cJSON_AddStringToObject(e, "safe_kind", d->safe_kind == DUET_SAFE_VENDOR ? "running_vendor" : "static_default");
+    cJSON_AddItemToObject(e, "safe", duet__point_iv_cjson(hw, wl, &d->safe));
+    cJSON_AddBoolToObject(e, "moved", d->moved);
+    cJSON_AddItemToObject(e, "pick", duet__point_iv_cjson(hw, wl, duet_decision_pick(d)));
+    if (!d->has_alt) {
+        cJSON_AddNullToObject(e, "alternative");
+        return;
+    }
+    cJSON_AddItemToObject(e, "alternative", duet__point_iv_cjson(hw, wl, &d->alt));
+    cJSON_AddNumberToObject(e, "gain", d->gain);
+    cJSON_AddNumberToObject(e, "gain_lo", d->gain_lo);
+    cJSON_AddNumberToObject(e, "gain_hi", d->gain_hi);
+    cJSON_AddNumberToObject(e, "band", d->band);
+}
+
 cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
-                           const duet_sweep_result_t *res, size_t shown, int32_t emit, const duet_stack_limits_t *lim,
-                           const char *settings)
+                           const duet_sweep_result_t *res, const duet_decision_t *dec, size_t shown, int32_t emit,
+                           const duet_stack_limits_t *lim, const char *settings)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "duet-predict/1");
+    cJSON_AddStringToObject(o, "schema", "duet-predict/2");
     cJSON_AddStringToObject(o, "hw", hw->name);
     cJSON_AddStringToObject(o, "policy", sp->policy ? sp->policy->name : duet_sim_policy_fluid.name);
     duet__workload_cjson(o, wl);
@@ -95,16 +137,17 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     cJSON_AddNumberToObject(o, "events", (double)res->events);
     cJSON_AddNumberToObject(o, "wall_us", res->wall_s * 1e6);
     cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
-    for (size_t i = 0; i < shown && i < res->n; i++) {
-        cJSON *e = duet__point_cjson(wl, &res->points[i]);
-        cJSON_AddNumberToObject(e, "rank", (double)duet_sweep_rank(res, i));
-        cJSON_AddBoolToObject(e, "tied", duet_sweep_tied(res, i));
+    for (size_t j = 0; j < shown && j < res->n && j < dec->n; j++) {
+        cJSON *e = duet__point_iv_cjson(hw, wl, &res->points[dec->order[j]]);
+        cJSON_AddNumberToObject(e, "rank", (double)dec->rank[j]);
+        cJSON_AddBoolToObject(e, "tied", duet_decision_tied(dec, j));
         cJSON_AddItemToArray(arr, e);
     }
-    cJSON *d = duet__point_cjson(wl, &res->dflt);
+    cJSON *d = duet__point_iv_cjson(hw, wl, &res->dflt);
     cJSON_AddNumberToObject(d, "rank", (double)res->default_rank);
     cJSON_AddNumberToObject(d, "tied_with", (double)res->default_ties);
     cJSON_AddItemToObject(o, "static_default", d);
+    duet__decision_cjson(o, hw, wl, dec);
     const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
     const duet_sweep_point_t *dbest = duet_sweep_best(res, (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT));
     if (emit >= 0 && lim != NULL) {
@@ -116,11 +159,17 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
         if (!lim->gemm_target)
             cJSON_AddStringToObject(e, "unreachable_because", lim->no_target);
         if (vbest != NULL)
-            cJSON_AddItemToObject(e, "vendor_best", duet__point_cjson(wl, vbest));
+            cJSON_AddItemToObject(e, "vendor_best", duet__point_iv_cjson(hw, wl, vbest));
         if (dbest != NULL)
-            cJSON_AddItemToObject(e, "duet_best", duet__point_cjson(wl, dbest));
+            cJSON_AddItemToObject(e, "duet_best", duet__point_iv_cjson(hw, wl, dbest));
         if (vbest != NULL && dbest != NULL) {
-            cJSON_AddNumberToObject(e, "duet_speedup", vbest->makespan_s / dbest->makespan_s);
+            /* duet's speed-up over the vendor split and its interval within the band of the two. */
+            double r = vbest->makespan_s / dbest->makespan_s,
+                   band = duet_decide_band(hw, dbest->cfg.mode, DUET_MODE_VENDOR);
+            cJSON_AddNumberToObject(e, "duet_speedup", r);
+            cJSON_AddNumberToObject(e, "duet_speedup_lo", r / (1 + band));
+            cJSON_AddNumberToObject(e, "duet_speedup_hi", r * (1 + band));
+            cJSON_AddNumberToObject(e, "band", band);
         }
         cJSON *lines = cJSON_AddArrayToObject(e, "settings");
         for (const char *l = settings; l != NULL && *l != '\0';) {
@@ -423,29 +472,59 @@ duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const d
     return duet_emit_settings_at(emit, hw, v, wl->coll, &vbest->cfg, buf, n);
 }
 
+/* "running_vendor": {"gemm_sms": G, "comm_ctas": C}, the vendor split the caller runs (C optional). */
+static duet_status_t duet__req_running(const cJSON *req, const duet_hw_t *hw, int32_t *g, int32_t *c)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(req, "running_vendor");
+    *g = 0;
+    *c = -1;
+    if (o == NULL)
+        return DUET_OK;
+    if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, "gemm_sms") == NULL)
+        return duet__error(DUET_ERR_PARSE, "request.running_vendor: must be an object with gemm_sms (and comm_ctas)");
+    int64_t v = 0, w = -1;
+    DUET_CHECK(duet__json_member_int(o, "gemm_sms", 1, hw->n_sms, "request.running_vendor", &v));
+    DUET_CHECK(duet__req_int(o, "comm_ctas", 0, 1 << 20, &w));
+    *g = (int32_t)v;
+    *c = (int32_t)w;
+    return DUET_OK;
+}
+
 static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl, cJSON **out_p)
 {
     duet_sweep_params_t sp = duet_sweep_default_params();
     int64_t top = 10;
-    int32_t emit = -1;
+    int32_t emit = -1, run_g, run_c;
     duet_stack_versions_t ver = duet_stack_versions_default();
     duet_stack_limits_t lim;
     DUET_CHECK(duet__req_sweep(req, &sp, &top, &emit, &ver));
     DUET_CHECK(duet__predict_emit_setup(emit, hw, &ver, &sp, &lim));
+    DUET_CHECK(duet__req_running(req, hw, &run_g, &run_c));
     duet_sim_ws_t *ws = NULL;
     duet_sweep_result_t res;
+    duet_decision_t dec;
     DUET_CHECK(duet_sim_ws_create(&ws));
-    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX ? (int32_t)top : 0; /* the two-phase sweep */
+    /* The two-phase sweep, unless the safe choice is a vendor split you run: it may be slower than the
+     * static default, and the pick any configuration faster than it. */
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && run_g == 0 ? (int32_t)top : 0;
     duet_status_t st = duet_sweep_run(ws, hw, wl, &sp, &res);
-    duet_sim_ws_destroy(ws);
-    if (st < 0)
+    if (st < 0) {
+        duet_sim_ws_destroy(ws);
         return st;
+    }
+    st = duet__predict_decide(ws, hw, wl, &sp, &res, run_g, run_c, &dec);
+    duet_sim_ws_destroy(ws);
+    if (st < 0) {
+        duet_sweep_result_free(&res);
+        return st;
+    }
     char settings[4096];
     st = duet__predict_emit_text(emit, hw, &ver, wl, &res, settings, sizeof(settings));
     if (st >= 0) {
         size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
-        *out_p = duet__predict_cjson(hw, wl, &sp, &res, shown, emit, emit >= 0 ? &lim : NULL, settings);
+        *out_p = duet__predict_cjson(hw, wl, &sp, &res, &dec, shown, emit, emit >= 0 ? &lim : NULL, settings);
     }
+    duet_decision_free(&dec);
     duet_sweep_result_free(&res);
     return st;
 }

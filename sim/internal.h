@@ -88,9 +88,21 @@ struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_poin
  * workload writes it so.
  */
 void duet__workload_cjson(struct cJSON *o, const duet_workload_t *wl);
+/* The predict answer (duet-predict/2): the ranked rows in the decision's order (dec->order), each
+ * with its interval, and the decision. */
 struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
-                                  const duet_sweep_result_t *res, size_t shown, int32_t emit,
-                                  const duet_stack_limits_t *lim, const char *settings);
+                                  const duet_sweep_result_t *res, const duet_decision_t *dec, size_t shown,
+                                  int32_t emit, const duet_stack_limits_t *lim, const char *settings);
+/* A sweep point with its interval: duet__point_cjson's members, "lo_us", "hi_us" and "err". */
+struct cJSON *duet__point_iv_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_point_t *p);
+/*
+ * The decision of `duet predict` and of the JSON API: the safe choice is the sweep's static default,
+ * or with running_gemm_sms > 0 the vendor split the user runs (running_comm_ctas -1: the SMs left),
+ * priced by duet_decide_vendor_point(); then duet_decide().
+ */
+duet_status_t duet__predict_decide(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                                   const duet_sweep_params_t *sp, const duet_sweep_result_t *res,
+                                   int32_t running_gemm_sms, int32_t running_comm_ctas, duet_decision_t *dec_p);
 struct cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,
                                    const duet_sim_policy_ops_t *policy, const duet_sim_result_t *r);
 struct cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p);

@@ -470,9 +470,11 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
      * everything; else a candidate whose bound exceeds (beyond the tie tolerance, twice over) the
      * static default, the top-th fastest distinct configuration simulated so far, and its mode's
      * fastest, can be none of them, so it is skipped: what the result holds and ranks (the first
-     * top points, each mode's best, the default's rank and ties) is the full sweep's. A vendor
-     * stand-in tile whose bound exceeds its split's fastest so far cannot become that split's
-     * point, whatever top says.
+     * top points, each mode's best, the default's rank and ties) is the full sweep's. The same bar
+     * is kept on the upper end of each prediction's interval (makespan x (1 + err_<mode>), the
+     * decision's ranking, sim/decide.c): a candidate is skipped only if it can be among the first
+     * top by neither figure. A vendor stand-in tile whose bound exceeds its split's fastest so far
+     * cannot become that split's point, whatever top says.
      */
     const int bounded = !duet_sim_policy_is_frozen(p.policy);
     if (bounded)
@@ -481,7 +483,13 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         const double slack = 1.0 + 2.0 * DUET_RANK_TIE_REL;
         duet__sweep_top_t top;
         memset(&top, 0, sizeof(top));
-        top.cap = p.top + 1; /* one more than shown: whether the last shown row ties the next */
+        top.cap = p.top + 1;      /* one more than shown: whether the last shown row ties the next */
+        duet__sweep_top_t top_hi; /* the same, by the interval's upper end */
+        memset(&top_hi, 0, sizeof(top_hi));
+        top_hi.cap = top.cap;
+        double up[DUET_MODE_COUNT]; /* 1 + err_<mode>: the interval's upper end over the makespan */
+        for (int m = 0; m < DUET_MODE_COUNT; m++)
+            up[m] = 1.0 + duet_hw_mode_err(hw, m);
         double mode_best[DUET_MODE_COUNT];
         for (int m = 0; m < DUET_MODE_COUNT; m++)
             mode_best[m] = INFINITY;
@@ -498,7 +506,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             const duet__sweep_group_t *g = &groups[c->group];
             if (p.top > 0) {
                 double bar = fmax(res.dflt.makespan_s, top.n == top.cap ? top.ms[top.n - 1] : INFINITY);
-                if (c->lb > bar * slack && c->lb > mode_best[g->mode] * slack)
+                double bar_hi = top_hi.n == top_hi.cap ? top_hi.ms[top_hi.n - 1] : INFINITY;
+                if (c->lb > bar * slack && c->lb > mode_best[g->mode] * slack && c->lb * up[g->mode] > bar_hi * slack)
                     continue;
             }
             duet_plan_t plan;
@@ -517,6 +526,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                 if (p.top > 0) {
                     double bar = fmax(res.dflt.makespan_s, top.n == top.cap ? top.ms[top.n - 1] : INFINITY);
                     bar = fmax(bar, mode_best[g->mode]);
+                    bar = fmax(bar, (top_hi.n == top_hi.cap ? top_hi.ms[top_hi.n - 1] : INFINITY) / up[g->mode]);
                     ws->t_stop = isinf(bar) ? 0.0 : bar * slack;
                 }
                 st = duet__sim_plan(ws, hw, &p, &plan, pt, &res.events);
@@ -532,8 +542,10 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                 mode_best[g->mode] = pt->makespan_s;
             if (vsplit && pt->makespan_s < split_best[plan.cfg.gemm_wgs])
                 split_best[plan.cfg.gemm_wgs] = pt->makespan_s;
-            if (p.top > 0)
+            if (p.top > 0) {
                 duet__sweep_top_add(&top, pt->makespan_s, c->key);
+                duet__sweep_top_add(&top_hi, pt->makespan_s * up[g->mode], c->key);
+            }
         }
         free(split_best);
         if (st < 0)

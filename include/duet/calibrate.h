@@ -262,6 +262,21 @@ duet_status_t duet_cal_fit_run(const duet_corpus_t *corpora, const char *const *
  */
 void duet_cal_fit_set_sources(duet_cal_fit_t *fit, const char *const *files, int n, const char *date);
 
+/** The quantile of a mode's known error (duet_cal_mode_errors_compute()). */
+#define DUET_CAL_MODE_ERR_Q 0.9
+
+/**
+ * Each mode's known error as the profile keeps it (err_fused, err_concurrent, err_vendor; docs/model.md,
+ * "Deciding within the known error"), from predictions of measured rows: per workload (every field of
+ * duet_workload_t), m = the median of log(pred / meas) over its predicted op rows; per mode,
+ * q = the DUET_CAL_MODE_ERR_Q quantile of |log(pred / meas) - m| over its op rows; err = exp(q) - 1.
+ * Given held-out predictions (each workload predicted by a fit that did not see it), this is the
+ * held-out error of one prediction against the other predictions of its workload. err[mode] is NaN
+ * and rows[mode] 0 for a mode without predicted op rows. @return DUET_ERR_INVALID_ARG without rows.
+ */
+duet_status_t duet_cal_mode_errors_compute(const duet_corpus_row_t *rows, const double *pred_ms, size_t n,
+                                           double err[DUET_MODE_COUNT], int64_t n_rows[DUET_MODE_COUNT]);
+
 /* ========================================================================================== */
 /* Reports                                                                                     */
 /* ========================================================================================== */
@@ -285,6 +300,10 @@ typedef struct duet_cal_model_report {
     duet_cal_metrics_t in_sample; /* the fitted profile on the rows it was fitted to */
     duet_cal_metrics_t held_out;  /* each shape predicted by the fit of the folds without it */
     int32_t folds;                /* 0: no cross-validation (held_out is not set) */
+    /* Each mode's known error from the held-out predictions (duet_cal_mode_errors_compute(); NaN and
+     * 0 rows where the corpora have none of the mode, or without cross-validation). */
+    double mode_err[DUET_MODE_COUNT];
+    int64_t mode_err_rows[DUET_MODE_COUNT];
     duet_cal_fold_t fold[DUET_CAL_MAX_FOLDS];
 } duet_cal_model_report_t;
 
@@ -336,7 +355,9 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
  * Write what `duet calibrate fit` outputs, as a pair or not at all (a failed profile write removes
  * the report): the report as JSON to `report_path` and the fitted profile (rep->model.fit.hw) to
  * `profile_path`. First the fitted constants' sources become "fit: <files>, <date>, +-<stderr>
- * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC) and the profile is named `name`
+ * <unit>" (duet_cal_fit_set_sources; `date` NULL: today, UTC), each mode's known error with rows
+ * (rep->model.mode_err) replaces the profile's, its source "fit: k-fold held-out, <files>, <date>,
+ * p90 of N op rows", and the profile is named `name`
  * (NULL: the base's); rep keeps those changes even when a write fails. `files` names the corpora
  * (n of them), `base_name` the base profile.
  */
@@ -419,8 +440,9 @@ typedef struct duet_cal_ci {
  * sweeps of |m1 - m2| / min(m1, m2); the model's pick is its fastest predicted op row (ties: the
  * first row); the pick is right (noise-aware) when m1(pick) <= (1 + band) x the fastest m1; the
  * ceiling scores sweep 2's fastest row the same way (how well a re-measurement picks); regret is
- * m1(pick) / fastest m1 - 1. The reference rules are scored within their own options: their pick,
- * best and band among the rows they predict.
+ * m1(pick) / fastest m1 - 1. The reference rules are scored twice: within their own options (their
+ * pick against the fastest of the rows they predict: unsplit fused rows), and as the model is, against
+ * the fastest row of every mode (ref_all_*). Both use the workload's band and the same workloads.
  */
 typedef struct duet_cal_eval {
     int32_t workloads, gemm_rows, op_rows, ref_workloads;
@@ -430,7 +452,8 @@ typedef struct duet_cal_eval {
     duet_cal_ci_t exact_pick;                    /* the pick is the fastest m1 row */
     duet_cal_ci_t regret_p95, regret_mean;
     duet_cal_ci_t ref_op_ape_median, ref_op_ape_p95, ref_pick, ref_regret_p95, ref_regret_mean;
-    double band_median; /* median over workloads of the band */
+    duet_cal_ci_t ref_all_pick, ref_all_regret_p95, ref_all_regret_mean; /* against the best of all modes */
+    double band_median;                                                  /* median over workloads of the band */
     int32_t resamples;
     int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
     uint64_t seed;      /* the bootstrap's seed */
@@ -457,7 +480,8 @@ typedef enum {
 typedef struct duet_cal_eval_figure {
     const char *key;             /* JSON member name, e.g. "gemm_ape_median" (unique within its group) */
     const char *label;           /* the text table's line */
-    int32_t reference;           /* 1: a figure of the reference rules (their section of the table) */
+    int32_t reference;           /* 1: the reference rules within their own options; 2: against the best of all
+                                    modes (their sections of the table); 0: the model */
     int32_t indent;              /* 1: printed as a sub-line of the figure above */
     size_t offset;               /* offsetof(duet_cal_eval_t, the duet_cal_ci_t it shows) */
     int32_t cmp;                 /* duet_cal_target_cmp_t */
@@ -480,6 +504,11 @@ int duet_cal_eval_figure_met(const duet_cal_eval_t *e, const duet_cal_eval_figur
  * rules predict).
  */
 int duet_cal_eval_better_than_reference(const duet_cal_eval_t *e);
+/**
+ * Ahead of the reference rules scored against the best of all modes: the model's regret mean
+ * interval entirely below theirs (ref_all_regret_mean). 1 met, 0 not, -1 not available.
+ */
+int duet_cal_eval_better_than_reference_all(const duet_cal_eval_t *e);
 
 /**
  * Evaluate rows[0..n) over n_workloads workloads: point estimates and bootstrap intervals

@@ -119,7 +119,16 @@ typedef enum {
     X(seed_alpha, DBL, "1", 0, 100, "seed: GEMM slow-down per unit of comm-home fraction x comm intensity")            \
     X(seed_sat_channels, INT, "CTAs", 1, 4096, "seed: CTAs at which comm saturates; all_reduce floor is twice this")   \
     X(seed_dequeue_gemm_us, DBL, "us", 0, 1000, "seed: charge per GEMM dequeue")                                       \
-    X(seed_dequeue_comm_us, DBL, "us", 0, 1000, "seed: charge per comm dequeue")
+    X(seed_dequeue_comm_us, DBL, "us", 0, 1000, "seed: charge per comm dequeue")                                       \
+    /* the model's known error (docs/model.md, "Deciding within the known error"): how far one                         \
+     * prediction of a mode may be off against the other predictions of the same workload, held out                    \
+     * (k-fold, by workload) on the training corpus: exp(q) - 1, q the 90th percentile of                              \
+     * |log(pred / meas) - m|, m the workload's median log error. The workload-wide part m moves                       \
+     * every configuration of a workload together and cannot change which is faster: it is left out.                   \
+     */                                                                                                                \
+    X(err_fused, DBL, "1", 0, 10, "held-out error of a fused-mode prediction against its workload's others")           \
+    X(err_concurrent, DBL, "1", 0, 10, "held-out error of a concurrent-mode prediction, as err_fused")                 \
+    X(err_vendor, DBL, "1", 0, 10, "held-out error of a vendor-mode prediction, as err_fused")
 
 typedef enum {
 #define DUET__HW_ENUM(member, type, unit, lo, hi, help) DUET_HW_F_##member,
@@ -166,6 +175,12 @@ void duet_hw_set(duet_hw_t *hw, int field, double value);
  * @return 1 for a tile without a factor of its own.
  */
 double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t tile);
+
+/**
+ * The profile's known error of a prediction of `mode` (err_fused, err_concurrent or err_vendor), a
+ * fraction: the prediction p stands for [p / (1 + e), p (1 + e)]. 0 for an unknown mode.
+ */
+double duet_hw_mode_err(const duet_hw_t *hw, int32_t mode);
 
 /** Number of built-in profiles, and their names ("h200", "mi300x", "mi350x"). */
 int duet_hw_builtin_count(void);

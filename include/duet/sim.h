@@ -330,9 +330,10 @@ typedef struct duet_sweep_params {
     int64_t max_events; /* the sweep's event budget; 0 = DUET_SWEEP_MAX_EVENTS */
     /* 0 (the default): simulate and rank every configuration. K in 1..DUET_SWEEP_TOP_MAX: the
      * two-phase sweep (docs/simulator.md, "Speed"): a lower bound for every configuration, and the
-     * simulation only for those that can be among the K fastest, the fastest of their mode, or as
-     * fast as the static default. The result then holds those only, ranked; its first K points
-     * (and the next, for ties), each mode's fastest and the default's rank are the full sweep's.
+     * simulation only for those that can be among the K fastest, among the K first by the upper end
+     * of their interval (duet_decide_interval()), the fastest of their mode, or as fast as the static
+     * default. The result then holds those only, ranked; its first K points (and the next, for
+     * ties) by either figure, each mode's fastest and the default's rank are the full sweep's.
      * The frozen policy always simulates everything. */
     int32_t top;
     /* Vendor mode: the most CTAs the collective may run on (the stack's cap, duet_stack_limits_t.max_ctas):
@@ -390,23 +391,98 @@ double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s);
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path);
 
 /* ========================================================================================== */
+/* Deciding within the model's known error (sim/decide.c)                                      */
+/* ========================================================================================== */
+
+/*
+ * A prediction p of mode m stands for the interval [p / (1 + e), p (1 + e)], e = duet_hw_mode_err(hw, m),
+ * the profile's held-out error of one prediction against the others of its workload (err_<mode>).
+ * `duet predict` ranks by the interval's upper end and leaves the safe choice (duet's static default,
+ * or the vendor split the user already runs) only for a configuration whose predicted gain over it
+ * exceeds the band of the two predictions (duet_decide_band(); docs/model.md, "Deciding within the
+ * known error").
+ */
+
+/** A prediction's interval, seconds. */
+typedef struct duet_interval {
+    double lo_s, hi_s;
+} duet_interval_t;
+
+/** The interval of a sweep point's makespan on `hw`. */
+duet_interval_t duet_decide_interval(const duet_hw_t *hw, const duet_sweep_point_t *p);
+
+/**
+ * The band of comparing a prediction of mode a with one of mode b, a fraction: exp(sqrt(ln(1 + e_a)^2 +
+ * ln(1 + e_b)^2)) - 1. A gain (the ratio of the two predictions, less 1) within it is not told apart
+ * from no gain.
+ */
+double duet_decide_band(const duet_hw_t *hw, int32_t mode_a, int32_t mode_b);
+
+/** What the safe choice is. */
+typedef enum {
+    DUET_SAFE_DEFAULT = 0, /* duet's static default (duet_sweep_result_t.dflt) */
+    DUET_SAFE_VENDOR = 1   /* the vendor split the user runs (duet_decide_vendor_point()) */
+} duet_safe_kind_t;
+
+/** A decision over a sweep. Free with duet_decision_free(). */
+typedef struct duet_decision {
+    size_t n;      /* the sweep's points */
+    size_t *order; /* indices into the sweep's points, ranked by the interval's upper end (ties by duet_rank_sort()) */
+    size_t *rank;  /* rank[j]: the competition rank of order[j], tied figures (DUET_RANK_TIE_REL) sharing it */
+    int32_t safe_kind;       /* duet_safe_kind_t */
+    duet_sweep_point_t safe; /* the safe choice */
+    int32_t moved;           /* 1: the pick leaves the safe choice for alt */
+    int32_t has_alt;         /* 1: some point of the sweep is not the safe choice */
+    /* The alternative weighed: when moved, the best-ranked point whose gain clears the band; else the
+     * best-ranked point that is not the safe choice. */
+    duet_sweep_point_t alt;
+    double gain;             /* safe / alt - 1 (predicted makespans): alt's predicted speed-up */
+    double gain_lo, gain_hi; /* its interval: (1 + gain) / (1 + band) - 1 and (1 + gain) (1 + band) - 1 */
+    double band;             /* duet_decide_band() of the two modes */
+} duet_decision_t;
+
+/**
+ * Rank the sweep's points by the upper end of their interval, and decide: the pick is the
+ * best-ranked point whose gain over `safe` clears the band (gain_lo > 0), else `safe` itself.
+ * @return DUET_ERR_NO_MEMORY, DUET_ERR_INVALID_ARG for an empty sweep or a safe choice without a time.
+ */
+duet_status_t duet_decide(const duet_hw_t *hw, const duet_sweep_result_t *res, const duet_sweep_point_t *safe,
+                          int32_t safe_kind, duet_decision_t *d_p);
+/** 1 if the j-th ranked point ties (same rank) the one before or after it. */
+int duet_decision_tied(const duet_decision_t *d, size_t j);
+/** The point the decision picks: alt when moved, else the safe choice. */
+const duet_sweep_point_t *duet_decision_pick(const duet_decision_t *d);
+void duet_decision_free(duet_decision_t *d);
+
+/**
+ * Price the vendor split a user runs: the vendor GEMM with an SM target of `gemm_sms` beside duet's
+ * comm kernel on `comm_ctas` CTAs (-1: the SMs the GEMM leaves), as the sweep prices vendor mode (the
+ * fastest stand-in tile among sp's tiles, or every tile that fits; sp's comm tile and group_m).
+ * @return DUET_ERR_INVALID_ARG naming why when no tile can run that split.
+ */
+duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
+                                       const duet_sweep_params_t *sp, int32_t gemm_sms, int32_t comm_ctas,
+                                       duet_sweep_point_t *pt_p);
+
+/* ========================================================================================== */
 /* JSON in, JSON out (sim/api_json.c)                                                          */
 /* ========================================================================================== */
 
 /**
  * Answer a request given as JSON text with JSON text, for callers in other languages (the Python
  * package python/duet; docs/python.md has the request's members). "op" picks the answer: "predict"
- * (the default: a sweep, schema duet-predict/1, as `duet predict --json`), "simulate"
+ * (the default: a sweep, schema duet-predict/2, as `duet predict --json`), "simulate"
  * (duet-simulate/1), "plan" (duet-plan/1) or "hw" (the profile, duet-hw/1). "hw" is a built-in
  * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
  * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
  * (members as the configuration codec; what is missing follows the static default) and "rank";
  * predict takes "modes", "tiles", "split_ks", "split_step", "top" (> 0: the two-phase sweep,
- * duet_sweep_params_t.top), "policy", "emit" (with "nccl_version", "rccl_version", "hipblaslt_version")
- * and "max_events"
- * (the sweep's event budget, 1 to DUET_SWEEP_MAX_EVENTS, which is also the default: a sweep past
- * it fails naming it, so no request runs for more than a few seconds). Times are in us. *response_json_p is written
- * only on success; free it with duet_json_free(). On failure duet_last_error() says why.
+ * duet_sweep_params_t.top, unless "running_vendor" is given), "policy", "emit" (with "nccl_version",
+ * "rccl_version", "hipblaslt_version"), "running_vendor" ({"gemm_sms", "comm_ctas"}: the vendor split
+ * the caller runs, the decision's safe choice) and "max_events" (the sweep's event budget, 1 to
+ * DUET_SWEEP_MAX_EVENTS, which is also the default: a sweep past it fails naming it, so no request runs
+ * for more than a few seconds). Times are in us. *response_json_p is written only on success; free it
+ * with duet_json_free(). On failure duet_last_error() says why.
  */
 duet_status_t duet_predict_json(const char *request_json, char **response_json_p);
 /** Free a response of duet_predict_json(). NULL is a no-op. */

@@ -144,11 +144,14 @@ def simulate(gemm=None, collective=None, comm=None, config=None, policy=None, **
 
 
 def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split_ks=None, split_step=None,
-            top=10, policy=None, emit=None, **kw):
-    """Sweep and rank configurations (schema duet-predict/1), as ``duet predict --json``.
+            top=10, policy=None, emit=None, running_vendor=None, **kw):
+    """Sweep and rank configurations (schema duet-predict/2), as ``duet predict --json``.
 
     modes: list of "fused", "concurrent", "vendor"; tiles: list of "BMxBNxBK"; top: rows (0 for all);
-    emit: "nccl", "rccl", "torch", "te" or "env" adds the best vendor split as that stack's settings.
+    emit: "nccl", "rccl", "torch", "te" or "env" adds the best vendor split as that stack's settings;
+    running_vendor: (gemm_sms, comm_ctas) or gemm_sms, the vendor split you run, the safe choice of the
+    decision instead of the static default. Rows are ranked by the upper end of their interval (hi_us);
+    "decision" says whether the predicted gain of leaving the safe choice exceeds the model's error band.
     """
     req = _workload(dict(kw, gemm=gemm, collective=collective, comm=comm))
     req["op"] = "predict"
@@ -157,4 +160,7 @@ def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split
                        ("policy", policy), ("emit", emit)):
         if value is not None:
             req[key] = list(value) if key in ("modes", "tiles", "split_ks") else value
+    if running_vendor is not None:
+        g, c = (running_vendor, None) if isinstance(running_vendor, int) else tuple(running_vendor)
+        req["running_vendor"] = {"gemm_sms": int(g)} if c is None else {"gemm_sms": int(g), "comm_ctas": int(c)}
     return request(req)

@@ -84,6 +84,14 @@ Test(cli_calibrate, fit_writes_profile_and_report_then_validate_reads_them, T_TI
     cr_assert(strncmp(hw.source[DUET_HW_F_link_gbs], want, strlen(want)) == 0, "%s", hw.source[DUET_HW_F_link_gbs]);
     duet_hw_t h200 = t_hw("h200");
     cr_assert_str_eq(hw.source[DUET_HW_F_hbm_gbs], h200.source[DUET_HW_F_hbm_gbs]);
+    /* The known error of a mode with held-out rows (fused) is the fit's, with its source; a mode
+     * without rows (vendor: the synthetic corpus has none) keeps the base profile's. */
+    snprintf(want, sizeof(want), "fit: k-fold held-out, %s (kernels %s), 2026-12-01, p90 of ", corpus,
+             duet_build_info().kernel_commit);
+    cr_assert(strncmp(hw.source[DUET_HW_F_err_fused], want, strlen(want)) == 0, "%s", hw.source[DUET_HW_F_err_fused]);
+    cr_assert_str_eq(hw.source[DUET_HW_F_err_vendor], h200.source[DUET_HW_F_err_vendor]);
+    cr_assert_eq(hw.err_vendor, h200.err_vendor);
+    cr_assert(strstr(r->out, "known error per mode (held out") != NULL, "%s", r->out);
 
     /* validate: the table, then JSON. */
     t_cli_run(r, NULL, "validate", "--corpus", corpus, "--hw", prof, "--quiet", NULL);

@@ -94,6 +94,44 @@ Test(cal_eval, the_noise_aware_pick_of_a_constructed_case)
     cr_assert_eq(memcmp(&e, &again, sizeof(e)), 0);
 }
 
+/*
+ * The reference rules scored two ways. Every m2 equals its m1, so each band is 0.
+ * Workload 0: fused rows m1 1.00 and 1.20 (the rules predict 1.00 and 0.90: they pick the 1.20 row),
+ * a concurrent row m1 0.80 that only the model predicts (0.70, its pick: regret 0). Within their own
+ * options the rules' best is 1.00: regret 0.2, a wrong pick; against every mode the best is 0.80:
+ * regret 1.2 / 0.8 - 1 = 0.5, wrong.
+ * Workload 1: a fused row m1 1.00 (model 1.00, rules 1.00) and a concurrent row m1 0.90 (model 1.10).
+ * The model picks the fused row: regret 1 / 0.9 - 1. The rules have one option: regret 0, right;
+ * against every mode 1 / 0.9 - 1, wrong.
+ * Own options: pick 1/2, regret mean 0.1, p95 of {0, 0.2} = 0.05 x 0 + 0.95 x 0.2.
+ * Every mode: pick 0, regret mean (0.5 + 1/9) / 2, p95 0.05 x 1/9 + 0.95 x 0.5.
+ */
+Test(cal_eval, the_reference_rules_within_their_options_and_against_every_mode)
+{
+    duet_cal_eval_row_t r[] = {
+        row(0, DUET_ROW_OP, 1.00, 1.00, 1.10, 1.00), row(0, DUET_ROW_OP, 1.20, 1.20, 1.20, 0.90),
+        row(0, DUET_ROW_OP, 0.80, 0.80, 0.70, NAN),  row(1, DUET_ROW_OP, 1.00, 1.00, 1.00, 1.00),
+        row(1, DUET_ROW_OP, 0.90, 0.90, 1.10, NAN),
+    };
+    duet_cal_eval_t e;
+    cr_assert_eq(duet_cal_eval_compute(r, 5, 2, 200, 3, &e), DUET_OK, "%s", duet_last_error());
+    const double r1 = 1.0 / 0.9 - 1.0;
+    cr_assert(t_rel_eq(e.regret_mean.value, r1 / 2, 1e-12), "%.17g", e.regret_mean.value);
+    cr_assert(t_rel_eq(e.pick.value, 0.5, 1e-12));
+    cr_assert_eq(e.ref_workloads, 2);
+    cr_assert(t_rel_eq(e.ref_pick.value, 0.5, 1e-12));
+    cr_assert(t_rel_eq(e.ref_regret_mean.value, 0.1, 1e-12), "%.17g", e.ref_regret_mean.value);
+    cr_assert(t_rel_eq(e.ref_regret_p95.value, 0.95 * 0.2, 1e-12), "%.17g", e.ref_regret_p95.value);
+    cr_assert_eq(e.ref_all_pick.value, 0.0);
+    cr_assert(t_rel_eq(e.ref_all_regret_mean.value, (0.5 + r1) / 2, 1e-12), "%.17g", e.ref_all_regret_mean.value);
+    cr_assert(t_rel_eq(e.ref_all_regret_p95.value, 0.05 * r1 + 0.95 * 0.5, 1e-12), "%.17g", e.ref_all_regret_p95.value);
+    /* Every resample's figure lies between the extremes of the two workloads. */
+    cr_assert(e.ref_all_regret_mean.lo >= r1 - 1e-12 && e.ref_all_regret_mean.hi <= 0.5 + 1e-12);
+    /* The model's regret mean interval [0, 1/9] lies below the rules' every-mode interval only if its
+     * top is below their bottom: 1/9 is their bottom (both resampled workloads 1), so not met. */
+    cr_assert_eq(duet_cal_eval_better_than_reference_all(&e), 0);
+}
+
 Test(cal_eval, bad_input_is_refused)
 {
     duet_cal_eval_row_t r[] = {row(2, DUET_ROW_OP, 1.0, 1.0, 1.0, NAN)};

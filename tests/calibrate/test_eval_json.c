@@ -220,6 +220,14 @@ Test(cal_eval_json, the_json_target_table_holds_the_hand_derived_figures)
     cr_assert(cJSON_IsNull(member(member(rf, "pick"), "met")), "the reference's lines have no target");
     /* Both regret intervals are the point 0.04: they touch, so "better" is not met. */
     cr_assert(cJSON_IsFalse(member(member(t, "better_than_reference"), "met")));
+    /* Every row is fused and predicted by the rules: the best of every mode is the best of their own
+     * options, so the second scoring gives the same figures, and the model's regret mean 0.04 does not
+     * lie below theirs. */
+    const cJSON *ra = member(ref, "figures_all_modes");
+    cr_assert(t_rel_eq(num(member(ra, "regret_p95"), "value"), 0.04, 1e-9));
+    cr_assert(t_rel_eq(num(member(ra, "regret_mean"), "value"), 0.04, 1e-9));
+    cr_assert_eq(num(member(ra, "pick"), "value"), 0.0);
+    cr_assert(cJSON_IsFalse(member(member(t, "better_than_reference_all_modes"), "met")));
 
     /* Without a second sweep the member is there, null. */
     char *plain = NULL;
@@ -249,6 +257,13 @@ Test(cal_eval_json, better_than_the_reference_needs_both_intervals_apart)
     cr_assert_eq(duet_cal_eval_better_than_reference(&e), 0);
     e.ref_workloads = 0;
     cr_assert_eq(duet_cal_eval_better_than_reference(&e), -1);
+    cr_assert_eq(duet_cal_eval_better_than_reference_all(&e), -1);
+    /* Against every mode only the regret mean counts: the model's top below the rules' bottom. */
+    e.ref_workloads = 5;
+    e.ref_all_regret_mean = (duet_cal_ci_t){0.03, 0.0101, 0.05};
+    cr_assert_eq(duet_cal_eval_better_than_reference_all(&e), 1);
+    e.ref_all_regret_mean.lo = 0.01;
+    cr_assert_eq(duet_cal_eval_better_than_reference_all(&e), 0);
 }
 
 /* Find `label` in `text` from *pos on, parse "value %  [lo, hi] %  target  met" after it. */
@@ -294,7 +309,9 @@ Test(cal_eval_json, the_text_table_and_the_json_agree)
     cr_assert_not_null(pos, "%s", txt->out);
     for (int i = 0; i < duet_cal_eval_n_figures; i++) {
         const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
-        const cJSON *x = member(member(f->reference ? member(t, "reference_rules") : t, "figures"), f->key);
+        const cJSON *x = member(member(f->reference ? member(t, "reference_rules") : t,
+                                       f->reference == 2 ? "figures_all_modes" : "figures"),
+                                f->key);
         double v[3];
         char met[16];
         text_figure(txt->out, &pos, f->label, v, met, sizeof(met));

@@ -196,7 +196,7 @@ Test(cli, predict_json_is_ranked, T_TIMEOUT)
     const cJSON *e;
     cJSON_ArrayForEach(e, arr)
     {
-        double ms = t_num(e, "pred_us");
+        double ms = t_num(e, "hi_us");                   /* ranked by the upper end of each prediction's interval */
         cr_assert(ms >= prev * (1 - DUET_RANK_TIE_REL)); /* ties may come in either order */
         prev = ms;
         n++;

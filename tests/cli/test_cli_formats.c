@@ -408,7 +408,7 @@ Test(cli_formats, every_table_command_has_csv, .timeout = 60)
     } while (0)
     CSV_CASE("hw list", 9, "hw", "list");
     CSV_CASE("hw show", 4, "hw", "show", "h200");
-    CSV_CASE("predict", 15, "predict", AG, GEMM, "--splits", "step:16");
+    CSV_CASE("predict", 17, "predict", AG, GEMM, "--splits", "step:16"); /* the 15 of a row, lo_us and hi_us */
     CSV_CASE("derive-candidates", 12, "derive-candidates", "--corpus", TEST_S1);
     CSV_CASE("tune --evaluate", 23, "tune", "--evaluate", "--corpus", TEST_S1, "--hw", "h200");
     CSV_CASE("shapes", 9, "shapes", "--random", "5", "--seed", "2");

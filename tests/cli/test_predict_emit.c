@@ -25,7 +25,7 @@ Test(predict_emit, settings_follow_the_best_vendor_row, .timeout = 60)
     static t_cli_t r;
     t_cli_run(&r, NULL, "predict", AG8, "--splits", "step:4", "--emit", "nccl", "--top", "0", "--json", NULL);
     cJSON *o = run_json(&r);
-    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/2");
     const cJSON *e = cJSON_GetObjectItem(o, "emit"), *row, *vfirst = NULL, *dfirst = NULL;
     cr_assert_not_null(e);
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(o, "ranked"))
@@ -160,7 +160,7 @@ Test(predict_emit, output_file_holds_the_result, .timeout = 30)
     t_cli_slurp(path, text, sizeof(text));
     cJSON *o = cJSON_Parse(text);
     cr_assert_not_null(o);
-    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/2");
     cJSON_Delete(o);
     /* plan and simulate: the same text as on standard output, or their JSON; a refused run writes nothing. */
     static const char *const cmds[] = {"plan", "simulate"}, *const schemas[] = {"duet-plan/1", "duet-simulate/1"};

@@ -112,18 +112,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_ASSERT(fz_all_numbers_finite(o));
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(o, "schema");
     FZ_ASSERT(cJSON_IsString(schema));
-    if (strcmp(schema->valuestring, "duet-predict/1") == 0) {
-        /* Ranked by predicted makespan, fastest first; a point within DUET_RANK_TIE_REL of the one
-         * before it is tied with it (their order is then the tie rule's) and shares its rank. */
+    if (strcmp(schema->valuestring, "duet-predict/2") == 0) {
+        /* Ranked by the upper end of each prediction's interval (hi_us), lowest first; a point within
+         * DUET_RANK_TIE_REL of the one before it is tied with it (their order is then the tie rule's)
+         * and shares its rank. Every interval holds its prediction. */
         const cJSON *ranked = cJSON_GetObjectItemCaseSensitive(o, "ranked"), *e;
         double prev = 0, prev_rank = 0;
         int i = 0;
         FZ_ASSERT(cJSON_IsArray(ranked));
         cJSON_ArrayForEach(e, ranked)
         {
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "pred_us");
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "hi_us");
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "pred_us");
+            const cJSON *lo = cJSON_GetObjectItemCaseSensitive(e, "lo_us");
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "rank");
             FZ_ASSERT(cJSON_IsNumber(t) && t->valuedouble > 0 && cJSON_IsNumber(r));
+            FZ_ASSERT(cJSON_IsNumber(p) && cJSON_IsNumber(lo));
+            FZ_ASSERT(lo->valuedouble <= p->valuedouble && p->valuedouble <= t->valuedouble);
             if (i > 0 && duet__time_eq(prev, t->valuedouble, DUET_RANK_TIE_REL))
                 FZ_ASSERT(r->valuedouble == prev_rank);
             else

@@ -54,17 +54,31 @@ class TestDuet(unittest.TestCase):
 
     def test_predict_ranks_and_emits(self):
         p = duet.predict(split_step=8, top=0, emit="torch", **AG)
-        self.assertEqual(p["schema"], "duet-predict/1")
-        times = [row["pred_us"] for row in p["ranked"]]
+        self.assertEqual(p["schema"], "duet-predict/2")
+        # Ranked by the upper end of each prediction's interval: pred_us (1 + err) of its mode.
+        times = [row["hi_us"] for row in p["ranked"]]
         self.assertEqual(len(times), p["n_configs"])
         for a, b in zip(times, times[1:]):
             self.assertLessEqual(a, b * (1 + 1e-9))
+        for row in p["ranked"]:
+            self.assertAlmostEqual(row["hi_us"], row["pred_us"] * (1 + row["err"]), delta=1e-9 * row["hi_us"])
+            self.assertAlmostEqual(row["lo_us"], row["pred_us"] / (1 + row["err"]), delta=1e-9 * row["hi_us"])
+        d = p["decision"]
+        self.assertEqual(d["safe_kind"], "static_default")
+        self.assertEqual(d["moved"], d["gain_lo"] > 0)
         vb = p["emit"]["vendor_best"]
         self.assertEqual(vb["mode"], "vendor")
         self.assertIn("opts.config.max_ctas = %d" % vb["comm_wgs"], p["emit"]["settings"])
         self.assertIn("torch._C._set_sm_carveout_experimental(%d)  # private API: SMs left out of cuBLASLt's matmul plans"
                       % (132 - vb["gemm_wgs"]), p["emit"]["settings"])
         self.assertAlmostEqual(p["emit"]["duet_speedup"], vb["pred_us"] / p["emit"]["duet_best"]["pred_us"])
+
+    def test_running_vendor_is_the_safe_choice(self):
+        p = duet.predict(split_step=8, top=3, running_vendor=(120, 12), **AG)
+        d = p["decision"]
+        self.assertEqual(d["safe_kind"], "running_vendor")
+        self.assertEqual((d["safe"]["mode"], d["safe"]["gemm_wgs"], d["safe"]["comm_wgs"]), ("vendor", 120, 12))
+        self.assertAlmostEqual(d["safe"]["hi_us"], d["safe"]["pred_us"] * (1 + d["safe"]["err"]))
 
     def test_comm_bytes(self):
         p = duet.predict(gemm=(1024, 1024, 1024), collective="all_gather", comm_bytes=128 << 20, split_step=64,

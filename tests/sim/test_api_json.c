@@ -63,14 +63,15 @@ Test(api_json, predict_with_emit, .timeout = 60)
 {
     cJSON *o = ask("{\"collective\": \"all_gather\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"comm_bytes\": 134217728, "
                    "\"split_step\": 8, \"top\": 0, \"emit\": \"env\"}");
-    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/2");
     cr_assert(t_num(o, "mc") == 4096 && t_num(o, "nc") == 8192, "128 MiB gathered over 2 ranks");
     const cJSON *row;
     double prev = 0;
     size_t i = 0;
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(o, "ranked"))
     {
-        double us = t_num(row, "pred_us");
+        /* Ranked by the upper end of each prediction's interval. */
+        double us = t_num(row, "hi_us");
         cr_assert(us >= prev * (1 - DUET_RANK_TIE_REL));
         cr_assert(t_num(row, "rank") <= (double)(++i));
         prev = us;

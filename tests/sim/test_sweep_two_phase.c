@@ -3,8 +3,8 @@
  * simulation only for those that can matter. Over random workloads (model/random.c) on the three
  * built-in profiles, its answer must be the full sweep's: the same first top + 1 points (the same
  * configurations, the same makespans), the same fastest point of each mode, the same rank and ties
- * of the static default, the same count of configurations; and the bound must never exceed the
- * simulated makespan.
+ * of the static default, the same count of configurations, the same first rows by the upper end of
+ * the interval and the same decision; and the bound must never exceed the simulated makespan.
  */
 #include <math.h>
 
@@ -68,6 +68,21 @@ Test(sweep_two_phase, answers_as_the_full_sweep_over_random_workloads, .timeout 
                 t_same_point(a, b, "best of mode", (size_t)m);
         }
         t_same_point(&two.dflt, &full.dflt, "default", 0);
+        /* The decision (sim/decide.c) ranks by the interval's upper end: the same first top + 1 rows by
+         * that figure, and the same pick against the static default. */
+        duet_decision_t dt, df;
+        cr_assert_eq(duet_decide(&hw, &two, &two.dflt, DUET_SAFE_DEFAULT, &dt), DUET_OK, "%s", duet_last_error());
+        cr_assert_eq(duet_decide(&hw, &full, &full.dflt, DUET_SAFE_DEFAULT, &df), DUET_OK, "%s", duet_last_error());
+        for (size_t j = 0; j < k; j++) {
+            t_same_point(&two.points[dt.order[j]], &full.points[df.order[j]], "row by the upper end", j);
+            cr_assert_eq(dt.rank[j], df.rank[j], "workload %zu row %zu", w, j);
+        }
+        cr_assert_eq(dt.moved, df.moved, "workload %zu", w);
+        cr_assert_eq(dt.has_alt, df.has_alt, "workload %zu", w);
+        if (dt.has_alt)
+            t_same_point(&dt.alt, &df.alt, "alternative", w);
+        duet_decision_free(&dt);
+        duet_decision_free(&df);
         cr_assert_eq(two.default_rank, full.default_rank, "workload %zu", w);
         cr_assert_eq(two.default_ties, full.default_ties, "workload %zu", w);
         /* The bound, on every 7th point of the full sweep. */
