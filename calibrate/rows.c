@@ -23,6 +23,7 @@ duet_status_t duet_cal_row_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_
     duet_plan_t plan;
     duet_sim_result_t r;
     DUET_CHECK(duet_plan_build(&wl, &row->cfg, duet_plan_critical_rank(&wl), &plan));
+    DUET_CHECK(duet_plan_vendor_kernel(hw, &row->vendor, &plan));
     DUET_CHECK(duet_sim_run(ws, policy, hw, &plan, NULL, &r));
     if (!(r.makespan_s > 0) || !isfinite(r.makespan_s))
         return duet__error(DUET_ERR_INTERNAL, "the simulator predicted %g s for a %s row", r.makespan_s,
@@ -284,7 +285,18 @@ duet_status_t duet__cal_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *
                                 const duet__cal_set_t *s, size_t i, double *ms_p)
 {
     duet_sim_result_t r;
-    duet_status_t st = duet_sim_run(ws, policy, hw, &s->plan[i], NULL, &r);
+    /* A vendor row's GEMM is the library's kernel: the recorded one, or the one the model
+     * expects the library to choose under this profile (it moves with the fitted constants). */
+    const duet_plan_t *plan = &s->plan[i];
+    duet_plan_t vplan;
+    duet_status_t st = DUET_OK;
+    if (plan->cfg.mode == DUET_MODE_VENDOR) {
+        vplan = *plan;
+        st = duet_plan_vendor_kernel(hw, &s->row[i]->vendor, &vplan);
+        plan = &vplan;
+    }
+    if (st >= 0)
+        st = duet_sim_run(ws, policy, hw, plan, NULL, &r);
     if (st < 0) {
         char name[256];
         return duet__error(st, "%s: rows[%lld]: %s", duet__cal_set_name(s, s->file[i], name, sizeof(name)),
