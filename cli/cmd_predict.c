@@ -506,6 +506,17 @@ int cmd_predict(int argc, char **argv)
                 "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
         for (size_t i = 0; i < shown; i++)
             cmd_predict_row(f, NULL, &c.wl, &res.points[i], duet_sweep_rank(&res, i), duet_sweep_tied(&res, i));
+        int vendor_shown = 0;
+        for (size_t i = 0; i < shown; i++)
+            vendor_shown |= res.points[i].cfg.mode == DUET_MODE_VENDOR;
+        /* No profile measures the vendor's collective yet (NCCL refuses two ranks on one GPU, so
+         * one-GPU corpora cannot): say what vendor mode's comm time is. */
+        if (vendor_shown && c.wl.coll != DUET_COLL_NONE && c.wl.m > 0)
+            fprintf(f,
+                    "\nvendor rows: the GEMM is the library's kernel as the model expects its heuristic to choose it; "
+                    "the collective is priced as duet's comm kernel on the same CTA cap (profile %s has no "
+                    "measurements of the vendor's collective)\n",
+                    c.hw.name);
         const duet_sweep_point_t *d = &res.dflt;
         fprintf(f, "\nstatic default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
                 d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
@@ -520,9 +531,10 @@ int cmd_predict(int argc, char **argv)
             char split[48], tile[32];
             fprintf(f,
                     "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective priced as "
-                    "duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
+                    "duet's comm kernel on that CTA cap: profile %s has no measurements of the library's "
+                    "collective, whose own time may differ)\n%s",
                     duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
-                    vbest->makespan_s * 1e6, settings);
+                    vbest->makespan_s * 1e6, c.hw.name, settings);
             if (dbest != NULL) {
                 fprintf(f, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
                         duet_config_split_str(&dbest->cfg, split, sizeof(split)),

@@ -168,10 +168,10 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     /* Vendor mode prices the vendor library's kernel, whose tile the plan carries
      * (duet_plan_set_gemm_kernel()), at its own efficiency and tile class. */
     int vendor = plan->cfg.mode == DUET_MODE_VENDOR;
-    double eff = vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16) *
-                              duet_hw_vendor_tile_eff(hw, plan->cfg.tile)
-                        : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) *
-                              duet_hw_tile_eff(hw, plan->cfg.tile);
+    double eff =
+        vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16) *
+                     duet_hw_vendor_tile_eff(hw, plan->cfg.tile)
+               : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) * duet_hw_tile_eff(hw, plan->cfg.tile);
     /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
      * fused mode are all of them: every CTA ends on the GEMM queue). */
     int64_t gemm_sms = plan->gemm_ctas;

@@ -371,7 +371,11 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
     if (cfg->mode < 0 || cfg->mode >= DUET_MODE_COUNT)
         return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused, concurrent or vendor", (int)cfg->mode);
     /* Vendor mode's tile is the library's kernel (duet_plan_set_gemm_kernel()), not one of duet's. */
-    if (cfg->mode == DUET_MODE_VENDOR ? !duet_vendor_tile_plausible(cfg->tile) : !duet_tile_supported(cfg->tile)) {
+    if (cfg->mode == DUET_MODE_VENDOR && !duet_vendor_tile_plausible(cfg->tile))
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "vendor kernel tile %dx%dx%d: BM and BN multiples of 8 in [8, 1024], BK in [8, 1024]",
+                           (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);
+    if (cfg->mode != DUET_MODE_VENDOR && !duet_tile_supported(cfg->tile)) {
         char s[48];
         snprintf(s, sizeof(s), "%dx%dx%d", cfg->tile.bm, cfg->tile.bn, cfg->tile.bk);
         return duet__tile_list_error(s);

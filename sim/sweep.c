@@ -148,29 +148,6 @@ static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_conf
     return DUET_OK;
 }
 
-/*
- * Vendor mode runs the vendor library's GEMM, whose kernel the library's heuristic picks: the sweep
- * prices it with each duet tile as a stand-in, but a user can only choose the split (the GEMM's SM
- * target and the comm grid). Keep the fastest point of each split, so that a ranking lists each
- * configuration a user can set once. The points are ranked, so the first of a split is its best.
- */
-static void duet__sweep_unique_vendor(duet_sweep_result_t *res)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < res->n; i++) {
-        const duet_config_t *c = &res->points[i].cfg;
-        int dup = 0;
-        if (c->mode == DUET_MODE_VENDOR)
-            for (size_t j = 0; j < kept && !dup; j++) {
-                const duet_config_t *d = &res->points[j].cfg;
-                dup = d->mode == DUET_MODE_VENDOR && d->gemm_wgs == c->gemm_wgs && d->comm_wgs == c->comm_wgs;
-            }
-        if (!dup)
-            res->points[kept++] = res->points[i];
-    }
-    res->n = kept;
-}
-
 duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
                              const duet_sweep_params_t *params, duet_sweep_result_t *res_p)
 {
@@ -217,7 +194,10 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         int32_t lo = p.split_min > 0 ? p.split_min : 1;
         if (p.split_max > 0 && p.split_max < hi)
             hi = p.split_max;
-        if (hi >= lo)
+        /* Vendor mode: one point per split, at the library's kernel for it (below). */
+        if (hi >= lo && mode == DUET_MODE_VENDOR)
+            cap += (size_t)((hi - lo) / step + 1);
+        else if (hi >= lo)
             for (int ti = 0; ti < p.n_tiles; ti++) {
                 int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
                 cap += (size_t)((hi - lo) / step + 1) * (size_t)duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
@@ -242,6 +222,21 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         int32_t lo = p.split_min > 0 ? p.split_min : 1;
         if (p.split_max > 0 && p.split_max < hi)
             hi = p.split_max;
+        /* The vendor library picks its own kernel for the SM target it is given: the plan of each
+         * split carries that kernel (duet_plan_vendor_choose()), and a user sets only the split. */
+        if (mode == DUET_MODE_VENDOR) {
+            duet_config_t cfg = duet__sweep_config(hw, &p, mode, p.tiles[0], 1, lo);
+            duet_plan_t plan;
+            DUET_CHECK_GOTO(duet__sweep_plan(wl, &cfg, &first, &have_first, &plan), st, fail);
+            for (int32_t s = lo; s <= hi; s += step) {
+                cfg = duet__sweep_config(hw, &p, mode, p.tiles[0], 1, s);
+                DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
+                DUET_CHECK_GOTO(duet_plan_vendor_choose(hw, &plan), st, fail);
+                DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.points[res.n], &res.events), st, fail);
+                res.n++;
+            }
+            continue;
+        }
         for (int ti = 0; ti < p.n_tiles; ti++) {
             int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
             int n_ks = duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
@@ -283,7 +278,6 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         free(tmp);
     }
     res.n_simulated = res.n;
-    duet__sweep_unique_vendor(&res);
 
     /* The static default: fused, 3/4 of the SMs on GEMM, the default tile. */
     {

@@ -77,10 +77,12 @@ typedef enum {
      * tiles of 32768 elements and more (128x256, 256x128), which vendor_gemm_eff_* describes.                         \
      */                                                                                                                \
     X(vendor_tile_eff_mid, DBL, "1", 0.05, 4, "K-loop rate of the vendor's tiles of 16384 elements (128x128, 64x256)") \
-    X(vendor_tile_eff_small, DBL, "1", 0.05, 4, "K-loop rate of the vendor's tiles below 16384 elements (128x64, ...)")\
+    X(vendor_tile_eff_small, DBL, "1", 0.05, 4,                                                                        \
+      "K-loop rate of the vendor's tiles below 16384 elements (128x64, ...)")                                          \
     X(vendor_tile_us, DBL, "us", 0, 1000, "fixed cost per tile of the vendor GEMM (pipeline fill, drain, epilogue)")   \
-    X(vendor_clock_heat, DBL, "1", 0, 100, "growth of the vendor GEMM's K step with its sustained matrix work")         \
-    X(vendor_heat_half_us, DBL, "us", 0.01, 1e6, "the matrix work, in us at the peak rate, for half of vendor_clock_heat") \
+    X(vendor_clock_heat, DBL, "1", 0, 100, "growth of the vendor GEMM's K step with its sustained matrix work")        \
+    X(vendor_heat_half_us, DBL, "us", 0.01, 1e6,                                                                       \
+      "the matrix work, in us at the peak rate, for half of vendor_clock_heat")                                        \
     X(vendor_sm_contention, DBL, "1", 0, 100,                                                                          \
       "relative growth of the vendor GEMM's K step with every SM running it (the chip's ceiling)")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
@@ -107,7 +109,7 @@ typedef enum {
     X(vendor_ragged_n4_eff, DBL, "1", 0.01, 1,                                                                         \
       "factor on the vendor GEMM's efficiency where N is even but not a multiple of 8 (C rows on 4 bytes)")            \
     X(vendor_ragged_sm_resp, DBL, "1", 0, 1,                                                                           \
-      "share of the SMs left out by the SM-count target that the vendor's fallback kernels give up; 0: none")         \
+      "share of the SMs left out by the SM-count target that the vendor's fallback kernels give up; 0: none")          \
     X(c_ragged_sm_gbs, DBL, "GB/s", 0, 1e5,                                                                            \
       "one SM's rate storing C rows that start off 16 bytes (N % 8 != 0); 0: as aligned")                              \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
