@@ -147,6 +147,10 @@ static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_workload_t *wl
     double alg, bus;
     duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
     duet_config_tile_str(&p->cfg, tile, sizeof(tile));
+    /* Vendor rows: the library's kernel as the model expects it to choose it for that target. */
+    if (p->cfg.mode == DUET_MODE_VENDOR)
+        snprintf(tile, sizeof(tile), "lib %dx%d%s%.0d", (int)p->cfg.tile.bm, (int)p->cfg.tile.bn,
+                 p->cfg.split_k > 1 ? "/k" : "", p->cfg.split_k > 1 ? (int)p->cfg.split_k : 0);
     duet_config_split_str(&p->cfg, split, sizeof(split));
     double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
     if (csv != NULL) {

@@ -287,6 +287,12 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     /* The partials written reach HBM when L2 evicts them; the ones read back are recent. */
     double part_hbm = S > 1 ? 4.0 * g->bm * g->bn : 0.0;
     c.hbm_bytes = (1.0 - c.l2_hit) * step_bytes * (double)g->k_iters + c_bytes + part_hbm;
+    /* The vendor's kernels share operands beyond what the group_m swizzle gives (thread-block
+     * clusters multicast a panel to several SMs, and the library rasterizes its grid): they move
+     * a share of the bytes. On H200 the vendor GEMMs of few columns (N 256-900, M in thousands)
+     * ran 1.2-1.4x faster than the model's HBM bound with all of them. */
+    if (vendor)
+        c.hbm_bytes *= hw->vendor_hbm_share;
     c.flops = 2.0 * g->bm * g->bn * (double)g->k / S;
     *cost_p = c;
     return DUET_OK;

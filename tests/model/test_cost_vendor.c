@@ -129,3 +129,17 @@ Test(cost_vendor, the_vendor_gemm_stages_nothing, T_TIMEOUT)
     cr_assert_eq(duet_plan_build(&wl, &f, 0, &pf), DUET_OK);
     cr_assert_eq(pf.stage_k, 1024);
 }
+
+Test(cost_vendor, the_vendor_moves_its_share_of_the_hbm_bytes, T_TIMEOUT)
+{
+    duet_hw_t hw = plain_hw();
+    duet_plan_t p = vendor_plan(&hw, 4096, 4096, 4096, 132);
+    duet_gemm_cost_t all, half;
+    hw.vendor_hbm_share = 1;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &all), DUET_OK);
+    hw.vendor_hbm_share = 0.5;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &half), DUET_OK);
+    cr_assert_gt(all.hbm_bytes, 0);
+    cr_assert(t_rel_eq(half.hbm_bytes, 0.5 * all.hbm_bytes, 1e-12), "%g vs %g", half.hbm_bytes, all.hbm_bytes);
+    cr_assert_eq(half.t_sm, all.t_sm);
+}
