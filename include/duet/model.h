@@ -84,7 +84,7 @@ typedef enum {
     X(vendor_heat_half_us, DBL, "us", 0.01, 1e6,                                                                       \
       "the matrix work, in us at the peak rate, for half of vendor_clock_heat")                                        \
     X(vendor_hbm_share, DBL, "1", 0.01, 1,                                                                             \
-      "share of the HBM bytes of duet's L2 model that the vendor GEMM's kernels move (clusters, rasterization)")        \
+      "share of the HBM bytes of duet's L2 model that the vendor GEMM's kernels move (clusters, rasterization)")       \
     X(vendor_sm_contention, DBL, "1", 0, 100,                                                                          \
       "relative growth of the vendor GEMM's K step with every SM running it (the chip's ceiling)")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
