@@ -246,6 +246,10 @@ int duet__cal_row_usable(const duet__cal_set_t *s, size_t i, const duet_sim_poli
     const duet_corpus_row_t *r = s->row[i];
     if (!r->ok)
         return 0;
+    /* The vendor's collective alone (NCCL, RCCL): the model prices vendor mode's collective as
+     * duet's comm kernel, which these rows do not measure, so no constant may be fitted to them. */
+    if (r->kind == DUET_ROW_COMM_ALONE && r->cfg.mode == DUET_MODE_VENDOR)
+        return 0;
     /* The reference design modelled fused mode only, and no K split. */
     if (duet_sim_policy_is_frozen(policy) && (r->cfg.mode != DUET_MODE_FUSED || r->cfg.split_k > 1))
         return 0;
