@@ -61,6 +61,27 @@ Test(vendor_rows, a_recorded_kernel_is_priced_and_else_the_modelled_choice, T_TI
     cr_assert(t_rel_eq(none, gemm_ms(&hw, &r, r.cfg.tile, 1, 1), 1e-12), "%g", none);
 }
 
+Test(vendor_rows, a_set_prices_its_vendor_rows_at_the_librarys_kernel, T_TIMEOUT)
+{
+    /* The fit's row set builds each plan once; a vendor row's kernel is decided per profile. */
+    duet_hw_t hw = t_hw("h200");
+    duet_corpus_row_t rows[2] = {vendor_row(DUET_ROW_GEMM_ALONE, 66), vendor_row(DUET_ROW_GEMM_ALONE, 132)};
+    rows[1].vendor = (duet_vendor_kernel_t){.valid = 1, .tile_m = 64, .tile_n = 64, .stage_k = 64, .split_k = 1};
+    duet__cal_set_t s;
+    cr_assert_eq(duet__cal_set_from_array(rows, 2, &s), DUET_OK, "%s", duet_last_error());
+    duet_sim_ws_t *ws = NULL;
+    cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK);
+    double chosen, recorded;
+    cr_assert_eq(duet__cal_predict(ws, &duet_sim_policy_fluid, &hw, &s, 0, &chosen), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet__cal_predict(ws, &duet_sim_policy_fluid, &hw, &s, 1, &recorded), DUET_OK);
+    duet_sim_ws_destroy(ws);
+    cr_assert(t_rel_eq(chosen, gemm_ms(&hw, &rows[0], rows[0].cfg.tile, 1, 1), 1e-12), "%g", chosen);
+    /* ... which is not the corpus's stand-in tile (the row's cfg.tile, duet's default). */
+    cr_assert(!t_rel_eq(chosen, gemm_ms(&hw, &rows[0], rows[0].cfg.tile, 1, 0), 1e-6), "%g", chosen);
+    cr_assert(t_rel_eq(recorded, gemm_ms(&hw, &rows[1], (duet_gemm_tile_t){64, 64, 64}, 1, 0), 1e-12), "%g", recorded);
+    duet__cal_set_free(&s);
+}
+
 Test(vendor_rows, the_vendors_collective_alone_is_not_fitted, T_TIMEOUT)
 {
     duet_corpus_row_t rows[3] = {vendor_row(DUET_ROW_COMM_ALONE, 124), vendor_row(DUET_ROW_GEMM_ALONE, 132),

@@ -143,3 +143,20 @@ Test(cost_vendor, the_vendor_moves_its_share_of_the_hbm_bytes, T_TIMEOUT)
     cr_assert(t_rel_eq(half.hbm_bytes, 0.5 * all.hbm_bytes, 1e-12), "%g vs %g", half.hbm_bytes, all.hbm_bytes);
     cr_assert_eq(half.t_sm, all.t_sm);
 }
+
+Test(cost_vendor, the_choice_splits_k_only_where_the_c_tiles_leave_sms_idle, T_TIMEOUT)
+{
+    /* 896 x 4864 in 128x256 tiles is 7 x 19 = 133 C tiles on 132 SMs: two waves, the second of one
+     * tile. With free partial sums and the other tile classes slow, more K parts always price
+     * faster (8 parts: 1064 tiles in 9 waves of an eighth), but a split is tried only while
+     * 133 x (s - 1) < 2 x 132, so at most 2 parts (3 waves of a half). */
+    duet_hw_t hw = plain_hw();
+    hw.vendor_tile_eff_mid = 0.05;
+    hw.vendor_tile_eff_small = 0.05;
+    hw.splitk_sm_gbs = 1e5;
+    duet_plan_t p = vendor_plan(&hw, 896, 4864, 8192, 132);
+    cr_assert_eq(duet_plan_vendor_choose(&hw, &p), DUET_OK);
+    cr_assert(p.gemm.tiles_mn * (p.cfg.split_k - 1) < 2 * 132, "%dx%d/k%d: %lld C tiles", p.cfg.tile.bm, p.cfg.tile.bn,
+              p.cfg.split_k, (long long)p.gemm.tiles_mn);
+    cr_assert_eq(p.cfg.split_k, 2, "%dx%d/k%d", p.cfg.tile.bm, p.cfg.tile.bn, p.cfg.split_k);
+}
