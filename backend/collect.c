@@ -376,8 +376,8 @@ static duet_status_t collect_ws_alloc(size_t n, int32_t per_point, collect_ws_t 
 /* One round's runs of point p (collective); the round 0 visit warms it up first (warmup runs),
  * later visits with one run. */
 static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, const duet_measure_bufs_t *b,
-                        const duet_corpus_row_t *r, int32_t round, int32_t per_round, int32_t per_point,
-                        collect_ws_t *w, size_t p, int32_t *state, int settle)
+                        duet_corpus_row_t *r, int32_t round, int32_t per_round, int32_t per_point, collect_ws_t *w,
+                        size_t p, int32_t *state, int settle)
 {
     static const int32_t what[DUET_ROW_KIND_COUNT] = {DUET_MEASURE_OP, DUET_MEASURE_GEMM_ALONE,
                                                       DUET_MEASURE_COMM_ALONE};
@@ -405,7 +405,13 @@ static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, cons
     if (duet_measure_samples(m, &j, b, &runs, w->runs + p * (size_t)per_point, &w->n_runs[p]) < 0) {
         snprintf(w->stat[p].error, sizeof(w->stat[p].error), "%s", duet_last_error());
         *state = DUET_COLLECT_FAILED;
+        return;
     }
+    /* The library's kernel for this GEMM, as its heuristic chose it (the same every round: the
+     * baseline caches the choice per shape and SM target). The model prices vendor mode with it. */
+    if (r->cfg.mode == DUET_MODE_VENDOR && r->kind != DUET_ROW_COMM_ALONE && duet_measure_baseline(m) != NULL &&
+        duet_baseline_last_kernel(duet_measure_baseline(m), &r->vendor) < 0)
+        memset(&r->vendor, 0, sizeof(r->vendor));
 }
 
 /* The row of point p after the last round. */

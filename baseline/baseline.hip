@@ -8,6 +8,9 @@
 
 #include "backend/ctx.h"
 #include "baseline/libs.h"
+#if !defined(DUET_GPU_AMD)
+#include "baseline/cublaslt_ids.h"
+#endif
 #include "duet/baseline.h"
 
 #define BASELINE_CACHE 32
@@ -28,6 +31,8 @@ struct duet_baseline {
     int32_t n_comms;
     baseline_algo_t cache[BASELINE_CACHE];
     int32_t cache_next;
+    duet_vendor_kernel_t last; /* the kernel of the last GEMM run (duet_baseline_last_kernel) */
+    int have_last;
     char describe[96];
     char err[256];
     hipStream_t side; /* vendor mode: duet's comm kernel runs here */
@@ -196,6 +201,65 @@ out:
     return st;
 }
 
+#if !defined(DUET_GPU_AMD)
+/* The numbers an enum id of cublaslt_ids.h stands for; 0, 0 where the id is not in the table
+ * (UNDEFINED, AUTO, or an id newer than the header the table was made from). */
+static void baseline_lt_decode(const unsigned short (*table)[3], size_t n, unsigned id, int32_t *a_p, int32_t *b_p)
+{
+    *a_p = *b_p = 0;
+    for (size_t i = 0; i < n; i++)
+        if (table[i][0] == id) {
+            *a_p = table[i][1];
+            *b_p = table[i][2];
+            return;
+        }
+}
+#endif
+
+/*
+ * What the library's algorithm is, in the corpus's terms (duet_vendor_kernel_t). cuBLASLt names
+ * tiles and clusters in its column-major view, D = C^T (N rows, M columns: baseline_algo's
+ * comment), so its "rows" run along our N and its "columns" along our M.
+ */
+static void baseline_kernel_of(const hipblasLtMatmulAlgo_t *algo, duet_vendor_kernel_t *k)
+{
+    memset(k, 0, sizeof(*k));
+#if defined(DUET_GPU_AMD)
+    (void)algo;
+#else
+    int32_t id = -1, split = 1;
+    uint32_t tile = 0, stages = 0, swizzle = 0;
+    uint16_t cluster = 0;
+    size_t w = 0;
+    /* Each attribute is read on its own: one the library does not report stays at its default. */
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &w);
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &w);
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof(stages), &w);
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof(split), &w);
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof(swizzle), &w);
+    (void)cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof(cluster),
+                                               &w);
+    k->valid = 1;
+    k->algo = id;
+    baseline_lt_decode(duet__lt_tiles, sizeof(duet__lt_tiles) / sizeof(duet__lt_tiles[0]), tile, &k->tile_n,
+                       &k->tile_m);
+    baseline_lt_decode(duet__lt_stages, sizeof(duet__lt_stages) / sizeof(duet__lt_stages[0]), stages, &k->stage_k,
+                       &k->stages);
+    baseline_lt_decode(duet__lt_clusters, sizeof(duet__lt_clusters) / sizeof(duet__lt_clusters[0]), cluster,
+                       &k->cluster_n, &k->cluster_m);
+    k->split_k = split > 0 ? split : 1;
+    k->swizzle = (int32_t)swizzle;
+#endif
+}
+
+duet_status_t duet_baseline_last_kernel(duet_baseline_h b, duet_vendor_kernel_t *kernel_p)
+{
+    if (b == NULL || !b->have_last)
+        return duet__error(DUET_ERR_INVALID_ARG, "baseline: no " DUET_BLASLT_NAME " GEMM has run on this context");
+    *kernel_p = b->last;
+    return DUET_OK;
+}
+
 duet_status_t duet_baseline_gemm(duet_baseline_h b, const duet_workload_t *wl, const void *a, const void *bm, void *c,
                                  int32_t sm_target, void *stream)
 {
@@ -230,6 +294,8 @@ duet_status_t duet_baseline_gemm(duet_baseline_h b, const duet_workload_t *wl, c
     }
 #endif
     DUET_CHECK_GOTO(baseline_algo(b, wl, sm_target, desc, la, lb, lc, &algo), st, out);
+    baseline_kernel_of(&algo, &b->last);
+    b->have_last = 1;
     BLAS_CHECK(hipblasLtMatmul(b->lt, desc, &alpha, bm, la, a, lb, &beta, c, lc, c, lc, &algo, b->workspace,
                                b->workspace_bytes, (hipStream_t)stream),
                st, out);

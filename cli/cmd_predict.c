@@ -20,7 +20,10 @@ enum {
     OPT_TRACE,
     OPT_EMIT,
     OPT_TRACE_FORMAT,
-    OPT_REF
+    OPT_REF,
+    OPT_NCCL_VERSION,
+    OPT_RCCL_VERSION,
+    OPT_HIPBLASLT_VERSION
 };
 
 static void cmd_predict_usage(FILE *f)
@@ -30,11 +33,14 @@ static void cmd_predict_usage(FILE *f)
         "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
         "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
         "                    [--svg FILE]\n"
-        "                    [--emit nccl|rccl|torch|te|env] [--json|--csv] [-o FILE]\n"
+        "                    [--emit nccl|rccl|torch|te|env] [--nccl-version V] [--rccl-version V]\n"
+        "                    [--hipblaslt-version V] [--json|--csv] [-o FILE]\n"
         "\n"
         "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
         "hardware profile and prints them ranked by predicted makespan, with the static default's rank. No GPU\n"
-        "is needed; a full sweep takes milliseconds.\n"
+        "is needed. When only the first rows are shown (--top K, no --svg), the sweep is two-phase: a lower\n"
+        "bound for every configuration, and the simulation only for those that can be among the rows shown,\n"
+        "the fastest of their mode or as fast as the static default; the answer is the full sweep's.\n"
         "\n"
         "%s\n"
         "sweep:\n"
@@ -60,10 +66,17 @@ static void cmd_predict_usage(FILE *f)
         "                        tiles run on a comm home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C'\n"
         "                        (the vendor GEMM's SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over\n"
         "                        its finish; busbw: nccl-tests' bus bandwidth of the collective over its finish\n"
-        "  --emit STACK          also sweep vendor mode and write its best split as the settings of STACK (nccl,\n"
-        "                        rccl, torch, te or env: NCCL_MAX_CTAS / ncclConfig_t.maxCTAs, cuBLASLt's\n"
-        "                        SM_COUNT_TARGET, PyTorch's SM carve-out, TE's NVTE_EXT_MARGIN_SM), beside\n"
-        "                        duet's own best and the predicted gain of duet's kernels over it\n"
+        "  --emit STACK          also sweep the vendor splits STACK can reach and write the best as its settings\n"
+        "                        (nccl, rccl, torch, te or env: ncclConfig_t.minCTAs/maxCTAs or NCCL_MIN_CTAS/\n"
+        "                        NCCL_MAX_CTAS within the library's cap, the cuBLASLt/hipBLASLt SM count target,\n"
+        "                        PyTorch's SM carve-out, TE's NVTE_EXT_MARGIN_SM), beside duet's own best and\n"
+        "                        one verdict. nccl and te run on NVIDIA profiles, rccl on AMD ones\n"
+        "  --nccl-version V      the NCCL the settings are for (default 2.27): it caps the collective at 32 CTAs\n"
+        "                        before 2.25, 64 from 2.25; 2.17 is the first with the CTA settings\n"
+        "  --rccl-version V      the RCCL (default 2.20.5, ROCm 6.2): 32 CTAs before 2.18.6, 64 before 2.20,\n"
+        "                        then 128\n"
+        "  --hipblaslt-version V the hipBLASLt (default 1.4): before 1.4 it has no CU count target, so no\n"
+        "                        vendor split is reachable through --emit rccl or env on AMD\n"
         "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
         "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
         "  --trace FILE          write the timeline of the best configuration (JSON; see --trace-format)\n"
@@ -129,9 +142,40 @@ static void cmd_predict_gain(FILE *f, const duet_sweep_point_t *duet, const duet
                 (vendor->makespan_s / duet->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
                 vendor->makespan_s * 1e6);
     else
-        fprintf(
-            f, "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the vendor split\n",
-            (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6, vendor->makespan_s * 1e6);
+        fprintf(f,
+                "duet's kernels are predicted %.1f %% slower than %s (%.1f us against %.1f us): use the vendor split "
+                "above\n",
+                (duet->makespan_s / vendor->makespan_s - 1) * 100, what, duet->makespan_s * 1e6,
+                vendor->makespan_s * 1e6);
+}
+
+/*
+ * --emit's verdict, one of three and never two: the vendor split the stack can reach with its settings
+ * and how duet's best compares, or why no split is reachable and duet's best alone.
+ */
+static void cmd_predict_verdict(FILE *f, int32_t emit, const duet_stack_limits_t *lim, const duet_sweep_point_t *vbest,
+                                const duet_sweep_point_t *dbest, const char *settings, const char *hw_name)
+{
+    char split[48], tile[32];
+    /* No profile measures the library's collective yet (a one-GPU corpus cannot: NCCL refuses two
+     * ranks on one GPU): say what the split's comm time is. */
+    if (vbest != NULL)
+        fprintf(f,
+                "\nbest split %s can reach (--emit %s; the collective on at most %d CTAs): %s, %.2f us (the "
+                "collective priced as duet's comm kernel on that CTA cap: profile %s has no measurements of the "
+                "library's collective, whose own time may differ)\n%s",
+                lim->libs, duet_stack_name(emit), lim->max_ctas,
+                duet_config_split_str(&vbest->cfg, split, sizeof(split)), vbest->makespan_s * 1e6, hw_name, settings);
+    else
+        fprintf(f, "\nno vendor split is reachable through %s (--emit %s): %s\n", lim->libs, duet_stack_name(emit),
+                lim->no_target[0] ? lim->no_target : "none in the sweep");
+    if (dbest == NULL)
+        return;
+    fprintf(f, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
+            duet_config_split_str(&dbest->cfg, split, sizeof(split)),
+            duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
+    if (vbest != NULL)
+        cmd_predict_gain(f, dbest, vbest, "the best vendor split");
 }
 
 /* The CSV columns of the ranked rows (times in us). */
@@ -306,6 +350,9 @@ int cmd_predict(int argc, char **argv)
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"csv", no_argument, NULL, OPT_CSV},
                                              {"emit", required_argument, NULL, OPT_EMIT},
+                                             {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
+                                             {"rccl-version", required_argument, NULL, OPT_RCCL_VERSION},
+                                             {"hipblaslt-version", required_argument, NULL, OPT_HIPBLASLT_VERSION},
                                              {"trace-format", required_argument, NULL, OPT_TRACE_FORMAT},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
@@ -316,6 +363,8 @@ int cmd_predict(int argc, char **argv)
     long long top = 10;
     const char *svg = NULL, *timeline = NULL, *trace_path = NULL, *out_path = NULL;
     int32_t emit = -1;
+    duet_stack_versions_t ver = duet_stack_versions_default();
+    duet_stack_limits_t lim;
     int chrome = 0;
     int opt, rc, ref_pricing = 0;
     optind = 1;
@@ -332,6 +381,18 @@ int cmd_predict(int argc, char **argv)
             if (duet_stack_parse(optarg, &emit) < 0)
                 return cli_usage_error("predict", "--emit: %s", duet_last_error());
             continue;
+        case OPT_NCCL_VERSION:
+        case OPT_RCCL_VERSION:
+        case OPT_HIPBLASLT_VERSION: {
+            int32_t *v = opt == OPT_NCCL_VERSION ? &ver.nccl : opt == OPT_RCCL_VERSION ? &ver.rccl : &ver.hipblaslt;
+            if (duet_version_parse(optarg, v) < 0)
+                return cli_usage_error("predict", "--%s: %s",
+                                       opt == OPT_NCCL_VERSION   ? "nccl-version"
+                                       : opt == OPT_RCCL_VERSION ? "rccl-version"
+                                                                 : "hipblaslt-version",
+                                       duet_last_error());
+            continue;
+        }
         case OPT_TRACE_FORMAT:
             if (cli_parse_trace_format("predict", optarg, &chrome) != CLI_EXIT_OK)
                 return CLI_EXIT_USAGE;
@@ -414,14 +475,10 @@ int cmd_predict(int argc, char **argv)
         sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
     if ((rc = cli_out_formats("predict", c.json, c.csv)) != CLI_EXIT_OK)
         return rc;
-    if (emit >= 0) {
-        /* The vendor split is compared with duet's own best: sweep both (duet's modes as given). */
-        if (sp.policy == &duet_sim_policy_frozen)
-            return cli_usage_error("predict", "--emit needs policy fluid (frozen models fused mode only)");
-        if (!(sp.modes & ((1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT))))
-            sp.modes |= (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
-        sp.modes |= 1u << DUET_MODE_VENDOR;
-    }
+    if (emit >= 0 && sp.policy == &duet_sim_policy_frozen)
+        return cli_usage_error("predict", "--emit needs policy fluid (frozen models fused mode only)");
+    if (duet__predict_emit_setup(emit, &c.hw, &ver, &sp, &lim) < 0)
+        return cli_usage_error("predict", "%s", duet_last_error());
     if (c.num_wgs > 0) {
         if (c.num_wgs > c.hw.n_sms)
             return cli_usage_error("predict", "--num-wgs %d exceeds the %d SMs of %s", c.num_wgs, c.hw.n_sms,
@@ -457,6 +514,8 @@ int cmd_predict(int argc, char **argv)
         return cli_fail("predict", st);
     if (ref_pricing)
         st = cmd_predict_reference(ws, &c, &sp, &ref);
+    /* The two-phase sweep when only the first rows are shown; the curve (--svg) needs every point. */
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && svg == NULL ? (int32_t)top : 0;
     if (st >= 0)
         st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
     duet_sim_ws_destroy(ws);
@@ -470,7 +529,7 @@ int cmd_predict(int argc, char **argv)
     const duet_sweep_point_t *vbest = emit >= 0 ? duet_sweep_best(&res, 1u << DUET_MODE_VENDOR) : NULL;
     const duet_sweep_point_t *dbest = emit >= 0 ? duet_sweep_best(&res, duet_modes) : NULL;
     char settings[4096] = "";
-    if ((st = duet__predict_emit_text(emit, &c.hw, &res, settings, sizeof(settings))) < 0) {
+    if ((st = duet__predict_emit_text(emit, &c.hw, &ver, &c.wl, &res, settings, sizeof(settings))) < 0) {
         duet_sweep_result_free(&res);
         return cli_fail("predict", st);
     }
@@ -482,7 +541,7 @@ int cmd_predict(int argc, char **argv)
     }
     FILE *f = out.f;
     if (c.json) {
-        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, settings);
+        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, shown, emit, emit >= 0 ? &lim : NULL, settings);
         if (o != NULL && ref != NULL) {
             cJSON *rp = cJSON_AddObjectToObject(o, "reference_predict_split");
             char tile[32];
@@ -504,7 +563,7 @@ int cmd_predict(int argc, char **argv)
                 duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
                 c.wl.world, c.hw.name, sp.policy->name);
         cmd_predict_sizes(f, &c.wl);
-        fprintf(f, "%zu configurations simulated (%zu distinct) in %.1f ms (%lld events)\n\n", res.n_simulated, res.n,
+        fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res.n_configs, res.n_simulated,
                 res.wall_s * 1e3, (long long)res.events);
         fprintf(f, "%5s  %-10s %-12s %-15s %9s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
                 "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
@@ -531,21 +590,8 @@ int cmd_predict(int argc, char **argv)
                     "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
                     "%.1f us\n",
                     ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
-        if (vbest != NULL) {
-            char split[48], tile[32];
-            fprintf(f,
-                    "\nbest split vendor libraries can express (--emit %s): %s, %.2f us (the collective priced as "
-                    "duet's comm kernel on that CTA cap: profile %s has no measurements of the library's "
-                    "collective, whose own time may differ)\n%s",
-                    duet_stack_name(emit), duet_config_split_str(&vbest->cfg, split, sizeof(split)),
-                    vbest->makespan_s * 1e6, c.hw.name, settings);
-            if (dbest != NULL) {
-                fprintf(f, "duet's best: %s %s, tile %s, %.2f us\n", duet_mode_name(dbest->cfg.mode),
-                        duet_config_split_str(&dbest->cfg, split, sizeof(split)),
-                        duet_config_tile_str(&dbest->cfg, tile, sizeof(tile)), dbest->makespan_s * 1e6);
-                cmd_predict_gain(f, dbest, vbest, "the best vendor split");
-            }
-        }
+        if (emit >= 0)
+            cmd_predict_verdict(f, emit, &lim, vbest, dbest, settings, c.hw.name);
     }
     rc = cli_out_close(&out, "predict", rc);
     free(ref);

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,12 +154,69 @@ static duet_status_t duet__kind_parse(const char *s, int32_t *out)
     return duet__error(DUET_ERR_PARSE, "'%s' is not op, gemm_alone or comm_alone", s);
 }
 
+/*
+ * A row's "vendor_kernel": the library's kernel, every member an integer (include/duet/corpus.h,
+ * duet_vendor_kernel_t). The bounds are wide enough for any library's tile and loose enough not
+ * to reject a future kernel; they exist to refuse garbage.
+ */
+static const struct {
+    const char *key;
+    size_t off;
+    int64_t lo, hi;
+} duet__vk_members[] = {
+    {"algo", offsetof(duet_vendor_kernel_t, algo), -1, INT32_MAX},
+    {"tile_m", offsetof(duet_vendor_kernel_t, tile_m), 0, 4096},
+    {"tile_n", offsetof(duet_vendor_kernel_t, tile_n), 0, 4096},
+    {"stage_k", offsetof(duet_vendor_kernel_t, stage_k), 0, 4096},
+    {"stages", offsetof(duet_vendor_kernel_t, stages), 0, 64},
+    {"split_k", offsetof(duet_vendor_kernel_t, split_k), 0, 1 << 16},
+    {"swizzle", offsetof(duet_vendor_kernel_t, swizzle), 0, 64},
+    {"cluster_m", offsetof(duet_vendor_kernel_t, cluster_m), 0, 64},
+    {"cluster_n", offsetof(duet_vendor_kernel_t, cluster_n), 0, 64},
+};
+#define DUET__VK_N (sizeof(duet__vk_members) / sizeof(duet__vk_members[0]))
+
+static duet_status_t duet__vendor_kernel_from_json(const cJSON *o, const char *row_where, duet_vendor_kernel_t *vk)
+{
+    char where[96];
+    snprintf(where, sizeof(where), "%.80s.vendor_kernel", row_where);
+    if (!cJSON_IsObject(o))
+        return duet__error(DUET_ERR_PARSE, "%s: must be an object", where);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        int known = 0;
+        for (size_t i = 0; i < DUET__VK_N; i++)
+            known |= strcmp(it->string, duet__vk_members[i].key) == 0;
+        if (!known)
+            return duet__error(DUET_ERR_PARSE, "%s: unknown key \"%s\"", where, it->string);
+    }
+    memset(vk, 0, sizeof(*vk));
+    for (size_t i = 0; i < DUET__VK_N; i++) {
+        int64_t v;
+        DUET_CHECK(duet__json_member_int(o, duet__vk_members[i].key, duet__vk_members[i].lo, duet__vk_members[i].hi,
+                                         where, &v));
+        *(int32_t *)((char *)vk + duet__vk_members[i].off) = (int32_t)v;
+    }
+    vk->valid = 1;
+    return DUET_OK;
+}
+
+static void duet__vendor_kernel_text(duet__sbuf_t *b, const duet_vendor_kernel_t *vk)
+{
+    duet__sbuf_printf(b, ", \"vendor_kernel\": {");
+    for (size_t i = 0; i < DUET__VK_N; i++)
+        duet__sbuf_printf(b, "%s\"%s\": %d", i ? ", " : "", duet__vk_members[i].key,
+                          *(const int32_t *)((const char *)vk + duet__vk_members[i].off));
+    duet__sbuf_printf(b, "}");
+}
+
 static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, const duet_corpus_t *c,
                                          duet_corpus_row_t *r)
 {
     /* The row's own keys; the configuration's are the codec's (model/config_json.c). */
-    static const char *const keys[] = {"kind", "collective", "dtype", "m",  "n",     "k",      "mc",
-                                       "nc",   "world",      "root",  "ok", "error", "repeats"};
+    static const char *const keys[] = {"kind", "collective", "dtype", "m",  "n",     "k",       "mc",
+                                       "nc",   "world",      "root",  "ok", "error", "repeats", "vendor_kernel"};
     const char *const *tk = duet__time_keys[x->v1];
     if (!cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "%s: must be an object", x->where);
@@ -223,6 +281,13 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
         DUET_CHECK(duet__json_member_str(o, "error", x->where, r->error, sizeof(r->error)));
         if (r->error[0] == '\0')
             return duet__error(DUET_ERR_PARSE, "%s.error: a failed row must say why", x->where);
+    }
+    const cJSON *vk = cJSON_GetObjectItemCaseSensitive(o, "vendor_kernel");
+    if (vk != NULL) {
+        if (r->cfg.mode != DUET_MODE_VENDOR)
+            return duet__error(DUET_ERR_PARSE, "%s.vendor_kernel: only a vendor-mode row records the library's kernel",
+                               x->where);
+        DUET_CHECK(duet__vendor_kernel_from_json(vk, x->where, &r->vendor));
     }
     return DUET_OK;
 }
@@ -608,6 +673,8 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
         duet__config_json_text(&b, &r->cfg, DUET__CONFIG_SPLIT_NONE);
         duet__sbuf_printf(&b, ", \"ok\": %s, \"repeats\": %d", r->ok ? "true" : "false", r->repeats);
         duet__config_json_split_text(&b, &r->cfg, DUET__CONFIG_SPLIT_IF_SPLIT);
+        if (r->vendor.valid)
+            duet__vendor_kernel_text(&b, &r->vendor);
         if (r->ok) {
             /* us, from the ms held in memory (the loader divides them back). */
             duet__sbuf_printf(&b, ", \"us\": %.17g, \"min_us\": %.17g, \"max_us\": %.17g}", r->ms * 1e3,

@@ -82,14 +82,15 @@ cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p)
 }
 
 cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
-                           const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings)
+                           const duet_sweep_result_t *res, size_t shown, int32_t emit, const duet_stack_limits_t *lim,
+                           const char *settings)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schema", "duet-predict/1");
     cJSON_AddStringToObject(o, "hw", hw->name);
     cJSON_AddStringToObject(o, "policy", sp->policy ? sp->policy->name : duet_sim_policy_fluid.name);
     duet__workload_cjson(o, wl);
-    cJSON_AddNumberToObject(o, "n_configs", (double)res->n);
+    cJSON_AddNumberToObject(o, "n_configs", (double)res->n_configs);
     cJSON_AddNumberToObject(o, "n_simulated", (double)res->n_simulated);
     cJSON_AddNumberToObject(o, "events", (double)res->events);
     cJSON_AddNumberToObject(o, "wall_us", res->wall_s * 1e6);
@@ -106,12 +107,19 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     cJSON_AddItemToObject(o, "static_default", d);
     const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
     const duet_sweep_point_t *dbest = duet_sweep_best(res, (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT));
-    if (emit >= 0 && vbest != NULL) {
+    if (emit >= 0 && lim != NULL) {
         cJSON *e = cJSON_AddObjectToObject(o, "emit");
         cJSON_AddStringToObject(e, "stack", duet_stack_name(emit));
-        cJSON_AddItemToObject(e, "vendor_best", duet__point_cjson(wl, vbest));
-        if (dbest != NULL) {
+        cJSON_AddStringToObject(e, "libraries", lim->libs);
+        cJSON_AddNumberToObject(e, "max_ctas", lim->max_ctas);
+        cJSON_AddBoolToObject(e, "reachable", vbest != NULL);
+        if (!lim->gemm_target)
+            cJSON_AddStringToObject(e, "unreachable_because", lim->no_target);
+        if (vbest != NULL)
+            cJSON_AddItemToObject(e, "vendor_best", duet__point_cjson(wl, vbest));
+        if (dbest != NULL)
             cJSON_AddItemToObject(e, "duet_best", duet__point_cjson(wl, dbest));
+        if (vbest != NULL && dbest != NULL) {
             cJSON_AddNumberToObject(e, "duet_speedup", vbest->makespan_s / dbest->makespan_s);
         }
         cJSON *lines = cJSON_AddArrayToObject(e, "settings");
@@ -320,7 +328,8 @@ static duet_status_t duet__req_config(const cJSON *req, const duet_hw_t *hw, con
 }
 
 /* The sweep's parameters: modes, tiles, split_step, split_ks, policy (as duet predict's flags). */
-static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, int64_t *top, int32_t *emit)
+static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, int64_t *top, int32_t *emit,
+                                     duet_stack_versions_t *ver)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(req, "modes"), *e;
     const char *s;
@@ -373,23 +382,45 @@ static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, 
     if (s != NULL && (sp->policy = duet_sim_policy_find(s)) == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));
     DUET_CHECK(duet__req_str(req, "emit", &s));
-    if (s != NULL) {
+    if (s != NULL)
         DUET_CHECK(duet_stack_parse(s, emit));
-        if (!(sp->modes & ((1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT))))
-            sp->modes |= (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
-        sp->modes |= 1u << DUET_MODE_VENDOR;
+    static const char *const vkeys[] = {"nccl_version", "rccl_version", "hipblaslt_version"};
+    int32_t *vals[] = {&ver->nccl, &ver->rccl, &ver->hipblaslt};
+    for (int i = 0; i < 3; i++) {
+        DUET_CHECK(duet__req_str(req, vkeys[i], &s));
+        if (s != NULL && duet_version_parse(s, vals[i]) < 0)
+            return duet__error(DUET_ERR_INVALID_ARG, "request.%s: %s", vkeys[i], duet_last_error());
     }
     return DUET_OK;
 }
 
-duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_sweep_result_t *res, char *buf,
-                                      size_t n)
+duet_status_t duet__predict_emit_setup(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                       duet_sweep_params_t *sp, duet_stack_limits_t *lim_p)
+{
+    if (emit < 0)
+        return DUET_OK;
+    DUET_CHECK(duet_stack_limits(emit, hw, v, lim_p));
+    /* The vendor split is compared with duet's own best: sweep both (duet's modes as given), the
+     * vendor splits the stack can reach only, and none where its GEMM has no SM target. */
+    if (!(sp->modes & ((1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT))))
+        sp->modes |= (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    if (lim_p->gemm_target) {
+        sp->modes |= 1u << DUET_MODE_VENDOR;
+        sp->vendor_comm_max = lim_p->max_ctas;
+    } else {
+        sp->modes &= ~(1u << DUET_MODE_VENDOR);
+    }
+    return DUET_OK;
+}
+
+duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                      const duet_workload_t *wl, const duet_sweep_result_t *res, char *buf, size_t n)
 {
     const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
     buf[0] = '\0';
     if (emit < 0 || vbest == NULL)
         return DUET_OK;
-    return duet_emit_settings(emit, hw, &vbest->cfg, buf, n);
+    return duet_emit_settings_at(emit, hw, v, wl->coll, &vbest->cfg, buf, n);
 }
 
 static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl, cJSON **out_p)
@@ -397,19 +428,23 @@ static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, co
     duet_sweep_params_t sp = duet_sweep_default_params();
     int64_t top = 10;
     int32_t emit = -1;
-    DUET_CHECK(duet__req_sweep(req, &sp, &top, &emit));
+    duet_stack_versions_t ver = duet_stack_versions_default();
+    duet_stack_limits_t lim;
+    DUET_CHECK(duet__req_sweep(req, &sp, &top, &emit, &ver));
+    DUET_CHECK(duet__predict_emit_setup(emit, hw, &ver, &sp, &lim));
     duet_sim_ws_t *ws = NULL;
     duet_sweep_result_t res;
     DUET_CHECK(duet_sim_ws_create(&ws));
+    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX ? (int32_t)top : 0; /* the two-phase sweep */
     duet_status_t st = duet_sweep_run(ws, hw, wl, &sp, &res);
     duet_sim_ws_destroy(ws);
     if (st < 0)
         return st;
     char settings[4096];
-    st = duet__predict_emit_text(emit, hw, &res, settings, sizeof(settings));
+    st = duet__predict_emit_text(emit, hw, &ver, wl, &res, settings, sizeof(settings));
     if (st >= 0) {
         size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
-        *out_p = duet__predict_cjson(hw, wl, &sp, &res, shown, emit, settings);
+        *out_p = duet__predict_cjson(hw, wl, &sp, &res, shown, emit, emit >= 0 ? &lim : NULL, settings);
     }
     duet_sweep_result_free(&res);
     return st;

@@ -22,6 +22,7 @@
  * The CTAs, their kernels, home queues and stealing are the plan's (duet_plan_t.kernel): the
  * same launch the backend makes (tests/sim/test_geometry.c).
  */
+#include <math.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -415,6 +416,11 @@ static duet_status_t duet__fluid_run(duet_sim_ws_t *ws, const duet_hw_t *hw, con
         if (first < 0)
             break;
         double tn = ws->cohorts[first].t_event;
+        if (ws->t_stop > 0 && tn > ws->t_stop) {
+            /* Past the caller's bar: the makespan is later still (sim/internal.h, t_stop). */
+            F.now = INFINITY;
+            break;
+        }
         double dt = tn - F.now;
         F.now = tn;
         /* Advance the running tiles and gather every cohort whose event is at this instant. */

@@ -53,6 +53,10 @@ struct duet_sim_ws {
     int32_t *due;               /* cohorts whose event is at the current instant */
     duet__maxmin_var_t *mm_var; /* the solver's variables: one per running cohort */
     duet_sim_worker_t *workers; /* duet_sim_workers()'s answer */
+    /* The fluid engine gives up on a run once simulated time passes t_stop seconds (0: never) and
+     * answers makespan +inf: the two-phase sweep's "cannot matter any more" (sim/sweep.c). Only
+     * the sweep sets it, around its own runs. */
+    double t_stop;
 };
 
 /** Make room for `n_ctas` CTAs (grows the buffers; called before a run, never inside one). */
@@ -72,6 +76,9 @@ duet_status_t duet__sim_ws_reserve(duet_sim_ws_t *ws, size_t n_ctas);
  */
 #define DUET__SIM_PRECISION 1e-12
 
+/* A lower bound on policy fluid's makespan of `plan` (sim/sweep.c): the two-phase sweep's phase one. */
+double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan);
+
 /* The JSON builders of sim/api_json.c, shared by the CLI's --json and duet_predict_json(). */
 struct cJSON;
 struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p);
@@ -82,12 +89,20 @@ struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_poin
  */
 void duet__workload_cjson(struct cJSON *o, const duet_workload_t *wl);
 struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
-                                  const duet_sweep_result_t *res, size_t shown, int32_t emit, const char *settings);
+                                  const duet_sweep_result_t *res, size_t shown, int32_t emit,
+                                  const duet_stack_limits_t *lim, const char *settings);
 struct cJSON *duet__simulate_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg,
                                    const duet_sim_policy_ops_t *policy, const duet_sim_result_t *r);
 struct cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p);
+/**
+ * --emit's sweep (emit >= 0): the stack's limits at versions v into *lim_p, and sp's modes and vendor
+ * cap set to sweep duet's modes beside the vendor splits the stack can reach (none where its GEMM has
+ * no SM target). emit < 0: nothing.
+ */
+duet_status_t duet__predict_emit_setup(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                       duet_sweep_params_t *sp, duet_stack_limits_t *lim_p);
 /** The --emit settings of the sweep's best vendor point into buf ("" when emit < 0 or none). */
-duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_sweep_result_t *res, char *buf,
-                                      size_t n);
+duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                      const duet_workload_t *wl, const duet_sweep_result_t *res, char *buf, size_t n);
 
 #endif /* DUET_SIM_INTERNAL_H */

@@ -35,7 +35,8 @@
 #              down in tuning_data/testset-h200-w1.txt), each in two sweeps of different orders
 #              (--order-seed 1, 2), and a second training set (random 64, seed 2, one sweep), at the
 #              settled clock (--warmup-ms, default 200) -> DEVICE_TAG_world1-{train,test}-s{1,2}.json,
-#              DEVICE_TAG_world1-train2-s1.json; the expected duration is printed first
+#              DEVICE_TAG_world1-train2-s1.json; the expected duration is printed first. CORPUS_SETS
+#              picks sets ("train train2"), CORPUS_TEST_SEED draws another test set
 #   fit        CPU: duet calibrate fit (defaults: the committed H200 training corpus and start profile)
 #   builtin    CPU: regenerate the built-in h200 profile (model/hw_h200.inc) from tuning_data/h200.json
 #   ablation   CPU: the H200 fit with the model's newer terms switched on one at a time
@@ -419,11 +420,14 @@ for step in "$@"; do
         # the context and the vendor libraries adds a few seconds each). CORPUS_ARGS adds options.
         # train2 (a second training set, one sweep) gives the fit more workloads; the test set's two
         # sweeps give the noise band of the pick metric.
-        for set in train train2 test; do
+        # CORPUS_SETS picks the sets (default all three); CORPUS_TEST_SEED draws another test set
+        # (e.g. $(od -An -N4 -tu4 /dev/urandom) after the last model change, written down first).
+        for set in ${CORPUS_SETS:-train train2 test}; do
             case $set in
                 train) n=64 seed=1 sweeps="1 2" ;;
                 train2) n=64 seed=2 sweeps=1 ;;
-                test) n=32 seed=20261203 sweeps="1 2" ;;
+                test) n=32 seed=${CORPUS_TEST_SEED:-20261203} sweeps="1 2" ;;
+                *) echo "duet: tools/gpu.sh: CORPUS_SETS: unknown set '$set' (train, train2, test)" >&2; exit 2 ;;
             esac
             for sweep in $sweeps; do
                 corpus=$OUT/${DEVICE_TAG}_world1-$set-s$sweep.json

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "duet/corpus.h"
 #include "duet/status.h"
 #include "duet/types.h"
 
@@ -59,6 +60,14 @@ const char *duet_baseline_last_error(duet_baseline_h b);
  */
 duet_status_t duet_baseline_gemm(duet_baseline_h b, const duet_workload_t *wl, const void *a, const void *bm, void *c,
                                  int32_t sm_target, void *stream);
+
+/**
+ * The kernel the library chose for the last GEMM duet_baseline_gemm() ran (also inside
+ * duet_vendor_run()): on NVIDIA cuBLASLt's algorithm, tile, stages, split-K, swizzle and cluster
+ * shape; on AMD nothing is recorded yet (valid 0: hipBLASLt names its solution only through its
+ * C++ extension API). @return DUET_ERR_INVALID_ARG when no GEMM ran on this context.
+ */
+duet_status_t duet_baseline_last_kernel(duet_baseline_h b, duet_vendor_kernel_t *kernel_p);
 
 /**
  * The collective of wl through NCCL/RCCL on `stream`, on communicator slot `slot` (0: uncapped).

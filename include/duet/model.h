@@ -367,22 +367,63 @@ const char *duet_config_split_str(const duet_config_t *cfg, char *buf, size_t n)
 
 /** The stacks `duet predict --emit` writes settings for. */
 typedef enum {
-    DUET_STACK_NCCL = 0, /* NCCL communicator config + cuBLASLt SM count target (C) */
-    DUET_STACK_RCCL,     /* RCCL communicator config; hipBLASLt has no CU target (said in the text) */
+    DUET_STACK_NCCL = 0, /* NCCL communicator config + cuBLASLt SM count target (C); NVIDIA */
+    DUET_STACK_RCCL,     /* RCCL communicator config + hipBLASLt CU count target (C); AMD */
     DUET_STACK_TORCH,    /* PyTorch: ProcessGroupNCCL options + torch._C._set_sm_carveout_experimental */
-    DUET_STACK_TE,       /* Transformer Engine: NVTE_EXT_MARGIN_SM + NCCL env; userbuffers' num_sm */
+    DUET_STACK_TE,       /* Transformer Engine: NVTE_EXT_MARGIN_SM + NCCL env; NVIDIA */
     DUET_STACK_ENV,      /* environment variables only */
     DUET_STACK_COUNT
 } duet_stack_t;
 
 const char *duet_stack_name(int32_t stack); /* "nccl", "rccl", "torch", "te", "env" */
 duet_status_t duet_stack_parse(const char *s, int32_t *stack_p);
+
+/** A library version as major * 10000 + minor * 100 + patch: 2.27.3 is 22703, 1.4 is 10400. */
+typedef struct duet_stack_versions {
+    int32_t nccl;      /* NCCL (nccl, torch, te and env on NVIDIA); default 2.27 */
+    int32_t rccl;      /* RCCL, in its own NCCL-like numbering (ROCm 6.2 ships 2.20.5); default 2.20.5 */
+    int32_t hipblaslt; /* hipBLASLt; default 1.4, the first with a CU count target */
+} duet_stack_versions_t;
+
+duet_stack_versions_t duet_stack_versions_default(void);
+/** Parse "2.21", "2.18.6" or "1.4" into major * 10000 + minor * 100 + patch. */
+duet_status_t duet_version_parse(const char *s, int32_t *v_p);
+/** "2.27", "2.18.6" (the patch only when it is not 0). @return buf. */
+const char *duet_version_str(int32_t v, char *buf, size_t n);
+
 /**
- * The settings that make `stack` run a vendor-mode configuration (cfg->mode DUET_MODE_VENDOR):
- * the GEMM planned for cfg->gemm_wgs of hw->n_sms SMs, the collective on cfg->comm_wgs CTAs. One
- * setting or code line per line, comments starting with "#"; knobs a stack lacks are said so.
- * @return DUET_ERR_INVALID_ARG for another mode or a buffer too small (the text is then cut).
+ * What a stack can set at the versions named, on the GPUs of a profile (model/emit.c keeps the
+ * facts with their sources): the collective's CTA cap, whether the GEMM's SM or CU count can be set,
+ * and which collectives Transformer Engine's bulk overlap runs.
  */
+typedef struct duet_stack_limits {
+    int32_t max_ctas;    /* NCCL/RCCL clamp minCTAs/maxCTAs (and NCCL_MIN_CTAS/NCCL_MAX_CTAS) to this */
+    int32_t gemm_target; /* 1: the GEMM can be planned for fewer SMs/CUs than the chip has */
+    uint32_t bulk_colls; /* te: 1 << duet_collective_t that userbuffers' bulk overlap runs; else 0 */
+    char libs[64];       /* the libraries and versions assumed: "NCCL 2.27 + cuBLASLt" */
+    char no_target[200]; /* with gemm_target 0: why, one sentence */
+} duet_stack_limits_t;
+
+/**
+ * The limits of `stack` at versions v (NULL: the defaults) on hw's GPUs.
+ * @return DUET_ERR_INVALID_ARG for a stack that does not run on these GPUs (NCCL and Transformer
+ * Engine on AMD, RCCL on NVIDIA) or versions without the knobs (NCCL or RCCL before 2.17, which
+ * have no minCTAs/maxCTAs), naming the reason.
+ */
+duet_status_t duet_stack_limits(int32_t stack, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                duet_stack_limits_t *lim_p);
+/**
+ * The settings that make `stack` run a vendor-mode configuration (cfg->mode DUET_MODE_VENDOR) at
+ * versions v (NULL: the defaults): the GEMM planned for cfg->gemm_wgs of hw->n_sms SMs, the collective
+ * on cfg->comm_wgs CTAs. One setting or code line per line, comments starting with "#". `coll` is the
+ * workload's collective (Transformer Engine's bulk overlap is offered only for those it runs; -1:
+ * not offered). Only settings that take effect are written.
+ * @return DUET_ERR_INVALID_ARG for another mode, a split the stack cannot reach (comm_wgs above its
+ * CTA cap, or a GEMM target where the library has none), or a buffer too small (the text is then cut).
+ */
+duet_status_t duet_emit_settings_at(int32_t stack, const duet_hw_t *hw, const duet_stack_versions_t *v, int32_t coll,
+                                    const duet_config_t *cfg, char *buf, size_t n);
+/** duet_emit_settings_at() at the default versions, without the bulk-overlap alternative. */
 duet_status_t duet_emit_settings(int32_t stack, const duet_hw_t *hw, const duet_config_t *cfg, char *buf, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */

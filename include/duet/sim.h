@@ -328,7 +328,20 @@ typedef struct duet_sweep_params {
     int32_t n_split_ks;
     int32_t split_ks[DUET_SWEEP_MAX_SPLIT_KS];
     int64_t max_events; /* the sweep's event budget; 0 = DUET_SWEEP_MAX_EVENTS */
+    /* 0 (the default): simulate and rank every configuration. K in 1..DUET_SWEEP_TOP_MAX: the
+     * two-phase sweep (docs/simulator.md, "Speed"): a lower bound for every configuration, and the
+     * simulation only for those that can be among the K fastest, the fastest of their mode, or as
+     * fast as the static default. The result then holds those only, ranked; its first K points
+     * (and the next, for ties), each mode's fastest and the default's rank are the full sweep's.
+     * The frozen policy always simulates everything. */
+    int32_t top;
+    /* Vendor mode: the most CTAs the collective may run on (the stack's cap, duet_stack_limits_t.max_ctas):
+     * its splits start at gemm_wgs = SMs - this. 0 = no cap. */
+    int32_t vendor_comm_max;
 } duet_sweep_params_t;
+
+/** The largest duet_sweep_params_t.top. */
+#define DUET_SWEEP_TOP_MAX 1000
 
 duet_sweep_params_t duet_sweep_default_params(void);
 
@@ -340,15 +353,18 @@ typedef struct duet_sweep_point {
 
 typedef struct duet_sweep_result {
     duet_sweep_point_t *points; /* ranked: makespan ascending, ties by duet_rank_sort(); vendor mode keeps
-                                   the fastest stand-in tile of each split only (the library picks its kernel) */
+                                   the fastest stand-in tile of each split only (the library picks its kernel).
+                                   With params.top = 0 every configuration; else those phase two simulated */
     size_t n;
+    size_t n_configs;        /* distinct configurations the sweep covers (= n with params.top = 0) */
     duet_sweep_point_t dflt; /* the static default (fused, 3/4 of the SMs on GEMM) */
     size_t default_rank;     /* 1-based rank the default would take among the points (1 + those faster
                                 by more than DUET_RANK_TIE_REL) */
     size_t default_ties;     /* other configurations within DUET_RANK_TIE_REL of the default */
     int64_t events;          /* simulation events over the whole sweep */
     double wall_s;           /* CPU wall time of the sweep */
-    size_t n_simulated;      /* configurations simulated (n counts the distinct ones that are kept) */
+    size_t n_simulated;      /* simulations run, the static default's included; none is run twice (a vendor
+                                stand-in tile that cannot be its split's fastest is not run) */
 } duet_sweep_result_t;
 
 /** Simulate every configuration of the sweep and rank them. Free with duet_sweep_result_free(). */
@@ -385,7 +401,9 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
  * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
  * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
  * (members as the configuration codec; what is missing follows the static default) and "rank";
- * predict takes "modes", "tiles", "split_ks", "split_step", "top", "policy", "emit" and "max_events"
+ * predict takes "modes", "tiles", "split_ks", "split_step", "top" (> 0: the two-phase sweep,
+ * duet_sweep_params_t.top), "policy", "emit" (with "nccl_version", "rccl_version", "hipblaslt_version")
+ * and "max_events"
  * (the sweep's event budget, 1 to DUET_SWEEP_MAX_EVENTS, which is also the default: a sweep past
  * it fails naming it, so no request runs for more than a few seconds). Times are in us. *response_json_p is written
  * only on success; free it with duet_json_free(). On failure duet_last_error() says why.

@@ -71,8 +71,8 @@ Test(predict_emit, rankings_hold_distinct_configurations, .timeout = 60)
               "--top", "0", "--json", NULL);
     cJSON *o = run_json(&r);
     /* gemm_wgs 1, 9, ..., 129: 17 splits, each simulated once at the library's modelled kernel
-     * (duet's tiles are not the library's), each listed once. */
-    cr_assert_eq(t_num(o, "n_simulated"), 17);
+     * (duet's tiles are not the library's) and listed once, and the static default once. */
+    cr_assert_eq(t_num(o, "n_simulated"), 17 + 1);
     cr_assert_eq(t_num(o, "n_configs"), 17);
     int seen[133] = {0};
     const cJSON *row;

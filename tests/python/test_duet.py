@@ -62,7 +62,7 @@ class TestDuet(unittest.TestCase):
         vb = p["emit"]["vendor_best"]
         self.assertEqual(vb["mode"], "vendor")
         self.assertIn("opts.config.max_ctas = %d" % vb["comm_wgs"], p["emit"]["settings"])
-        self.assertIn("torch._C._set_sm_carveout_experimental(%d)  # private API: SMs left out of matmul plans"
+        self.assertIn("torch._C._set_sm_carveout_experimental(%d)  # private API: SMs left out of cuBLASLt's matmul plans"
                       % (132 - vb["gemm_wgs"]), p["emit"]["settings"])
         self.assertAlmostEqual(p["emit"]["duet_speedup"], vb["pred_us"] / p["emit"]["duet_best"]["pred_us"])
 

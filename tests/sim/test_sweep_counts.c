@@ -86,7 +86,7 @@ Test(sweep_counts, vendor_mode_is_one_point_per_split_at_the_librarys_kernel)
     duet_sweep_result_t res;
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(res.n, (size_t)131);
-    cr_assert_eq(res.n_simulated, (size_t)131);
+    cr_assert_eq(res.n_simulated, (size_t)131 + 1); /* and the static default */
     int seen[133] = {0};
     for (size_t i = 0; i < res.n; i++) {
         const duet_config_t *c = &res.points[i].cfg;
