@@ -38,8 +38,8 @@ static const double collect_split_fracs[] = {0.84, 1.0};
 #define NSPLIT (int)(sizeof(collect_split_ks) / sizeof(collect_split_ks[0]))
 #define NSFRAC (int)(sizeof(collect_split_fracs) / sizeof(collect_split_fracs[0]))
 
-_Static_assert(DUET_COLLECT_MAX_POINTS == NTILES * NFRACS + NCOMMW + NTILES + NALONE + NSPLIT * NTILES * (1 + NSFRAC),
-               "DUET_COLLECT_MAX_POINTS is the size of the grid");
+_Static_assert(DUET_COLLECT_MAX_POINTS >= NTILES * NFRACS + NCOMMW + NTILES + NALONE + NSPLIT * NTILES * (1 + NSFRAC),
+               "the reference grid fits DUET_COLLECT_MAX_POINTS");
 
 duet_collect_params_t duet_collect_default_params(void)
 {
@@ -68,9 +68,29 @@ static const double w1_budgets[] = {0.25, 0.5, 0.75, 1.0};
 #define W1_NFRACS (int)(sizeof(w1_fracs) / sizeof(w1_fracs[0]))
 #define W1_NCOMMW (int)(sizeof(w1_comm_wgs) / sizeof(w1_comm_wgs[0]))
 #define W1_NBUDGET (int)(sizeof(w1_budgets) / sizeof(w1_budgets[0]))
-_Static_assert(NTILES *W1_NFRACS + 2 * W1_NCOMMW + NTILES * W1_NBUDGET * (1 + NSPLIT) + W1_NBUDGET + NALONE <=
+_Static_assert(NTILES *W1_NFRACS + 3 * W1_NCOMMW + NTILES * W1_NBUDGET * (1 + NSPLIT) + W1_NBUDGET + NALONE <=
                    DUET_COLLECT_MAX_POINTS,
                "the one-GPU grid fits DUET_COLLECT_MAX_POINTS");
+
+void duet_collect_baseline_caps(int32_t grid, duet_baseline_params_t *base)
+{
+    if (grid != DUET_COLLECT_GRID_W1)
+        return;
+    _Static_assert(W1_NCOMMW <= DUET_BASELINE_MAX_COMMS - 1, "a capped communicator per vendor comm grid");
+    base->n_capped = W1_NCOMMW;
+    for (int i = 0; i < W1_NCOMMW; i++)
+        base->capped_ctas[i] = w1_comm_wgs[i];
+}
+
+/* The baseline communicator slot capped at `ctas` (duet_collect_baseline_caps()); 0 (uncapped)
+ * for a cap the grid does not use. */
+static int32_t collect_cap_slot(int32_t ctas)
+{
+    for (int i = 0; i < W1_NCOMMW; i++)
+        if (w1_comm_wgs[i] == ctas)
+            return i + 1;
+    return 0;
+}
 
 const char *duet_collect_grid_name(int32_t grid)
 {
@@ -274,6 +294,14 @@ static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_wor
         collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
     }
     collect_add_comm_alone(hw, sms, pts, &n, cap, &r);
+    /* The vendor's collective alone at each CTA cap of vendor mode (NCCL maxCTAs, RCCL's
+     * equivalent): vendor mode's collective is the library's, and only these rows can price it.
+     * NCCL refuses two ranks on one GPU, so at W = 1 there are none. */
+    if (wl->world >= 2 && wl->coll != DUET_COLL_NONE)
+        for (int i = 0; i < W1_NCOMMW; i++) {
+            c = collect_two_kernels(hw, sms, DUET_MODE_VENDOR, w1_comm_wgs[i]);
+            collect_add(pts, &n, cap, &r, DUET_ROW_COMM_ALONE, &c);
+        }
     return n;
 }
 
@@ -357,6 +385,11 @@ static void collect_run(duet_measure_h m, const duet_collect_params_t *prm, cons
     duet_workload_t part = r->kind == DUET_ROW_GEMM_ALONE   ? duet_measure_gemm_part(&r->wl)
                            : r->kind == DUET_ROW_COMM_ALONE ? duet_measure_comm_part(&r->wl)
                                                             : r->wl;
+    /* Vendor mode's collective alone is the library's, on the communicator capped at comm_wgs. */
+    if (r->kind == DUET_ROW_COMM_ALONE && r->cfg.mode == DUET_MODE_VENDOR) {
+        j = duet_measure_job(DUET_MEASURE_BASE_COLL, &part, NULL);
+        j.slot = collect_cap_slot(r->cfg.comm_wgs);
+    }
     if (round == 0 && duet_config_validate(&r->cfg, &part, duet_measure_hw(m)) < 0) {
         snprintf(w->stat[p].error, sizeof(w->stat[p].error), "not run: %s", duet_last_error());
         *state = DUET_COLLECT_FAILED;

@@ -23,6 +23,7 @@ duet_status_t duet_cal_row_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_
     duet_plan_t plan;
     duet_sim_result_t r;
     DUET_CHECK(duet_plan_build(&wl, &row->cfg, duet_plan_critical_rank(&wl), &plan));
+    DUET_CHECK(duet_plan_vendor_kernel(hw, &row->vendor, &plan));
     DUET_CHECK(duet_sim_run(ws, policy, hw, &plan, NULL, &r));
     if (!(r.makespan_s > 0) || !isfinite(r.makespan_s))
         return duet__error(DUET_ERR_INTERNAL, "the simulator predicted %g s for a %s row", r.makespan_s,
@@ -245,6 +246,10 @@ int duet__cal_row_usable(const duet__cal_set_t *s, size_t i, const duet_sim_poli
     const duet_corpus_row_t *r = s->row[i];
     if (!r->ok)
         return 0;
+    /* The vendor's collective alone (NCCL, RCCL): the model prices vendor mode's collective as
+     * duet's comm kernel, which these rows do not measure, so no constant may be fitted to them. */
+    if (r->kind == DUET_ROW_COMM_ALONE && r->cfg.mode == DUET_MODE_VENDOR)
+        return 0;
     /* The reference design modelled fused mode only, and no K split. */
     if (duet_sim_policy_is_frozen(policy) && (r->cfg.mode != DUET_MODE_FUSED || r->cfg.split_k > 1))
         return 0;
@@ -284,7 +289,18 @@ duet_status_t duet__cal_predict(duet_sim_ws_t *ws, const duet_sim_policy_ops_t *
                                 const duet__cal_set_t *s, size_t i, double *ms_p)
 {
     duet_sim_result_t r;
-    duet_status_t st = duet_sim_run(ws, policy, hw, &s->plan[i], NULL, &r);
+    /* A vendor row's GEMM is the library's kernel: the recorded one, or the one the model
+     * expects the library to choose under this profile (it moves with the fitted constants). */
+    const duet_plan_t *plan = &s->plan[i];
+    duet_plan_t vplan;
+    duet_status_t st = DUET_OK;
+    if (plan->cfg.mode == DUET_MODE_VENDOR) {
+        vplan = *plan;
+        st = duet_plan_vendor_kernel(hw, &s->row[i]->vendor, &vplan);
+        plan = &vplan;
+    }
+    if (st >= 0)
+        st = duet_sim_run(ws, policy, hw, plan, NULL, &r);
     if (st < 0) {
         char name[256];
         return duet__error(st, "%s: rows[%lld]: %s", duet__cal_set_name(s, s->file[i], name, sizeof(name)),

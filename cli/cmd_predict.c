@@ -183,12 +183,15 @@ static void cmd_predict_emit_verdict(FILE *f, const duet_hw_t *hw, const duet_de
                                      const duet_sweep_point_t *dbest, const char *settings)
 {
     char split[48], tile[32];
+    /* No profile measures the library's collective yet (a one-GPU corpus cannot: NCCL refuses two
+     * ranks on one GPU): say what the split's comm time is. */
     if (vbest != NULL)
         fprintf(f,
                 "\nbest split %s can reach (--emit %s; the collective on at most %d CTAs): %s, %.2f us (the "
-                "collective priced as duet's comm kernel on that CTA cap; the library's own may differ)\n%s",
+                "collective priced as duet's comm kernel on that CTA cap: profile %s has no measurements of the "
+                "library's collective, whose own time may differ)\n%s",
                 lim->libs, duet_stack_name(emit), lim->max_ctas,
-                duet_config_split_str(&vbest->cfg, split, sizeof(split)), vbest->makespan_s * 1e6, settings);
+                duet_config_split_str(&vbest->cfg, split, sizeof(split)), vbest->makespan_s * 1e6, hw->name, settings);
     else
         fprintf(f, "\nno vendor split is reachable through %s (--emit %s): %s\n", lim->libs, duet_stack_name(emit),
                 lim->no_target[0] ? lim->no_target : "none in the sweep");
@@ -255,6 +258,10 @@ static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_hw_t *hw, cons
     double alg, bus;
     duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
     duet_config_tile_str(&p->cfg, tile, sizeof(tile));
+    /* Vendor rows: the library's kernel as the model expects it to choose it for that target. */
+    if (p->cfg.mode == DUET_MODE_VENDOR)
+        snprintf(tile, sizeof(tile), "lib %dx%d%s%.0d", (int)p->cfg.tile.bm, (int)p->cfg.tile.bn,
+                 p->cfg.split_k > 1 ? "/k" : "", p->cfg.split_k > 1 ? (int)p->cfg.split_k : 0);
     duet_config_split_str(&p->cfg, split, sizeof(split));
     double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
     if (csv != NULL) {
@@ -661,6 +668,17 @@ int cmd_predict(int argc, char **argv)
                 "range us", "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
         for (size_t j = 0; j < shown; j++)
             cmd_predict_row(f, NULL, &c.hw, &c.wl, &res.points[dec.order[j]], dec.rank[j], duet_decision_tied(&dec, j));
+        int vendor_shown = 0;
+        for (size_t j = 0; j < shown; j++)
+            vendor_shown |= res.points[dec.order[j]].cfg.mode == DUET_MODE_VENDOR;
+        /* No profile measures the vendor's collective yet (NCCL refuses two ranks on one GPU, so
+         * one-GPU corpora cannot): say what vendor mode's comm time is. */
+        if (vendor_shown && c.wl.coll != DUET_COLL_NONE && c.wl.m > 0)
+            fprintf(f,
+                    "vendor rows: the GEMM is the library's kernel as the model expects its heuristic to choose it; "
+                    "the collective is priced as duet's comm kernel on the same CTA cap (profile %s has no "
+                    "measurements of the vendor's collective)\n",
+                    c.hw.name);
         fprintf(f, "\n");
         cmd_predict_verdict(f, &c.hw, &dec);
         const duet_sweep_point_t *d = &res.dflt;

@@ -109,8 +109,12 @@ int cmd_simulate(int argc, char **argv)
 
     duet_plan_t plan;
     duet_status_t st = duet_plan_build(&c.wl, &c.cfg, duet_plan_critical_rank(&c.wl), &plan);
+    /* Vendor mode: the GEMM is the library's kernel, as the model expects it to choose. */
+    if (st >= 0)
+        st = duet_plan_vendor_kernel(&c.hw, NULL, &plan);
     if (st < 0)
         return cli_fail("simulate", st);
+    c.cfg = plan.cfg;
     duet_trace_t trace, measured;
     cli_out_t out = {NULL, NULL, 0, NULL}; /* standard output until cli_out_open() */
     duet_trace_init(&trace, "predicted");

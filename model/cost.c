@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "duet/corpus.h"
 #include "duet/model.h"
 #include "model/internal.h"
 
@@ -164,26 +165,33 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     }
     double eb = duet_dtype_bytes(plan->wl.dtype);
     int32_t dt = plan->wl.dtype;
-    /* Vendor mode prices the vendor library's GEMM with its own efficiency. */
+    /* Vendor mode prices the vendor library's kernel, whose tile the plan carries
+     * (duet_plan_set_gemm_kernel()), at its own efficiency and tile class. */
     int vendor = plan->cfg.mode == DUET_MODE_VENDOR;
     double eff =
-        vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16)
+        vendor ? (dt == DUET_DTYPE_FP16 ? hw->vendor_gemm_eff_fp16 : hw->vendor_gemm_eff_bf16) *
+                     duet_hw_vendor_tile_eff(hw, plan->cfg.tile)
                : (dt == DUET_DTYPE_FP16 ? hw->gemm_eff_fp16 : hw->gemm_eff_bf16) * duet_hw_tile_eff(hw, plan->cfg.tile);
-    /* The vendor libraries' fast kernels want 16-byte aligned rows: with K or N not a multiple of 8
-     * elements cuBLASLt falls back to kernels several times slower (on H200, 70-130 TFLOP/s where
-     * aligned neighbours reach 500-700: the random GEMM benches of 2026-12-03). duet stages such
-     * operands (duet_plan_t.stage_k) and is priced by its own terms. */
     /* The SMs that run the operation's GEMM: min(tiles, the CTAs that may run its tiles, which in
      * fused mode are all of them: every CTA ends on the GEMM queue). */
     int64_t gemm_sms = plan->gemm_ctas;
     int64_t busy = duet_min64(g->tiles, gemm_sms > 0 ? gemm_sms : g->tiles);
-    /* Those fallback kernels also ignore the SM-count target (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET):
-     * on H200 the GEMM alone with K or N off 8 took the same time at targets of 33, 66, 99 and 132
-     * SMs (704x11008x8817: 1251-1262 us; 7379x5696x921: 689-792 us; one-GPU corpus of
-     * 2026-12-03), while aligned shapes scaled with the target. The plan still runs the vendor
-     * GEMM on `busy` workers, so each worker's rate is that of the whole chip's share. */
-    if (vendor && (plan->wl.k % 8 != 0 || plan->wl.n % 8 != 0))
-        eff *= hw->vendor_ragged_eff * (double)duet_min64(g->tiles, hw->n_sms) / (double)busy;
+    /* The vendor libraries' fast kernels want 16-byte aligned rows: with K or N not a multiple of 8
+     * elements cuBLASLt falls back to kernels several times slower (on H200, 60-230 TFLOP/s where
+     * aligned neighbours reach 500-770: the one-GPU corpora of 2026-12-03), about twice as slow
+     * with A and B off 16 bytes (K) as with C alone (N). duet stages such operands
+     * (duet_plan_t.stage_k) and is priced by its own terms. Those kernels follow the SM-count
+     * target (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET) only in part: on H200 some took the same time
+     * at targets of 33 and 132 SMs (704x11008x8817: 1251-1262 us), most 1.05-1.2x longer at 33, a
+     * few twice as long. They run as if on busy + (1 - r) * (full - busy) SMs, r =
+     * vendor_ragged_sm_resp, full = min(tiles, SMs): r = 0 ignores the target, 1 follows it. The
+     * plan runs the kernel on `busy` workers, so each worker's rate carries the ratio. */
+    if (vendor && (plan->wl.k % 8 != 0 || plan->wl.n % 8 != 0)) {
+        eff *= duet_cost_vendor_ragged(hw, &plan->wl);
+        double full = (double)duet_min64(g->tiles, hw->n_sms), b = (double)busy;
+        if (b < full)
+            eff *= (b + (1.0 - hw->vendor_ragged_sm_resp) * (full - b)) / b;
+    }
     double sm_rate =
         (dt == DUET_DTYPE_FP16 ? hw->mma_flops_fp16 : hw->mma_flops_bf16) * hw->clock_ghz * 1e9 * eff; /* FLOP/s */
     double l2_share = hw->l2_gbs * GB / hw->n_sms; /* bytes/s one SM draws from L2 when all read */
@@ -192,20 +200,24 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     double step_bytes = (double)(g->bm + g->bn) * g->bk * eb; /* distinct A + B bytes per K step */
     /* duet's tile holds at most DUET__GEMM_PASS_ACC accumulators: a larger tile (256x256) runs as
      * passes over K, each reading its own rows of A and all of B's box again from L2. */
-    double passes = (double)duet_cdiv((int64_t)g->bm * g->bn, DUET__GEMM_PASS_ACC);
+    double passes = vendor ? 1.0 : (double)duet_cdiv((int64_t)g->bm * g->bn, DUET__GEMM_PASS_ACC);
     double step_l2 = (double)(g->bm + passes * g->bn) * g->bk * eb; /* A + B bytes per K step from L2 */
     c.k_iters = g->k_iters;
     c.t_step_mma = step_flops / sm_rate;
     c.t_step_l2 = step_l2 / l2_share;
-    /* The vendor library's tile and L2 reuse are not duet's: its GEMM is priced by its matrix
-     * rate and efficiency alone. */
+    /* The vendor library's L2 reuse and copies are its own: its K step is priced by its matrix
+     * rate alone, with two terms of the chip. Its clock: the K loop slows under sustained matrix
+     * work as duet's does (duet_cost_clock_heat), by its own constants: duet's kernel draws its
+     * power differently (fitted on the vendor rows, duet's factor priced its short GEMMs slow).
+     * And its ceiling: on H200 the largest aligned cuBLASLt GEMMs ran at 6.4-6.7 TFLOP/s per SM on
+     * 33 SMs, 6.0-6.4 on 99 and 5.7-5.9 on all 132 (757-776 TFLOP/s; one-GPU corpora of
+     * 2026-12-03): each SM given to it adds less, 1 + vendor_sm_contention * busy / S on the step. */
     c.t_step = vendor ? c.t_step_mma : fmax(c.t_step_mma, c.t_step_l2);
-    /* The clock is the chip's: the vendor GEMM's K loop slows under sustained matrix work as
-     * duet's does (on H200 the vendor GEMM alone above 1e11 FLOP was priced 35 % fast without it:
-     * one-GPU corpus of 2026-12-03). Its tiles, L2 reuse and copies are its own, so the terms
-     * below that describe duet's tile do not apply to it. */
-    if (vendor)
-        c.t_step *= duet_cost_clock_heat(hw, plan);
+    if (vendor) {
+        c.t_step *= 1.0 + hw->vendor_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
+        double t_us = 2.0 * (double)g->m * g->n * g->k / duet_cost_peak_flops(hw, plan->wl.dtype) / US;
+        c.t_step *= 1.0 + hw->vendor_clock_heat * t_us / (t_us + hw->vendor_heat_half_us);
+    }
     /* Rows of an operand box beyond the matrix are zero-filled by the copy engine (TMA), row by
      * row: on H200 a tile whose boxes run past a small M takes a K step in proportion to those
      * rows, not to its matrix work (1x8192x8192 alone: 0.62 us a step for 128x256 and 1.22 us for
@@ -236,7 +248,7 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         c.box_rows = duet__box_rows(hw, g, active, eb);
         c.t_step = fmax(c.t_step, c.box_rows / (double)g->k_iters * b / duet_cost_box_capacity(hw, b));
     }
-    c.t_prologue = passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
+    c.t_prologue = vendor ? 0.0 : passes * hw->tile_prologue_us * US; /* every pass fills the pipeline */
     /* Epilogue, bytes per queue tile: the C tile (once per C tile, so 1/split_k of it per part),
      * issued into L2 at the SM's share, and with a K split the fp32 partial the part stores plus
      * the S partials the summing part reads back (its own included: backend/splitk.h), charged
@@ -268,12 +280,19 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
      * its C staging (a 256x256 tile runs two). At 4096 x 8192 x 512 the GEMM alone in 256x256 (4
      * waves, 8 K steps a pass) measures as long as 128x256 (8 waves); charged once per tile, the
      * model priced it 9 % fast there and picked it over 128x256 (docs/calibration.md). */
-    c.t_overhead = passes * hw->tile_overhead_us * US;
+    /* The vendor kernel's fixed cost per tile (fill, drain, epilogue sync) is its own constant. */
+    c.t_overhead = vendor ? hw->vendor_tile_us * US : passes * hw->tile_overhead_us * US;
     c.t_sm = (double)g->k_iters * c.t_step + c.t_prologue + c.t_epilogue + c.t_overhead;
     c.l2_hit = duet__l2_hit(hw, g, active, eb);
     /* The partials written reach HBM when L2 evicts them; the ones read back are recent. */
     double part_hbm = S > 1 ? 4.0 * g->bm * g->bn : 0.0;
     c.hbm_bytes = (1.0 - c.l2_hit) * step_bytes * (double)g->k_iters + c_bytes + part_hbm;
+    /* The vendor's kernels share operands beyond what the group_m swizzle gives (thread-block
+     * clusters multicast a panel to several SMs, and the library rasterizes its grid): they move
+     * a share of the bytes. On H200 the vendor GEMMs of few columns (N 256-900, M in thousands)
+     * ran 1.2-1.4x faster than the model's HBM bound with all of them. */
+    if (vendor)
+        c.hbm_bytes *= hw->vendor_hbm_share;
     c.flops = 2.0 * g->bm * g->bn * (double)g->k / S;
     *cost_p = c;
     return DUET_OK;
@@ -291,6 +310,85 @@ double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int
     double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
     double waves = (double)duet_cdiv(g->tiles, ctas);
     return duet_cost_stage_s(hw, plan) + waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
+}
+
+double duet_cost_vendor_ragged(const duet_hw_t *hw, const duet_workload_t *wl)
+{
+    /* The library picks its kernel by the alignment of every matrix: A and B rows start on
+     * 2 K bytes, C rows on 2 N bytes. On H200 K odd ran its GEMMs at 105-135 TFLOP/s, K even off 8
+     * at 165-200; N odd (A and B aligned) at 60-80, N even off 8 at 200-230 (one-GPU corpora of
+     * 2026-12-03). One kernel runs, so the worst of the two decides. */
+    double f = 1.0;
+    if (wl->k % 8 != 0)
+        f = fmin(f, wl->k % 2 != 0 ? hw->vendor_ragged_eff : hw->vendor_ragged_k4_eff);
+    if (wl->n % 8 != 0)
+        f = fmin(f, wl->n % 2 != 0 ? hw->vendor_ragged_n_eff : hw->vendor_ragged_n4_eff);
+    return f;
+}
+
+double duet_cost_vendor_gemm_s(const duet_hw_t *hw, const duet_plan_t *plan)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    int64_t sms = plan->gemm_ctas > 0 ? plan->gemm_ctas : hw->n_sms;
+    if (g->tiles == 0)
+        return 0.0;
+    int64_t active = duet_min64(sms, g->tiles);
+    duet_gemm_cost_t c;
+    duet_cost_gemm_tile(hw, plan, active, &c);
+    /* The library schedules its tiles statically: full waves of `sms` tiles, each bound by the SM
+     * or by the wave's share of HBM, whichever is slower; no dequeue. */
+    double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+    return (double)duet_cdiv(g->tiles, sms) * t_tile;
+}
+
+duet_status_t duet_plan_vendor_choose(const duet_hw_t *hw, duet_plan_t *plan)
+{
+    if (plan->cfg.mode != DUET_MODE_VENDOR)
+        return duet__error(DUET_ERR_INVALID_ARG, "the vendor library's kernel is chosen in vendor mode only");
+    if (plan->wl.m <= 0)
+        return DUET_OK;
+    static const int32_t splits[] = DUET_AUTO_SPLIT_KS;
+    int32_t sms = plan->cfg.gemm_wgs > 0 ? plan->cfg.gemm_wgs : hw->n_sms;
+    duet_plan_t q = *plan;
+    duet_gemm_tile_t best_t = plan->cfg.tile;
+    int32_t best_s = 0;
+    double best = 0;
+    for (int i = 0; i < duet_vendor_tile_count(); i++) {
+        duet_gemm_tile_t t = duet_vendor_tile_get(i);
+        for (size_t j = 0; j < sizeof(splits) / sizeof(splits[0]); j++) {
+            /* A K split only where the C tiles leave SMs idle (the rule of duet's sweep). */
+            if (splits[j] > 1 && !duet_split_k_worth_trying_on(&plan->wl, t, splits[j], sms))
+                continue;
+            duet_gemm_geom_t geo;
+            duet_gemm_geom_init(&geo, plan->wl.m, plan->wl.n, plan->wl.k, t, plan->cfg.group_m, splits[j]);
+            if (geo.tiles > DUET_MAX_GEMM_TILES)
+                continue;
+            q.cfg.tile = t;
+            q.cfg.split_k = splits[j];
+            q.gemm = geo;
+            double s = duet_cost_vendor_gemm_s(hw, &q);
+            /* Ties keep the first: the larger tile, the fewer parts. */
+            if (best_s == 0 || s < best * (1.0 - 1e-9)) {
+                best = s;
+                best_t = t;
+                best_s = splits[j];
+            }
+        }
+    }
+    if (best_s == 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "vendor GEMM %lldx%lldx%lld: no kernel of the library's tile set",
+                           (long long)plan->wl.m, (long long)plan->wl.n, (long long)plan->wl.k);
+    return duet_plan_set_gemm_kernel(plan, best_t, best_s);
+}
+
+duet_status_t duet_plan_vendor_kernel(const duet_hw_t *hw, const duet_vendor_kernel_t *rec, duet_plan_t *plan)
+{
+    if (plan->cfg.mode != DUET_MODE_VENDOR || plan->wl.m <= 0)
+        return DUET_OK;
+    if (rec == NULL || !rec->valid)
+        return duet_plan_vendor_choose(hw, plan);
+    duet_gemm_tile_t t = {rec->tile_m, rec->tile_n, rec->stage_k > 0 ? rec->stage_k : 64};
+    return duet_plan_set_gemm_kernel(plan, t, rec->split_k > 1 ? rec->split_k : 1);
 }
 
 double duet_cost_stage_s(const duet_hw_t *hw, const duet_plan_t *plan)

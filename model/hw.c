@@ -54,6 +54,14 @@ void duet_hw_set(duet_hw_t *hw, int field, double value)
     }
 }
 
+double duet_hw_vendor_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t t)
+{
+    /* By the tile's C elements: the vendor's kernels of one size share their instruction shape
+     * and pipeline, and a recorded tile outside duet_vendor_tile_get() still has a class. */
+    int64_t elems = (int64_t)t.bm * t.bn;
+    return elems >= 32768 ? 1.0 : elems >= 16384 ? hw->vendor_tile_eff_mid : hw->vendor_tile_eff_small;
+}
+
 double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t t)
 {
     /* One constant per supported tile (workload.c's list); all have BK 64. */
@@ -193,6 +201,13 @@ static const duet__hw_init_t duet__mi300x[] = {
     NEUTRAL_TILE_EFF,
     {F(vendor_gemm_eff_fp16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.88, "estimate: as duet's tile until measured (hipBLASLt)"},
+    {F(vendor_tile_eff_mid), 1, "no measurement: the vendor's tile classes run at one rate until calibrated"},
+    {F(vendor_tile_eff_small), 1, "no measurement: the vendor's tile classes run at one rate until calibrated"},
+    {F(vendor_tile_us), 1.71, "estimate: as duet's tile, tile_prologue_us + tile_overhead_us, until calibrated"},
+    {F(vendor_clock_heat), 0, "no measurement: the vendor GEMM's clock does not depend on its matrix work"},
+    {F(vendor_heat_half_us), 50, "estimate: as heat_half_us; no effect while vendor_clock_heat is 0"},
+    {F(vendor_hbm_share), 1, "no measurement: the vendor GEMM moves the bytes of duet's L2 model"},
+    {F(vendor_sm_contention), 0, "no measurement: the vendor GEMM's K step does not depend on its SM count"},
     {F(smem_kib), 64, "origami: 64 KiB LDS per CU"},
     {F(gemm_stages), 1, "one LDS buffer: a 256x256x64 fp16 A+B tile fills the 64 KiB LDS"},
     {F(l2_mib), 32, "origami: 4 MiB L2 per XCD x 8 (the 256 MiB MALL is not modelled)"},
@@ -205,7 +220,11 @@ static const duet__hw_init_t duet__mi300x[] = {
     {F(heat_sm_exp), 0, "no measurement: the clock's slow-down does not depend on how many SMs run the GEMM"},
     {F(comm_heat_share), 1, "no measurement: a comm tile slows with the clock as a GEMM tile does"},
     {F(c_ragged_sm_gbs), 0, "no measurement: C rows off 16 bytes are stored as fast as aligned ones"},
-    {F(vendor_ragged_eff), 1, "no measurement: the vendor GEMM is as fast with K or N off a multiple of 8"},
+    {F(vendor_ragged_eff), 1, "no measurement: the vendor GEMM is as fast with K off a multiple of 8"},
+    {F(vendor_ragged_k4_eff), 1, "no measurement: the vendor GEMM is as fast with K off a multiple of 8"},
+    {F(vendor_ragged_n_eff), 1, "no measurement: the vendor GEMM is as fast with N off a multiple of 8"},
+    {F(vendor_ragged_n4_eff), 1, "no measurement: the vendor GEMM is as fast with N off a multiple of 8"},
+    {F(vendor_ragged_sm_resp), 0, "no measurement: hipBLASLt's kernels are taken to follow its CU-count target alike"},
     {F(tile_oob_row_ns), 0, "no measurement: the MFMA tile's zero-filled copies are taken as free beyond M and N"},
     {F(box_rows_per_us), 1e7, "no measurement: set not to bind (the MFMA tile has no TMA box; 1.3 PB/s of rows)"},
     {F(box_min_share), 1, "no measurement: every SM count reaches all of box_rows_per_us"},
@@ -248,6 +267,13 @@ static const duet__hw_init_t duet__mi350x[] = {
      "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
     {F(vendor_gemm_eff_bf16), 0.68,
      "[derived] origami's published results: best measured bf16 1454-1493 TFLOP/s (hipBLASLt)"},
+    {F(vendor_tile_eff_mid), 1, "no measurement: the vendor's tile classes run at one rate until calibrated"},
+    {F(vendor_tile_eff_small), 1, "no measurement: the vendor's tile classes run at one rate until calibrated"},
+    {F(vendor_tile_us), 1.68, "estimate: as duet's tile, tile_prologue_us + tile_overhead_us, until calibrated"},
+    {F(vendor_clock_heat), 0, "no measurement: the vendor GEMM's clock does not depend on its matrix work"},
+    {F(vendor_heat_half_us), 50, "estimate: as heat_half_us; no effect while vendor_clock_heat is 0"},
+    {F(vendor_hbm_share), 1, "no measurement: the vendor GEMM moves the bytes of duet's L2 model"},
+    {F(vendor_sm_contention), 0, "no measurement: the vendor GEMM's K step does not depend on its SM count"},
     {F(smem_kib), 160, "MI350X datasheet and origami: 160 KiB LDS per CU"},
     {F(gemm_stages), 2, "two LDS buffers of a 256x256x64 fp16 tile fit in 160 KiB"},
     {F(l2_mib), 32, "origami: 4 MiB L2 per XCD x 8 (rocjitsu; the wiki says 8 MiB per XCD)"},
@@ -260,7 +286,11 @@ static const duet__hw_init_t duet__mi350x[] = {
     {F(heat_sm_exp), 0, "no measurement: the clock's slow-down does not depend on how many SMs run the GEMM"},
     {F(comm_heat_share), 1, "no measurement: a comm tile slows with the clock as a GEMM tile does"},
     {F(c_ragged_sm_gbs), 0, "no measurement: C rows off 16 bytes are stored as fast as aligned ones"},
-    {F(vendor_ragged_eff), 1, "no measurement: the vendor GEMM is as fast with K or N off a multiple of 8"},
+    {F(vendor_ragged_eff), 1, "no measurement: the vendor GEMM is as fast with K off a multiple of 8"},
+    {F(vendor_ragged_k4_eff), 1, "no measurement: the vendor GEMM is as fast with K off a multiple of 8"},
+    {F(vendor_ragged_n_eff), 1, "no measurement: the vendor GEMM is as fast with N off a multiple of 8"},
+    {F(vendor_ragged_n4_eff), 1, "no measurement: the vendor GEMM is as fast with N off a multiple of 8"},
+    {F(vendor_ragged_sm_resp), 0, "no measurement: hipBLASLt's kernels are taken to follow its CU-count target alike"},
     {F(tile_oob_row_ns), 0, "no measurement: the MFMA tile's zero-filled copies are taken as free beyond M and N"},
     {F(box_rows_per_us), 1e7, "no measurement: set not to bind (the MFMA tile has no TMA box; 1.3 PB/s of rows)"},
     {F(box_min_share), 1, "no measurement: every SM count reaches all of box_rows_per_us"},

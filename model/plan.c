@@ -166,7 +166,7 @@ static void duet__plan_policy(duet_plan_t *p)
     p->splitk_ws_bytes = g->split_k > 1 ? g->tiles_mn * g->split_k * g->bm * g->bn * (int64_t)sizeof(float) : 0;
     p->splitk_counters = g->split_k > 1 ? g->tiles_mn * 2 : 0;
     /* Operand staging for a K that leaves rows off 16 bytes (duet_plan_t.stage_k). */
-    p->stage_k = g->tiles > 0 && p->wl.k % 8 != 0 ? duet_cdiv(p->wl.k, 8) * 8 : 0;
+    p->stage_k = g->tiles > 0 && p->wl.k % 8 != 0 && cfg->mode != DUET_MODE_VENDOR ? duet_cdiv(p->wl.k, 8) * 8 : 0;
     p->stage_ws_bytes = p->stage_k > 0 ? (p->wl.m + p->wl.n) * p->stage_k * (int64_t)sizeof(uint16_t) : 0;
 }
 
@@ -197,6 +197,20 @@ duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t c
         cfg.num_wgs = gemm_wgs + comm_wgs;
     DUET_CHECK(duet__config_check_shape(&cfg, &plan->wl));
     plan->cfg = cfg;
+    duet__plan_policy(plan);
+    return DUET_OK;
+}
+
+duet_status_t duet_plan_set_gemm_kernel(duet_plan_t *plan, duet_gemm_tile_t tile, int32_t split_k)
+{
+    if (plan->cfg.mode != DUET_MODE_VENDOR)
+        return duet__error(DUET_ERR_INVALID_ARG, "the GEMM kernel is the vendor library's in vendor mode only");
+    duet_config_t cfg = plan->cfg;
+    cfg.tile = tile;
+    cfg.split_k = split_k;
+    DUET_CHECK(duet__config_check_shape(&cfg, &plan->wl));
+    plan->cfg = cfg;
+    duet_gemm_geom_init(&plan->gemm, plan->wl.m, plan->wl.n, plan->wl.k, tile, cfg.group_m, split_k);
     duet__plan_policy(plan);
     return DUET_OK;
 }

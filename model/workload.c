@@ -88,6 +88,31 @@ int duet_tile_supported(duet_gemm_tile_t t)
     return 0;
 }
 
+/* cuBLASLt's Hopper GEMM kernels (sm90 CUTLASS-derived): CTA tiles of C from 64x64 to 256x128
+ * with BK 64 (its 256x256 output is a 2x1 cluster of 128x256 CTAs, one tile per CTA here). The
+ * larger tiles first: the choice keeps the first of equal prices. */
+static const duet_gemm_tile_t duet__vendor_tiles[] = {
+    {128, 256, 64}, {256, 128, 64}, {128, 128, 64}, {64, 256, 64}, {128, 64, 64}, {64, 128, 64}, {64, 64, 64},
+};
+
+int duet_vendor_tile_count(void)
+{
+    return (int)(sizeof(duet__vendor_tiles) / sizeof(duet__vendor_tiles[0]));
+}
+
+duet_gemm_tile_t duet_vendor_tile_get(int i)
+{
+    duet_gemm_tile_t none = {0, 0, 0};
+    return i >= 0 && i < duet_vendor_tile_count() ? duet__vendor_tiles[i] : none;
+}
+
+int duet_vendor_tile_plausible(duet_gemm_tile_t t)
+{
+    /* A recorded kernel's tile is whatever the library reports; it only has to make a grid. */
+    return t.bm >= 8 && t.bm <= 1024 && t.bm % 8 == 0 && t.bn >= 8 && t.bn <= 1024 && t.bn % 8 == 0 && t.bk >= 8 &&
+           t.bk <= 1024;
+}
+
 static duet_status_t duet__tile_list_error(const char *s)
 {
     char list[200] = "";
@@ -345,7 +370,12 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
 {
     if (cfg->mode < 0 || cfg->mode >= DUET_MODE_COUNT)
         return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused, concurrent or vendor", (int)cfg->mode);
-    if (!duet_tile_supported(cfg->tile)) {
+    /* Vendor mode's tile is the library's kernel (duet_plan_set_gemm_kernel()), not one of duet's. */
+    if (cfg->mode == DUET_MODE_VENDOR && !duet_vendor_tile_plausible(cfg->tile))
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "vendor kernel tile %dx%dx%d: BM and BN multiples of 8 in [8, 1024], BK in [8, 1024]",
+                           (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);
+    if (cfg->mode != DUET_MODE_VENDOR && !duet_tile_supported(cfg->tile)) {
         char s[48];
         snprintf(s, sizeof(s), "%dx%dx%d", cfg->tile.bm, cfg->tile.bn, cfg->tile.bk);
         return duet__tile_list_error(s);
@@ -361,9 +391,6 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
     int has_comm = wl->coll != DUET_COLL_NONE;
     if (cfg->split_k < 0 || cfg->split_k > DUET_MAX_SPLIT_K)
         return duet__error(DUET_ERR_INVALID_ARG, "split_k %d is outside [1, %d]", (int)cfg->split_k, DUET_MAX_SPLIT_K);
-    if (cfg->split_k > 1 && cfg->mode == DUET_MODE_VENDOR)
-        return duet__error(DUET_ERR_INVALID_ARG,
-                           "vendor mode runs the vendor library's GEMM: split_k must be 1 (got %d)", (int)cfg->split_k);
     if (cfg->split_k > 1 && has_gemm) {
         /* Every part must own at least one K step, or its partial sum would be an empty tile. */
         duet_gemm_geom_t g;
@@ -400,8 +427,9 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
 /* Checks that need the profile: the tile's shared memory and the CTA counts against the SMs. */
 static duet_status_t duet__config_check_hw(const duet_config_t *cfg, const duet_workload_t *wl, const duet_hw_t *hw)
 {
+    /* The vendor library's kernel brings its own pipeline: duet's stages do not describe it. */
     double smem = duet_gemm_tile_smem_bytes(cfg->tile, wl->dtype, hw->gemm_stages);
-    if (wl->m > 0 && smem > hw->smem_kib * 1024.0)
+    if (wl->m > 0 && cfg->mode != DUET_MODE_VENDOR && smem > hw->smem_kib * 1024.0)
         return duet__error(DUET_ERR_INFEASIBLE,
                            "GEMM tile %dx%dx%d needs %.0f KiB of shared memory (%d stages) but %s offers %.0f KiB",
                            (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk, smem / 1024.0, hw->gemm_stages,

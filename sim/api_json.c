@@ -538,6 +538,7 @@ static duet_status_t duet__api_simulate_or_plan(const cJSON *req, const duet_hw_
     DUET_CHECK(duet__req_int(req, "rank", 0, wl->world - 1, &rank));
     duet_plan_t plan;
     DUET_CHECK(duet_plan_build(wl, &cfg, (int32_t)rank, &plan));
+    DUET_CHECK(duet_plan_vendor_kernel(hw, NULL, &plan)); /* vendor mode: the library's kernel */
     if (!simulate) {
         *out_p = duet__plan_cjson(hw, &plan);
         return DUET_OK;

@@ -134,47 +134,38 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
     const duet_sim_policy_ops_t *policy = sp->policy != NULL ? sp->policy : &duet_sim_policy_fluid;
     if (comm_ctas < 0)
         comm_ctas = hw->n_sms - gemm_sms; /* as the sweep splits the SMs */
-    int n = sp->n_tiles > 0 ? sp->n_tiles : duet_tile_count();
-    duet_status_t why = DUET_OK;
-    duet_sweep_point_t best;
-    int have = 0;
-    for (int i = 0; i < n; i++) {
-        duet_config_t c = duet_config_default(hw, DUET_MODE_VENDOR);
-        c.tile = sp->n_tiles > 0 ? sp->tiles[i] : duet_tile_get(i);
-        if (sp->cm > 0)
-            c.cm = sp->cm;
-        if (sp->cn > 0)
-            c.cn = sp->cn;
-        if (sp->group_m > 0)
-            c.group_m = sp->group_m;
-        duet_plan_t plan;
-        duet_sim_result_t r;
-        duet_status_t st = duet_config_complete_split(&c, hw, -1, gemm_sms, comm_ctas);
-        if (st >= 0)
-            st = duet_config_validate(&c, wl, hw);
-        if (st >= 0)
-            st = duet_plan_build(wl, &c, duet_plan_critical_rank(wl), &plan);
-        if (st >= 0)
-            st = duet_sim_run(ws, policy, hw, &plan, NULL, &r);
-        if (st < 0) {
-            why = st;
-            continue;
-        }
-        if (!have || r.makespan_s < best.makespan_s) {
-            best.cfg = c;
-            best.makespan_s = r.makespan_s;
-            best.gemm_finish_s = r.gemm_finish_s;
-            best.comm_finish_s = r.comm_finish_s;
-            have = 1;
-        }
-    }
-    if (!have) {
+    /* As the sweep prices a vendor split (sim/sweep.c): one plan, the library's kernel for the SM
+     * target (duet_plan_vendor_choose()), simulated once. */
+    duet_config_t c = duet_config_default(hw, DUET_MODE_VENDOR);
+    if (sp->cm > 0)
+        c.cm = sp->cm;
+    if (sp->cn > 0)
+        c.cn = sp->cn;
+    if (sp->group_m > 0)
+        c.group_m = sp->group_m;
+    duet_plan_t plan;
+    duet_sim_result_t r;
+    duet_status_t st = duet_config_complete_split(&c, hw, -1, gemm_sms, comm_ctas);
+    if (st >= 0)
+        st = duet_config_validate(&c, wl, hw);
+    if (st >= 0)
+        st = duet_plan_build(wl, &c, duet_plan_critical_rank(wl), &plan);
+    if (st >= 0)
+        st = duet_plan_vendor_choose(hw, &plan);
+    if (st >= 0)
+        st = duet_sim_run(ws, policy, hw, &plan, NULL, &r);
+    if (st < 0) {
         char msg[256];
-        snprintf(msg, sizeof(msg), "%s", why < 0 ? duet_last_error() : "no GEMM tile to price it");
-        return duet__error(why < 0 ? why : DUET_ERR_INVALID_ARG,
-                           "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s", (int)gemm_sms, (int)comm_ctas,
-                           msg);
+        snprintf(msg, sizeof(msg), "%s", duet_last_error());
+        return duet__error(st, "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s", (int)gemm_sms,
+                           (int)comm_ctas, msg);
     }
+    duet_sweep_point_t best;
+    memset(&best, 0, sizeof(best));
+    best.cfg = plan.cfg;
+    best.makespan_s = r.makespan_s;
+    best.gemm_finish_s = r.gemm_finish_s;
+    best.comm_finish_s = r.comm_finish_s;
     *pt_p = best;
     return DUET_OK;
 }

@@ -238,7 +238,7 @@ static int duet__point_order(const void *a, const void *b)
     const duet_sweep_point_t *x = a, *y = b;
     if (x->cfg.mode != y->cfg.mode)
         return x->cfg.mode - y->cfg.mode;
-    /* Vendor mode is one curve: its stand-in tile is the library's choice, kept per split by the sweep. */
+    /* Vendor mode is one curve: one point per split, at the library's kernel for it (the sweep). */
     if (x->cfg.mode == DUET_MODE_VENDOR)
         return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
     int tx = x->cfg.tile.bm * 100000 + x->cfg.tile.bn, ty = y->cfg.tile.bm * 100000 + y->cfg.tile.bn;

@@ -211,8 +211,9 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
 
 /*
  * Vendor mode runs the vendor library's GEMM, whose kernel the library's heuristic picks: the sweep
- * prices it with each duet tile as a stand-in, but a user can only choose the split (the GEMM's SM
- * target and the comm grid). Such points are one configuration; duet__sweep_key gives them one key.
+ * prices each split once, at that kernel (duet_plan_vendor_choose()); a user can only choose the
+ * split (the GEMM's SM target and the comm grid). Such points are one configuration;
+ * duet__sweep_key gives them one key.
  */
 static int64_t duet__sweep_key(const duet_config_t *c, int64_t idx)
 {
@@ -327,7 +328,10 @@ static duet_status_t duet__sweep_cand_plan(const duet_hw_t *hw, const duet_sweep
 {
     duet_config_t cfg = duet__sweep_config(hw, p, g->mode, tile, g->split_k, split);
     *plan = g->plan;
-    return duet_plan_set_split(plan, cfg.gemm_wgs, cfg.comm_wgs);
+    DUET_CHECK(duet_plan_set_split(plan, cfg.gemm_wgs, cfg.comm_wgs));
+    /* The vendor library picks its own kernel for the SM target it is given: the plan of each
+     * split carries that kernel, and a user sets only the split. */
+    return g->mode == DUET_MODE_VENDOR ? duet_plan_vendor_choose(hw, plan) : DUET_OK;
 }
 
 duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
@@ -395,9 +399,11 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
             los[mode] = hw->n_sms - p.vendor_comm_max;
         if (!(p.modes & (1u << mode)) || his[mode] < los[mode])
             continue;
-        for (int ti = 0; ti < p.n_tiles; ti++) {
-            int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
-            int n_ks = duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
+        /* Vendor mode: one group, the library's kernel for each split (duet__sweep_cand_plan). */
+        int n_tiles = mode == DUET_MODE_VENDOR ? 1 : p.n_tiles;
+        for (int ti = 0; ti < n_tiles; ti++) {
+            int32_t ks[DUET_SWEEP_MAX_SPLIT_KS] = {1};
+            int n_ks = mode == DUET_MODE_VENDOR ? 1 : duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
             n_groups += (size_t)n_ks;
             cap += (size_t)((his[mode] - los[mode]) / step + 1) * (size_t)n_ks;
         }
@@ -424,9 +430,10 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
     for (int32_t mode = 0; mode < DUET_MODE_COUNT; mode++) {
         if (!(p.modes & (1u << mode)) || his[mode] < los[mode])
             continue;
-        for (int ti = 0; ti < p.n_tiles; ti++) {
-            int32_t ks[DUET_SWEEP_MAX_SPLIT_KS];
-            int n_ks = duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
+        int n_tiles = mode == DUET_MODE_VENDOR ? 1 : p.n_tiles;
+        for (int ti = 0; ti < n_tiles; ti++) {
+            int32_t ks[DUET_SWEEP_MAX_SPLIT_KS] = {1};
+            int n_ks = mode == DUET_MODE_VENDOR ? 1 : duet__sweep_split_ks(hw, wl, &p, mode, p.tiles[ti], ks);
             for (int ki = 0; ki < n_ks; ki++, ng++) {
                 duet__sweep_group_t *g = &groups[ng];
                 g->mode = mode;
@@ -473,8 +480,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
      * top points, each mode's best, the default's rank and ties) is the full sweep's. The same bar
      * is kept on the upper end of each prediction's interval (makespan x (1 + err_<mode>), the
      * decision's ranking, sim/decide.c): a candidate is skipped only if it can be among the first
-     * top by neither figure. A vendor stand-in tile whose bound exceeds its split's fastest so far
-     * cannot become that split's point, whatever top says.
+     * top by neither figure. A vendor point whose bound exceeds its split's fastest so far cannot
+     * become that split's point, whatever top says.
      */
     const int bounded = !duet_sim_policy_is_frozen(p.policy);
     if (bounded)

@@ -323,6 +323,7 @@ int cmd_collect(int argc, char **argv)
     mp.ctx.heap_bytes = (size_t)2 << 30;
     mp.ctx.hw = hw;
     mp.baseline = grid == DUET_COLLECT_GRID_W1; /* its vendor rows run the vendor library */
+    duet_collect_baseline_caps(grid, &mp.base); /* and its collective on capped communicators */
     int rc = gpu_env_init(&e, "calibrate collect", &argc, &argv, &mp);
     if (rc != CLI_EXIT_OK)
         return rc;

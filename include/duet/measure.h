@@ -395,8 +395,8 @@ duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const 
 /* duet calibrate collect: the corpus grid, measured in interleaved rounds                     */
 /* ========================================================================================== */
 
-/** Points of one workload at most. */
-#define DUET_COLLECT_MAX_POINTS 96
+/** Points of one workload at most (the largest grid: W1 at world >= 2, 98). */
+#define DUET_COLLECT_MAX_POINTS 100
 
 /*
  * The collector's grids:
@@ -423,6 +423,13 @@ void duet_collect_grid_of(duet_corpus_t *c, int32_t grid);
  */
 size_t duet_collect_points(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
                            size_t cap);
+/**
+ * The W1 grid at world >= 2 also measures the vendor's collective (NCCL, RCCL) alone at each CTA
+ * cap of its vendor points (rows of kind comm_alone in vendor mode, comm_wgs the cap), on the
+ * baseline context's capped communicators; at world 1 NCCL refuses two ranks on one GPU, so none.
+ * Set those caps in the baseline's parameters (slot i + 1 is capped at the grid's i-th cap).
+ */
+void duet_collect_baseline_caps(int32_t grid, duet_baseline_params_t *base);
 /** The points of one workload in grid `grid` (DUET_COLLECT_GRID_*). */
 size_t duet_collect_points_grid(const duet_hw_t *hw, int32_t sms, int32_t grid, const duet_workload_t *wl,
                                 duet_corpus_row_t *pts, size_t cap);

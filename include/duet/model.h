@@ -73,6 +73,20 @@ typedef enum {
     X(vendor_gemm_eff_fp16, DBL, "1", 0.01, 2.5,                                                                       \
       "the vendor GEMM's (cuBLASLt/hipBLASLt) fp16 efficiency, as gemm_eff")                                           \
     X(vendor_gemm_eff_bf16, DBL, "1", 0.01, 2.5, "the vendor GEMM's bf16 efficiency, as gemm_eff")                     \
+    /* The vendor library's kernels by tile class (docs/model.md, "The vendor GEMM"): relative to its                  \
+     * tiles of 32768 elements and more (128x256, 256x128), which vendor_gemm_eff_* describes.                         \
+     */                                                                                                                \
+    X(vendor_tile_eff_mid, DBL, "1", 0.05, 4, "K-loop rate of the vendor's tiles of 16384 elements (128x128, 64x256)") \
+    X(vendor_tile_eff_small, DBL, "1", 0.05, 4,                                                                        \
+      "K-loop rate of the vendor's tiles below 16384 elements (128x64, ...)")                                          \
+    X(vendor_tile_us, DBL, "us", 0, 1000, "fixed cost per tile of the vendor GEMM (pipeline fill, drain, epilogue)")   \
+    X(vendor_clock_heat, DBL, "1", 0, 100, "growth of the vendor GEMM's K step with its sustained matrix work")        \
+    X(vendor_heat_half_us, DBL, "us", 0.01, 1e6,                                                                       \
+      "the matrix work, in us at the peak rate, for half of vendor_clock_heat")                                        \
+    X(vendor_hbm_share, DBL, "1", 0.01, 1,                                                                             \
+      "share of the HBM bytes of duet's L2 model that the vendor GEMM's kernels move (clusters, rasterization)")       \
+    X(vendor_sm_contention, DBL, "1", 0, 100,                                                                          \
+      "relative growth of the vendor GEMM's K step with every SM running it (the chip's ceiling)")                     \
     X(smem_kib, DBL, "KiB", 8, 4096, "shared memory (LDS) one CTA may use")                                            \
     X(gemm_stages, INT, "stages", 1, 16, "shared-memory pipeline depth of the GEMM tile")                              \
     X(l2_mib, DBL, "MiB", 0.5, 4096, "last-level on-chip cache that GEMM tiles share")                                 \
@@ -89,7 +103,15 @@ typedef enum {
     X(box_min_share, DBL, "1", 0.01, 1, "share of box_rows_per_us a GEMM on few SMs still reaches")                    \
     X(splitk_sm_gbs, DBL, "GB/s", 1, 1e5, "one SM's rate for a K split's fp32 partial sums (stored, and read back)")   \
     X(vendor_ragged_eff, DBL, "1", 0.01, 1,                                                                            \
-      "factor on the vendor GEMM's efficiency where K or N is not a multiple of 8")                                    \
+      "factor on the vendor GEMM's efficiency where K is odd (A and B rows on 2 bytes: its fallback kernels)")         \
+    X(vendor_ragged_k4_eff, DBL, "1", 0.01, 1,                                                                         \
+      "factor on the vendor GEMM's efficiency where K is even but not a multiple of 8 (rows on 4 bytes)")              \
+    X(vendor_ragged_n_eff, DBL, "1", 0.01, 1,                                                                          \
+      "factor on the vendor GEMM's efficiency where N is odd (C rows on 2 bytes: its fallback kernels)")               \
+    X(vendor_ragged_n4_eff, DBL, "1", 0.01, 1,                                                                         \
+      "factor on the vendor GEMM's efficiency where N is even but not a multiple of 8 (C rows on 4 bytes)")            \
+    X(vendor_ragged_sm_resp, DBL, "1", 0, 1,                                                                           \
+      "share of the SMs left out by the SM-count target that the vendor's fallback kernels give up; 0: none")          \
     X(c_ragged_sm_gbs, DBL, "GB/s", 0, 1e5,                                                                            \
       "one SM's rate storing C rows that start off 16 bytes (N % 8 != 0); 0: as aligned")                              \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \
@@ -223,6 +245,18 @@ int duet_tile_count(void);
 duet_gemm_tile_t duet_tile_get(int i);
 /** @return 1 if the tile is one of duet_tile_get(). */
 int duet_tile_supported(duet_gemm_tile_t t);
+/**
+ * The vendor library's GEMM tiles (vendor mode, docs/model.md "The vendor GEMM"): the CTA tiles of
+ * C that cuBLASLt's Hopper kernels use (128x256, 256x128, 128x128, 64x256, 128x64, 64x128, 64x64;
+ * BK 64), among which the model picks the library's choice where no record says which ran.
+ */
+int duet_vendor_tile_count(void);
+duet_gemm_tile_t duet_vendor_tile_get(int i);
+/**
+ * @return 1 if vendor mode accepts the tile as the library's kernel: one of duet_vendor_tile_get(),
+ * or any tile a library reports (BM and BN multiples of 8 in [8, 1024], BK in [8, 1024]).
+ */
+int duet_vendor_tile_plausible(duet_gemm_tile_t t);
 /** Parse "256x128x64" (or "256x128", BK defaulting to 64). */
 duet_status_t duet_tile_parse(const char *s, duet_gemm_tile_t *tile_p);
 /**
@@ -626,6 +660,28 @@ duet_status_t duet_plan_build_queues(const duet_workload_t *wl, const duet_confi
  */
 duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t comm_wgs);
 /**
+ * Set the GEMM kernel of a vendor-mode plan: the library's tile and K parts, which decide the
+ * plan's GEMM queue (the simulator runs that geometry on the plan's gemm_wgs SMs). The comm
+ * queue and the split are kept. @return DUET_ERR_INVALID_ARG for another mode or a tile or K
+ * split the configuration rules refuse (the plan is unchanged then).
+ */
+duet_status_t duet_plan_set_gemm_kernel(duet_plan_t *plan, duet_gemm_tile_t tile, int32_t split_k);
+/**
+ * The vendor library's kernel for a vendor-mode plan where no record says which ran (predict,
+ * corpora without kernel records): the tile of duet_vendor_tile_get() and the K split of
+ * DUET_AUTO_SPLIT_KS worth trying on the plan's gemm_wgs SMs that the model prices fastest in
+ * closed form (duet_cost_vendor_gemm_s()), as the library's heuristic nearly always finds its
+ * fastest kernel; then duet_plan_set_gemm_kernel(). A plan without a GEMM is left as it is.
+ */
+duet_status_t duet_plan_vendor_choose(const duet_hw_t *hw, duet_plan_t *plan);
+struct duet_vendor_kernel; /* include/duet/corpus.h */
+/**
+ * The vendor library's kernel of a plan: in vendor mode, the recorded one where `rec` is valid
+ * (its tile_m x tile_n x stage_k, BK 64 where stage_k is 0, and its split_k), else the modelled
+ * choice (duet_plan_vendor_choose()); in other modes nothing changes. rec may be NULL.
+ */
+duet_status_t duet_plan_vendor_kernel(const duet_hw_t *hw, const struct duet_vendor_kernel *rec, duet_plan_t *plan);
+/**
  * The backend's launches for a plan (backend/run.hip enqueues exactly these): the kernels whose
  * grid is not 0, the GEMM's first on the caller's stream, the comm kernel on a second stream when
  * both run. Pure host code, so the CPU tests compare it with the simulator's workers
@@ -715,6 +771,21 @@ double duet_cost_push_inflight(const duet_hw_t *hw);
  * for sanity checks and by the seed rules.
  */
 double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas);
+/**
+ * The vendor GEMM of a vendor-mode plan in closed form, without the launch: ceil(tiles / gemm_wgs)
+ * waves, each the slower of a tile's time on its SM and the wave's HBM bytes at hbm_gbs
+ * (seconds). What duet_plan_vendor_choose() ranks the library's kernels by.
+ */
+double duet_cost_vendor_gemm_s(const duet_hw_t *hw, const duet_plan_t *plan);
+/**
+ * The factor on the vendor GEMM's efficiency for its operands' alignment: 1 where K and N are
+ * multiples of 8 (every row on 16 bytes: its fast kernels), else the smallest of the factors of
+ * the dimensions that are not: vendor_ragged_eff (K odd), vendor_ragged_k4_eff (K even),
+ * vendor_ragged_n_eff (N odd), vendor_ragged_n4_eff (N even).
+ */
+double duet_cost_vendor_ragged(const duet_hw_t *hw, const duet_workload_t *wl);
+/** The vendor tile-class factor on vendor_gemm_eff_*: 1, vendor_tile_eff_mid or vendor_tile_eff_small. */
+double duet_hw_vendor_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t tile);
 /**
  * Seconds of the operand staging pass (duet_plan_t.stage_k; 0 without one): A and B read once
  * and written back with rows of stage_k elements, at the device-memory bandwidth hbm_gbs.

@@ -70,10 +70,9 @@ Test(predict_emit, rankings_hold_distinct_configurations, .timeout = 60)
     t_cli_run(&r, NULL, "predict", AG8, "--mode", "vendor", "--tiles", "256x128x64,128x256x64", "--splits", "step:8",
               "--top", "0", "--json", NULL);
     cJSON *o = run_json(&r);
-    /* gemm_wgs 1, 9, ..., 129: 17 splits of 2 stand-in tiles, each listed once. Each split is simulated
-     * at least once and at most twice (a tile whose lower bound is past the split's fastest is not),
-     * and the static default once. */
-    cr_assert(t_num(o, "n_simulated") >= 17 + 1 && t_num(o, "n_simulated") <= 34 + 1, "%g", t_num(o, "n_simulated"));
+    /* gemm_wgs 1, 9, ..., 129: 17 splits, each simulated once at the library's modelled kernel
+     * (duet's tiles are not the library's) and listed once, and the static default once. */
+    cr_assert_eq(t_num(o, "n_simulated"), 17 + 1);
     cr_assert_eq(t_num(o, "n_configs"), 17);
     int seen[133] = {0};
     const cJSON *row;

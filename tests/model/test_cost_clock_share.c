@@ -64,37 +64,48 @@ Test(cost_clock_share, a_comm_tile_takes_its_share_of_the_clock_term, T_TIMEOUT)
     cr_assert(t_rel_eq(none.t_alone, cold.t_alone, 1e-12), "%g vs %g", none.t_alone, cold.t_alone);
 }
 
-Test(cost_clock_share, the_vendor_gemm_slows_with_the_clock, T_TIMEOUT)
+Test(cost_clock_share, the_vendor_gemm_slows_with_its_own_clock_and_ceiling, T_TIMEOUT)
 {
     duet_hw_t hw = hot_hw();
-    duet_plan_t p = clock_plan(&hw, 4096, 4096, 4096, DUET_COLL_NONE, DUET_MODE_VENDOR, 0);
+    hw.vendor_clock_heat = 0.3;
+    hw.vendor_heat_half_us = 100;
+    hw.vendor_sm_contention = 0.2;
+    duet_plan_t p = clock_plan(&hw, 4096, 4096, 4096, DUET_COLL_NONE, DUET_MODE_VENDOR, 66);
     duet_gemm_cost_t c;
-    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 132, &c), DUET_OK);
-    /* The vendor's K step is its matrix time (no L2 or box terms) times the chip's clock factor. */
-    double h = heat_by_hand(&hw, 4096, 4096, 4096);
-    cr_assert(t_rel_eq(c.t_step, c.t_step_mma * h, 1e-12), "%g vs %g x %g", c.t_step, c.t_step_mma, h);
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &p, 66, &c), DUET_OK);
+    /* The vendor's K step is its matrix time (no L2 or box terms) times its own clock factor and
+     * its ceiling, not duet's clock_heat: 4096^3 is T = 2 x 4096^3 / (4096 x 1.83e9 x 132) =
+     * 138.9 us, 1 + 0.3 x 138.9 / 238.9 = 1.17443; on 66 of 132 SMs 1 + 0.2 x 0.5 = 1.1. */
+    cr_assert(t_rel_eq(c.t_step, c.t_step_mma * 1.17443 * 1.1, 1e-5), "%g vs %g", c.t_step, c.t_step_mma);
 }
 
-Test(cost_clock_share, the_vendor_fallback_kernels_ignore_the_sm_target, T_TIMEOUT)
+Test(cost_clock_share, the_vendor_fallback_kernels_follow_the_sm_target_in_part, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw("h200");
     hw.vendor_ragged_eff = 0.25;
+    hw.vendor_ragged_sm_resp = 0;
     /* 4096 x 4096 in 128x256 tiles: 32 x 16 = 512 tiles, more than the 132 SMs. */
-    duet_gemm_cost_t k33, k132, a33, a132;
+    duet_gemm_cost_t k33, k132, a33, a132, h33;
     duet_plan_t pk33 = clock_plan(&hw, 4096, 4096, 4095, DUET_COLL_NONE, DUET_MODE_VENDOR, 33);
     duet_plan_t pk132 = clock_plan(&hw, 4096, 4096, 4095, DUET_COLL_NONE, DUET_MODE_VENDOR, 132);
     duet_plan_t pa33 = clock_plan(&hw, 4096, 4096, 4096, DUET_COLL_NONE, DUET_MODE_VENDOR, 33);
     duet_plan_t pa132 = clock_plan(&hw, 4096, 4096, 4096, DUET_COLL_NONE, DUET_MODE_VENDOR, 132);
+    hw.vendor_sm_contention = 0; /* the ceiling apart: the workers' own rates */
     cr_assert_eq(duet_cost_gemm_tile(&hw, &pk33, 33, &k33), DUET_OK);
     cr_assert_eq(duet_cost_gemm_tile(&hw, &pk132, 132, &k132), DUET_OK);
     cr_assert_eq(duet_cost_gemm_tile(&hw, &pa33, 33, &a33), DUET_OK);
     cr_assert_eq(duet_cost_gemm_tile(&hw, &pa132, 132, &a132), DUET_OK);
     /* Aligned: a worker's K step does not depend on the target (the target sets the workers). */
     cr_assert(t_rel_eq(a33.t_step_mma, a132.t_step_mma, 1e-12), "%g vs %g", a33.t_step_mma, a132.t_step_mma);
-    /* Ragged on all 132 SMs: the factor alone, four times the aligned step. */
+    /* Ragged (K = 4095 odd) on all 132 SMs: the factor alone, four times the aligned step. */
     cr_assert(t_rel_eq(k132.t_step_mma, 4 * a132.t_step_mma, 1e-12), "%g", k132.t_step_mma);
-    /* Ragged at a target of 33: each of the 33 workers stands for 132 / 33 = 4 SMs' worth of the
-     * kernel that runs on all of them, so its step is a quarter of the step at 132. */
+    /* Ragged at a target of 33 with vendor_ragged_sm_resp 0: each of the 33 workers stands for
+     * 132 / 33 = 4 SMs' worth of the kernel that runs on all of them, a quarter of the step. */
     cr_assert(t_rel_eq(k33.t_step_mma, k132.t_step_mma * 33.0 / 132.0, 1e-12), "%g vs %g", k33.t_step_mma,
               k132.t_step_mma);
+    /* With 0.5 the kernel gives up half of the 99 SMs the target leaves out: it runs as if on
+     * 33 + 49.5 = 82.5 SMs, each worker's step 33 / 82.5 = 0.4 of the step at 132. */
+    hw.vendor_ragged_sm_resp = 0.5;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &pk33, 33, &h33), DUET_OK);
+    cr_assert(t_rel_eq(h33.t_step_mma, k132.t_step_mma * 0.4, 1e-12), "%g vs %g", h33.t_step_mma, k132.t_step_mma);
 }

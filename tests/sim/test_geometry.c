@@ -77,7 +77,7 @@ Test(geometry, the_backends_launch_is_the_simulators_for_every_mode_and_a_sweep_
     const char *hws[] = {"h200", "mi300x"};
     const int32_t worlds[] = {1, 2, 3, 8};
     const duet_gemm_tile_t tiles[] = {{256, 128, 64}, {64, 64, 64}};
-    const int32_t split_ks[] = {1, 2, 4};
+    const int32_t split_ks[] = {1, 2, 4, 16}; /* 16 parts of K = 512 (8 steps): refused */
     g_count_t n = {0, 0, 0};
     for (size_t h = 0; h < sizeof(hws) / sizeof(hws[0]); h++) {
         duet_hw_t hw = t_hw(hws[h]);
@@ -124,8 +124,8 @@ Test(geometry, the_backends_launch_is_the_simulators_for_every_mode_and_a_sweep_
                         }
                 }
     }
-    /* Per profile 141 (workload, rank) pairs x 2 tiles x 3 K splits x 16 splits, less what the
-     * rules refuse (vendor mode's K splits, 1312 configurations), and the frozen policy's
+    /* Per profile 141 (workload, rank) pairs x 2 tiles x 4 K splits x 16 splits, less what the
+     * rules refuse (16 parts of 8 K steps), and the frozen policy's
      * fused plans with a GEMM: 29376 plans and 6.2 million workers when this was written. */
     cr_assert_gt(n.plans, 20000, "%ld plans checked", n.plans);
     cr_assert_gt(n.workers, 4000000, "%ld workers checked", n.workers);

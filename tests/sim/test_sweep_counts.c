@@ -71,3 +71,36 @@ Test(sweep_counts, a_tie_is_measured_from_the_fastest)
     duet_rank_sort(it, 3);
     cr_assert(it[0].idx == 1 && it[1].idx == 0 && it[2].idx == 2, "order %zu %zu %zu", it[0].idx, it[1].idx, it[2].idx);
 }
+
+/* Vendor mode: one point per split, each at the kernel the library is modelled to choose for
+ * that SM target (the plan's GEMM geometry), whatever duet tiles the sweep was given. */
+Test(sweep_counts, vendor_mode_is_one_point_per_split_at_the_librarys_kernel)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(512, 4096, 8192, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    sp.modes = 1u << DUET_MODE_VENDOR;
+    sp.n_tiles = 2;
+    sp.tiles[0] = (duet_gemm_tile_t){256, 256, 64};
+    sp.tiles[1] = (duet_gemm_tile_t){64, 64, 64};
+    duet_sweep_result_t res;
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(res.n, (size_t)131);
+    cr_assert_eq(res.n_simulated, (size_t)131 + 1); /* and the static default */
+    int seen[133] = {0};
+    for (size_t i = 0; i < res.n; i++) {
+        const duet_config_t *c = &res.points[i].cfg;
+        cr_assert_eq(c->mode, DUET_MODE_VENDOR);
+        seen[c->gemm_wgs]++;
+        duet_config_t d = duet_config_default(&hw, DUET_MODE_VENDOR);
+        cr_assert_eq(duet_config_complete_split(&d, &hw, -1, c->gemm_wgs, c->comm_wgs), DUET_OK);
+        duet_plan_t p;
+        cr_assert_eq(duet_plan_build(&wl, &d, duet_plan_critical_rank(&wl), &p), DUET_OK);
+        cr_assert_eq(duet_plan_vendor_choose(&hw, &p), DUET_OK);
+        cr_assert(duet_config_same(c, &p.cfg), "gemm_wgs %d: %dx%d/k%d vs %dx%d/k%d", c->gemm_wgs, c->tile.bm,
+                  c->tile.bn, c->split_k, p.cfg.tile.bm, p.cfg.tile.bn, p.cfg.split_k);
+    }
+    for (int g = 1; g <= 131; g++)
+        cr_assert_eq(seen[g], 1, "gemm_wgs %d listed %d times", g, seen[g]);
+    duet_sweep_result_free(&res);
+}
