@@ -258,9 +258,10 @@ Test(decide, predict_prints_the_derived_intervals_and_follows_the_rule, .timeout
 /*
  * `--emit`'s verdict and the decision's are one story: what to use is the decision's pick. With no
  * known error (every band 0) the pick is the fastest point, and on the demo workload that is the vendor
- * split (cuBLASLt on 121 SMs beside 11 CTAs, 1214 us, against duet's best 1590 us, README): both lines
- * say to run it. With the built-in errors (err_vendor 66 %) the vendor split's upper end ranks it below
- * duet's, the static default is kept, and the emit line says so rather than "use the vendor split".
+ * split (cuBLASLt on 121 SMs beside 11 CTAs, 1214 us, against duet's best 1590 us and the static
+ * default's 1717 us, README): both lines say to run it. With the built-in errors (err_vendor 66 %) the vendor split's
+ * upper end ranks it below duet's, the static default is kept, and the emit line says so rather than "use the vendor
+ * split".
  */
 Test(decide, the_emit_verdict_is_the_decisions, .timeout = 120)
 {
@@ -273,6 +274,17 @@ Test(decide, the_emit_verdict_is_the_decisions, .timeout = 120)
     cr_assert_not_null(strstr(r.out, "verdict: run vendor 121 SM|11, "), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "slower than the best vendor split"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "): use the vendor split (the verdict)\n"), "%s", r.out);
+    /* err 20 % for duet's modes, 27 % for vendor: band e^sqrt(ln(1.2)^2 + ln(1.27)^2) - 1 = 35.1 %. The
+     * vendor split's upper end (1214 x 1.27 = 1542 us) ranks first (duet's best: 1590 x 1.2), and its
+     * gain over the static default, 1717 / 1214 = 1.414, clears the band: the decision runs it. Against
+     * duet's best the gain's interval reaches 1214 / 1590 x 1.351 - 1 = +3 %: within the band, and yet
+     * the emit line's advice is the decision's. */
+    hw_err_file(0.2, 0.2, 0.27, "h200-err27", path, sizeof(path));
+    t_cli_run(&r, NULL, "predict", "--hw", path, "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm",
+              "4096x8192", "--world", "2", "--emit", "torch", "--top", "3", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "verdict: run vendor 121 SM|11, "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "within the band of 35.1 %): use the vendor split (the verdict)\n"), "%s", r.out);
     t_cli_run(&r, NULL, "predict", "--hw", "h200", "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm",
               "4096x8192", "--world", "2", "--emit", "torch", "--top", "3", NULL);
     cr_assert_eq(r.code, 0, "%s", r.err);
