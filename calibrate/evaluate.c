@@ -29,6 +29,9 @@ typedef struct duet__eval_wl {
     /* The reference rules' pick scored as duet's is: against the fastest row of every mode. */
     int ref_all_ok;
     double ref_all_regret;
+    /* The static default measured (the base of a worse switch); the decision rule's pick. */
+    int has_dflt, worse, has_rule, rule_ok, rule_worse, rule_left;
+    double rule_regret;
 } duet__eval_wl_t;
 
 typedef struct duet__eval_pools {
@@ -59,6 +62,8 @@ static duet_status_t duet__eval_pools(const duet_cal_eval_row_t *rows, size_t n,
         x->r0 = nr;
         double best = INFINITY, pick_pred = INFINITY, pick_m = NAN, s2_best = INFINITY, s2_m = NAN;
         double ref_best = INFINITY, ref_pred = INFINITY, ref_m = NAN;
+        double dflt_m = NAN, rule_m = NAN;
+        int32_t pick_mode = DUET_MODE_FUSED, rule_mode = DUET_MODE_FUSED, rule_left = 0;
         size_t ns = 0;
         for (size_t i = 0; i < n; i++) {
             const duet_cal_eval_row_t *r = &rows[i];
@@ -69,11 +74,19 @@ static duet_status_t duet__eval_pools(const duet_cal_eval_row_t *rows, size_t n,
             if (r->kind != DUET_ROW_OP)
                 continue;
             best = fmin(best, r->m1);
+            if (r->is_default)
+                dflt_m = r->m1;
+            if (r->rule_pick) {
+                rule_m = r->m1;
+                rule_mode = r->mode;
+                rule_left = !r->is_default;
+            }
             if (duet__fin(r->pred)) {
                 p->op[no++] = fabs(r->pred / r->m1 - 1.0);
                 if (r->pred < pick_pred) {
                     pick_pred = r->pred;
                     pick_m = r->m1;
+                    pick_mode = r->mode;
                 }
             }
             if (duet__fin(r->ref_pred)) {
@@ -101,6 +114,19 @@ static duet_status_t duet__eval_pools(const duet_cal_eval_row_t *rows, size_t n,
             x->regret = pick_m / best - 1.0;
             x->exact = pick_m == best;
             x->pick_ok = pick_m <= best * (1.0 + x->band);
+        }
+        /* A switch worse than the default: a vendor or concurrent pick measured slower than the
+         * static default by more than the workload's band (both of sweep 1). */
+        if (isfinite(pick_m) && isfinite(dflt_m)) {
+            x->has_dflt = 1;
+            x->worse = pick_mode != DUET_MODE_FUSED && pick_m > dflt_m * (1.0 + x->band);
+        }
+        if (isfinite(rule_m) && isfinite(dflt_m)) {
+            x->has_rule = 1;
+            x->rule_regret = rule_m / best - 1.0;
+            x->rule_ok = rule_m <= best * (1.0 + x->band);
+            x->rule_worse = rule_mode != DUET_MODE_FUSED && rule_m > dflt_m * (1.0 + x->band);
+            x->rule_left = rule_left;
         }
         if (isfinite(s2_m)) {
             x->has_ceiling = 1;
@@ -145,6 +171,11 @@ enum {
     E_APICK,
     E_ARP95,
     E_ARMEAN,
+    E_WORSE,
+    E_DPICK,
+    E_DRP95,
+    E_DRMEAN,
+    E_DWORSE,
     E_N
 };
 
@@ -215,6 +246,28 @@ static void duet__eval_sample(const duet__eval_pools_t *p, const int32_t *idx, i
     out[E_APICK] = n_ref > 0 ? all_ok / n_ref : NAN;
     out[E_ARMEAN] = n_ref > 0 ? asum / n_ref : NAN;
     out[E_ARP95] = duet__quantile(buf, nb, 0.95);
+    /* Worse switches of the model's pick, and the decision rule's pick scored as the model's is. */
+    double n_dflt = 0, worse = 0, n_rule = 0, rule_ok = 0, rule_sum = 0, rule_worse = 0;
+    nb = 0;
+    for (int32_t j = 0; j < k; j++) {
+        const duet__eval_wl_t *x = &p->wl[idx[j]];
+        if (x->has_dflt) {
+            n_dflt++;
+            worse += x->worse;
+        }
+        if (x->has_rule) {
+            n_rule++;
+            rule_ok += x->rule_ok;
+            rule_sum += x->rule_regret;
+            rule_worse += x->rule_worse;
+            buf[nb++] = x->rule_regret;
+        }
+    }
+    out[E_WORSE] = n_dflt > 0 ? worse / n_dflt : NAN;
+    out[E_DPICK] = n_rule > 0 ? rule_ok / n_rule : NAN;
+    out[E_DRMEAN] = n_rule > 0 ? rule_sum / n_rule : NAN;
+    out[E_DWORSE] = n_rule > 0 ? rule_worse / n_rule : NAN;
+    out[E_DRP95] = duet__quantile(buf, nb, 0.95);
 }
 
 duet_status_t duet_cal_eval_compute(const duet_cal_eval_row_t *rows, size_t n, int32_t n_workloads, int32_t resamples,
@@ -284,6 +337,11 @@ duet_status_t duet_cal_eval_compute(const duet_cal_eval_row_t *rows, size_t n, i
     for (int32_t w = 0; w < n_workloads; w++) {
         bands[w] = p.wl[w].band;
         e.ref_workloads += p.wl[w].has_ref;
+        e.worse_switch_of += p.wl[w].has_dflt;
+        e.worse_switch_n += p.wl[w].has_dflt && p.wl[w].worse;
+        e.rule_workloads += p.wl[w].has_rule;
+        e.rule_worse_switch_n += p.wl[w].has_rule && p.wl[w].rule_worse;
+        e.rule_left_n += p.wl[w].has_rule && p.wl[w].rule_left;
     }
     e.band_median = duet__quantile(bands, (size_t)n_workloads, 0.5);
     e.gemm_ape_median = ci[E_GM];
@@ -303,6 +361,11 @@ duet_status_t duet_cal_eval_compute(const duet_cal_eval_row_t *rows, size_t n, i
     e.ref_all_pick = ci[E_APICK];
     e.ref_all_regret_p95 = ci[E_ARP95];
     e.ref_all_regret_mean = ci[E_ARMEAN];
+    e.worse_switch = ci[E_WORSE];
+    e.rule_pick = ci[E_DPICK];
+    e.rule_regret_p95 = ci[E_DRP95];
+    e.rule_regret_mean = ci[E_DRMEAN];
+    e.rule_worse_switch = ci[E_DWORSE];
     *e_p = e;
 cleanup:
     free(idx);
@@ -324,6 +387,55 @@ static const duet_corpus_row_t *duet__eval_twin(const duet_corpus_t *s2, int n2,
     return NULL;
 }
 
+/*
+ * The decision rule's pick in each workload, as `duet predict` decides (sim/decide.c): the workload's
+ * op rows with a prediction are its sweep and the static default's row is the safe choice; the row
+ * whose configuration duet_decide() picks is marked. A workload whose static default is not measured
+ * has no safe choice, so no pick: the rule is not scored there (duet_cal_eval_t.rule_workloads).
+ */
+static duet_status_t duet__eval_rule_picks(const duet_hw_t *hw, duet_cal_eval_row_t *rows,
+                                           const duet_corpus_row_t *const *src, size_t k, int32_t n_wl)
+{
+    duet_sweep_point_t *pts = calloc(k, sizeof(*pts));
+    size_t *at = malloc(k * sizeof(*at));
+    duet_status_t st = DUET_OK;
+    if (pts == NULL || at == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "evaluate: cannot allocate for %zu rows", k);
+        goto cleanup;
+    }
+    for (int32_t w = 0; w < n_wl; w++) {
+        size_t n = 0, safe = k;
+        for (size_t i = 0; i < k; i++) {
+            if (rows[i].workload != w || rows[i].kind != DUET_ROW_OP || !duet__fin(rows[i].pred))
+                continue;
+            pts[n].cfg = src[i]->cfg;
+            pts[n].makespan_s = rows[i].pred * 1e-3;
+            if (rows[i].is_default)
+                safe = n;
+            at[n++] = i;
+        }
+        if (safe == k)
+            continue;
+        duet_sweep_result_t res;
+        memset(&res, 0, sizeof(res));
+        res.points = pts;
+        res.n = n;
+        duet_decision_t d;
+        DUET_CHECK_GOTO(duet_decide(hw, &res, &pts[safe], DUET_SAFE_DEFAULT, &d), st, cleanup);
+        const duet_sweep_point_t *pick = duet_decision_pick(&d);
+        for (size_t j = 0; j < n; j++)
+            if (duet_config_same(&pts[j].cfg, &pick->cfg)) {
+                rows[at[j]].rule_pick = 1;
+                break;
+            }
+        duet_decision_free(&d);
+    }
+cleanup:
+    free(at);
+    free(pts);
+    return st;
+}
+
 duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corpus_t *s2, int n2, const duet_hw_t *hw,
                                 duet_cal_progress_fn progress, void *progress_arg, duet_cal_eval_t *e_p)
 {
@@ -335,7 +447,8 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
     size_t n = s.n ? s.n : 1;
     double *pred = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
     duet_cal_eval_row_t *rows = malloc(n * sizeof(*rows));
-    if (pred == NULL || ref == NULL || rows == NULL) {
+    const duet_corpus_row_t **src = malloc(n * sizeof(*src));
+    if (pred == NULL || ref == NULL || rows == NULL || src == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "evaluate: cannot allocate for %zu rows", s.n);
         goto cleanup;
     }
@@ -346,6 +459,9 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
     int have;
     DUET_CHECK_GOTO(duet__cal_ref_predict(ws, &s, hw, progress, progress_arg, ref, &fit, &have), st, cleanup);
     size_t k = 0;
+    /* The static default (the safe choice of the decision rule): the corpora's grid holds it where
+     * it has fused mode on every SM with 3/4 of them on the GEMM and the default tile. */
+    const duet_config_t dflt = duet_config_default(hw, DUET_MODE_FUSED);
     for (size_t i = 0; i < s.n; i++) {
         const duet_corpus_row_t *r = s.row[i];
         if (!r->ok)
@@ -359,13 +475,18 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
                                  r->ms,
                                  t != NULL && t->ok ? t->ms : NAN,
                                  pred[i],
-                                 ref[i]};
+                                 ref[i],
+                                 r->cfg.mode,
+                                 r->kind == DUET_ROW_OP && duet_config_same(&r->cfg, &dflt),
+                                 0};
+        src[k] = r;
         rows[k++] = x;
     }
     if (k == 0) {
         st = duet__error(DUET_ERR_INVALID_ARG, "evaluate: no measured row");
         goto cleanup;
     }
+    DUET_CHECK_GOTO(duet__eval_rule_picks(hw, rows, src, k, s.n_shapes), st, cleanup);
     st = duet_cal_eval_compute(rows, k, s.n_shapes, DUET_CAL_EVAL_RESAMPLES, DUET_CAL_EVAL_SEED, e_p);
     if (st >= 0) {
         e_p->ref_fitted = have;
@@ -373,9 +494,12 @@ duet_status_t duet_cal_evaluate(const duet_corpus_t *s1, int n1, const duet_corp
         e_p->prov = s1[0].prov;
         snprintf(e_p->date, sizeof(e_p->date), "%s", s1[0].date);
         e_p->sweep2_order_seed = n2 > 0 ? s2[0].prov.order_seed : -1;
+        for (int m = 0; m < DUET_MODE_COUNT; m++)
+            e_p->rule_err[m] = duet_hw_mode_err(hw, m);
     }
 cleanup:
     duet_sim_ws_destroy(ws);
+    free(src);
     free(rows);
     free(ref);
     free(pred);
@@ -412,6 +536,8 @@ const duet_cal_eval_figure_t duet_cal_eval_figures[] = {
     DUET__FIG("exact_pick", "exact pick (for reference)", 0, 0, exact_pick, DUET_CAL_TARGET_NONE, 0, 0),
     DUET__FIG("regret_p95", "regret p95", 0, 0, regret_p95, DUET_CAL_TARGET_LE, 0.03, 0),
     DUET__FIG("regret_mean", "regret mean", 0, 0, regret_mean, DUET_CAL_TARGET_NONE, 0, 0),
+    DUET__FIG("worse_switch", "vendor/concurrent pick worse than default", 0, 0, worse_switch, DUET_CAL_TARGET_NONE, 0,
+              0),
     DUET__FIG("op_ape_median", "makespan APE median (fused rows)", 1, 0, ref_op_ape_median, DUET_CAL_TARGET_NONE, 0, 0),
     DUET__FIG("op_ape_p95", "makespan APE p95 (fused rows)", 1, 0, ref_op_ape_p95, DUET_CAL_TARGET_NONE, 0, 0),
     DUET__FIG("pick", "noise-aware pick", 1, 0, ref_pick, DUET_CAL_TARGET_NONE, 0, 0),
@@ -420,6 +546,11 @@ const duet_cal_eval_figure_t duet_cal_eval_figures[] = {
     DUET__FIG("pick", "noise-aware pick", 2, 0, ref_all_pick, DUET_CAL_TARGET_NONE, 0, 0),
     DUET__FIG("regret_p95", "regret p95", 2, 0, ref_all_regret_p95, DUET_CAL_TARGET_NONE, 0, 0),
     DUET__FIG("regret_mean", "regret mean", 2, 0, ref_all_regret_mean, DUET_CAL_TARGET_NONE, 0, 0),
+    DUET__FIG("pick", "noise-aware pick", 3, 0, rule_pick, DUET_CAL_TARGET_NONE, 0, 0),
+    DUET__FIG("regret_p95", "regret p95", 3, 0, rule_regret_p95, DUET_CAL_TARGET_NONE, 0, 0),
+    DUET__FIG("regret_mean", "regret mean", 3, 0, rule_regret_mean, DUET_CAL_TARGET_NONE, 0, 0),
+    DUET__FIG("worse_switch", "vendor/concurrent pick worse than default", 3, 0, rule_worse_switch,
+              DUET_CAL_TARGET_NONE, 0, 0),
 };
 const int duet_cal_eval_n_figures = (int)(sizeof(duet_cal_eval_figures) / sizeof(duet_cal_eval_figures[0]));
 

@@ -292,6 +292,26 @@ static cJSON *duet__cal_targets_json(const duet_cal_eval_t *e, const char *const
     cJSON_AddItemToObject(r, "figures", duet__cal_figures_json(e, 1));
     /* The same picks scored as the model's are, against the fastest row of every mode. */
     cJSON_AddItemToObject(r, "figures_all_modes", duet__cal_figures_json(e, 2));
+    /* The decision rule's pick (the static default kept unless the gain clears the band), scored as the
+     * model's fastest prediction is; and the switches of either that came out worse than the default. */
+    cJSON *dr = cJSON_AddObjectToObject(o, "decision_rule");
+    cJSON_AddNumberToObject(dr, "workloads", e->rule_workloads);
+    cJSON_AddStringToObject(dr, "safe_choice", "the static default (fused, 3/4 of the SMs on the GEMM, default tile)");
+    cJSON *err = cJSON_AddObjectToObject(dr, "err");
+    for (int m = 0; m < DUET_MODE_COUNT; m++)
+        duet__num(err, duet_mode_name(m), e->rule_err[m]);
+    cJSON_AddNumberToObject(dr, "left_default", e->rule_left_n);
+    cJSON_AddItemToObject(dr, "figures", duet__cal_figures_json(e, 3));
+    cJSON *ws = cJSON_AddObjectToObject(o, "worse_switches");
+    cJSON_AddStringToObject(ws, "rule",
+                            "a vendor or concurrent pick measured slower than the static default by more than the "
+                            "workload's noise band");
+    cJSON *wa = cJSON_AddObjectToObject(ws, "fastest_predicted");
+    cJSON_AddNumberToObject(wa, "count", e->worse_switch_n);
+    cJSON_AddNumberToObject(wa, "workloads", e->worse_switch_of);
+    wa = cJSON_AddObjectToObject(ws, "decision_rule");
+    cJSON_AddNumberToObject(wa, "count", e->rule_worse_switch_n);
+    cJSON_AddNumberToObject(wa, "workloads", e->rule_workloads);
     cJSON *v = cJSON_AddObjectToObject(o, "better_than_reference");
     cJSON_AddStringToObject(v, "rule", "regret p95 and mean: the model's 95 % interval entirely below the reference's");
     int better = duet_cal_eval_better_than_reference(e);

@@ -10,37 +10,41 @@
 
 static void cmd_validate_usage(FILE *f)
 {
-    fprintf(f, "usage: duet validate --corpus FILE... --hw PROFILE [--sweep2 FILE] [--json|--csv] [-o FILE]\n"
-               "                     [--rows FILE] [--quiet]\n"
-               "\n"
-               "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
-               "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
-               "Beside it, the same table for the reference design's rules (policy frozen, fused rows, its one\n"
-               "effective link bandwidth seed_link_gbs fitted on these corpora). docs/calibration.md explains\n"
-               "each line.\n"
-               "\n"
-               "options:\n"
-               "  --corpus FILE...   corpus files, duet-corpus/2 or /1 (repeat the flag or list several files after\n"
-               "                     it)\n"
-               "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
-               "  --json             the accuracy as JSON (schema duet-validation/1)\n"
-               "  --csv              the accuracy table as CSV: key, metric, then duet, reference_rules and\n"
-               "                     noise_floor, fractions (0.05 = 5 %%), an empty field where a column has none\n"
-               "  -o, --output FILE  write the result (text, --json or --csv) to FILE instead of standard output\n"
-               "  --rows FILE        per-row predictions as CSV (measured and predicted times in us), for residual\n"
-               "                     analysis\n"
-               "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
-               "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
-               "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
-               "                     ceiling, and the reference rules scored within their own options (repeatable);\n"
-               "                     with --json, the same table as the object \"targets\" (no --csv form)\n"
-               "  --quiet            no progress on stderr\n"
-               "  -h, --help         this text\n"
-               "\n"
-               "examples:\n"
-               "  duet validate --corpus tuning_data/h200_world2.json --hw h200\n"
-               "  duet validate --corpus w2.json w8.json --hw mi300x-fit.json --json -o accuracy.json\n"
-               "  duet validate --corpus tuning_data/h200_world2.json --hw h200 --csv\n");
+    fprintf(f,
+            "usage: duet validate --corpus FILE... --hw PROFILE [--sweep2 FILE] [--json|--csv] [-o FILE]\n"
+            "                     [--rows FILE] [--quiet]\n"
+            "\n"
+            "Predicts every measured row of the corpora with the profile and prints the accuracy table: makespan\n"
+            "error, exact picks, picks within 8 CTAs, regret of the predicted best and top-k coverage within 3 %%.\n"
+            "Beside it, the same table for the reference design's rules (policy frozen, fused rows, its one\n"
+            "effective link bandwidth seed_link_gbs fitted on these corpora). docs/calibration.md explains\n"
+            "each line.\n"
+            "\n"
+            "options:\n"
+            "  --corpus FILE...   corpus files, duet-corpus/2 or /1 (repeat the flag or list several files after\n"
+            "                     it)\n"
+            "  --hw NAME|FILE     the profile to validate (e.g. the output of 'duet calibrate fit')\n"
+            "  --json             the accuracy as JSON (schema duet-validation/1)\n"
+            "  --csv              the accuracy table as CSV: key, metric, then duet, reference_rules and\n"
+            "                     noise_floor, fractions (0.05 = 5 %%), an empty field where a column has none\n"
+            "  -o, --output FILE  write the result (text, --json or --csv) to FILE instead of standard output\n"
+            "  --rows FILE        per-row predictions as CSV (measured and predicted times in us), for residual\n"
+            "                     analysis\n"
+            "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
+            "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
+            "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
+            "                     ceiling, the pick of duet's decision rule (the static default kept unless a\n"
+            "                     gain clears the band of the known errors) beside duet's fastest prediction,\n"
+            "                     vendor or concurrent picks measured worse than the default beyond the noise band,\n"
+            "                     and the reference rules scored within their own options (repeatable);\n"
+            "                     with --json, the same table as the object \"targets\" (no --csv form)\n"
+            "  --quiet            no progress on stderr\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "examples:\n"
+            "  duet validate --corpus tuning_data/h200_world2.json --hw h200\n"
+            "  duet validate --corpus w2.json w8.json --hw mi300x-fit.json --json -o accuracy.json\n"
+            "  duet validate --corpus tuning_data/h200_world2.json --hw h200 --csv\n");
 }
 
 /* The options of `validate`. */
@@ -172,21 +176,27 @@ static const char *cli_ci_cell(const duet_cal_ci_t *c, char *buf, size_t n)
     return buf;
 }
 
-/* duet beside the reference rules under both scorings, the figures the three share. */
+/*
+ * duet's fastest prediction and its decision rule beside the reference rules under both scorings, the
+ * figures the four share (the reference rules pick fused rows only: no switch of theirs is worse).
+ */
 static void cli_validate_side_by_side(FILE *out, const duet_cal_eval_t *e)
 {
     const struct {
         const char *label;
-        const duet_cal_ci_t *duet, *own, *all;
-    } rows[] = {{"noise-aware pick", &e->pick, &e->ref_pick, &e->ref_all_pick},
-                {"regret p95", &e->regret_p95, &e->ref_regret_p95, &e->ref_all_regret_p95},
-                {"regret mean", &e->regret_mean, &e->ref_regret_mean, &e->ref_all_regret_mean}};
-    char a[48], b[48], c[48];
-    fprintf(out, "\n  side by side, %% [95 %% interval]: %-24s %-24s %s\n", "duet (every mode)",
-            "reference, own options", "reference, every mode");
+        const duet_cal_ci_t *duet, *rule, *own, *all;
+    } rows[] = {{"noise-aware pick", &e->pick, &e->rule_pick, &e->ref_pick, &e->ref_all_pick},
+                {"regret p95", &e->regret_p95, &e->rule_regret_p95, &e->ref_regret_p95, &e->ref_all_regret_p95},
+                {"regret mean", &e->regret_mean, &e->rule_regret_mean, &e->ref_regret_mean, &e->ref_all_regret_mean},
+                {"worse switch (vendor/concurrent)", &e->worse_switch, &e->rule_worse_switch, NULL, NULL}};
+    char a[48], b[48], c[48], d[48];
+    fprintf(out, "\n  side by side, %% [95 %% interval]: %-24s %-24s %-24s %s\n", "duet (plain argmin)",
+            "duet (decision rule)", "reference, own options", "reference, every mode");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fprintf(out, "  %-32s %-24s %-24s %s\n", rows[i].label, cli_ci_cell(rows[i].duet, a, sizeof(a)),
-                cli_ci_cell(rows[i].own, b, sizeof(b)), cli_ci_cell(rows[i].all, c, sizeof(c)));
+        fprintf(out, "  %-32s %-24s %-24s %-24s %s\n", rows[i].label, cli_ci_cell(rows[i].duet, a, sizeof(a)),
+                cli_ci_cell(rows[i].rule, b, sizeof(b)),
+                rows[i].own ? cli_ci_cell(rows[i].own, c, sizeof(c)) : "  (fused picks only)",
+                rows[i].all ? cli_ci_cell(rows[i].all, d, sizeof(d)) : "  (fused picks only)");
 }
 
 /* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
@@ -213,8 +223,21 @@ static void cli_validate_targets(FILE *out, const duet_cal_eval_t *e)
                     e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
         if (f->reference == 2 && first)
             fprintf(out, "\n  the same picks scored as duet's are, against the best measured row of every mode:\n");
+        if (f->reference == 3 && first)
+            fprintf(
+                out,
+                "\n  duet's decision rule (the static default kept unless a prediction's gain clears the band of the "
+                "two modes' known errors, err_<mode> %.2f / %.2f / %.2f %%), scored as duet's fastest prediction "
+                "is (%d workloads with the static default measured):\n",
+                100 * e->rule_err[DUET_MODE_FUSED], 100 * e->rule_err[DUET_MODE_CONCURRENT],
+                100 * e->rule_err[DUET_MODE_VENDOR], e->rule_workloads);
         cli_target_line(out, e, f);
     }
+    fprintf(out,
+            "\n  worse switches (a vendor or concurrent pick measured slower than the static default by more than the "
+            "workload's band): fastest predicted %d of %d workloads, decision rule %d of %d (it left the static "
+            "default on %d)\n",
+            e->worse_switch_n, e->worse_switch_of, e->rule_worse_switch_n, e->rule_workloads, e->rule_left_n);
     int better = duet_cal_eval_better_than_reference(e);
     fprintf(out, "\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
             better < 0   ? "not available (no rows the reference rules predict)"

@@ -157,8 +157,8 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
     if (st < 0) {
         char msg[256];
         snprintf(msg, sizeof(msg), "%s", duet_last_error());
-        return duet__error(st, "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s", (int)gemm_sms,
-                           (int)comm_ctas, msg);
+        return duet__error(st, "the vendor split (GEMM on %d SMs, comm on %d CTAs): %s", (int)gemm_sms, (int)comm_ctas,
+                           msg);
     }
     duet_sweep_point_t best;
     memset(&best, 0, sizeof(best));

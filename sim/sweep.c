@@ -490,8 +490,9 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         const double slack = 1.0 + 2.0 * DUET_RANK_TIE_REL;
         duet__sweep_top_t top;
         memset(&top, 0, sizeof(top));
-        top.cap = p.top + 1;      /* one more than shown: whether the last shown row ties the next */
-        duet__sweep_top_t top_hi; /* the same, by the interval's upper end */
+        top.cap = p.top + 1; /* one more than shown: whether the last shown row ties the next */
+        /* The same, by the interval's upper end. */
+        duet__sweep_top_t top_hi;
         memset(&top_hi, 0, sizeof(top_hi));
         top_hi.cap = top.cap;
         double up[DUET_MODE_COUNT]; /* 1 + err_<mode>: the interval's upper end over the makespan */

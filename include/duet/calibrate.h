@@ -421,12 +421,15 @@ duet_status_t duet_cal_validate_rows(const duet_corpus_t *corpora, const char *c
 
 /** One measured row for the evaluation, flattened (times in ms; NaN: absent). */
 typedef struct duet_cal_eval_row {
-    int32_t workload;  /* 0..n_workloads-1 */
-    int32_t kind;      /* duet_row_kind_t */
-    int32_t budget_ok; /* GEMM alone on at least a quarter of the SMs (the GEMM target's rows) */
-    double m1, m2;     /* sweep 1 (the truth scored against) and sweep 2 (NaN: not re-measured) */
-    double pred;       /* the model's prediction (NaN: none) */
-    double ref_pred;   /* the reference rules' prediction (NaN: outside their options) */
+    int32_t workload;   /* 0..n_workloads-1 */
+    int32_t kind;       /* duet_row_kind_t */
+    int32_t budget_ok;  /* GEMM alone on at least a quarter of the SMs (the GEMM target's rows) */
+    double m1, m2;      /* sweep 1 (the truth scored against) and sweep 2 (NaN: not re-measured) */
+    double pred;        /* the model's prediction (NaN: none) */
+    double ref_pred;    /* the reference rules' prediction (NaN: outside their options) */
+    int32_t mode;       /* duet_mode_t of the row's configuration */
+    int32_t is_default; /* 1: the static default configuration (duet_config_default(), fused): the safe choice */
+    int32_t rule_pick;  /* 1: the decision rule's pick of its workload (sim/decide.c; duet_cal_evaluate sets it) */
 } duet_cal_eval_row_t;
 
 /** A point estimate with its bootstrap 95 % interval (percentiles 2.5 and 97.5). */
@@ -443,6 +446,11 @@ typedef struct duet_cal_ci {
  * m1(pick) / fastest m1 - 1. The reference rules are scored twice: within their own options (their
  * pick against the fastest of the rows they predict: unsplit fused rows), and as the model is, against
  * the fastest row of every mode (ref_all_*). Both use the workload's band and the same workloads.
+ * The decision rule's pick (the row marked rule_pick: the static default kept unless a prediction's
+ * gain clears the band of the two modes' known errors, duet_decide()) is scored as the model's pick is
+ * (rule_*), on the workloads where the static default is measured. A switch is worse than the default
+ * when a pick of vendor or concurrent mode measures slower than the static default row by more than
+ * the workload's band (worse_switch: the model's fastest prediction; rule_worse_switch: the rule's).
  */
 typedef struct duet_cal_eval {
     int32_t workloads, gemm_rows, op_rows, ref_workloads;
@@ -453,7 +461,13 @@ typedef struct duet_cal_eval {
     duet_cal_ci_t regret_p95, regret_mean;
     duet_cal_ci_t ref_op_ape_median, ref_op_ape_p95, ref_pick, ref_regret_p95, ref_regret_mean;
     duet_cal_ci_t ref_all_pick, ref_all_regret_p95, ref_all_regret_mean; /* against the best of all modes */
-    double band_median;                                                  /* median over workloads of the band */
+    duet_cal_ci_t worse_switch; /* share of workloads (those with the default measured) */
+    duet_cal_ci_t rule_pick, rule_regret_p95, rule_regret_mean, rule_worse_switch; /* the decision rule's pick */
+    int32_t worse_switch_n, worse_switch_of;     /* the count behind worse_switch, of so many workloads */
+    int32_t rule_workloads, rule_worse_switch_n; /* workloads the rule is scored on; its worse switches */
+    int32_t rule_left_n;                         /* workloads where the rule left the static default */
+    double rule_err[DUET_MODE_COUNT];            /* the known errors the rule decided with (duet_hw_mode_err) */
+    double band_median;                          /* median over workloads of the band */
     int32_t resamples;
     int32_t ref_fitted; /* 1: seed_link_gbs was fitted; 0: nothing to fit (no remote traffic, W = 1) */
     uint64_t seed;      /* the bootstrap's seed */
@@ -481,7 +495,8 @@ typedef struct duet_cal_eval_figure {
     const char *key;             /* JSON member name, e.g. "gemm_ape_median" (unique within its group) */
     const char *label;           /* the text table's line */
     int32_t reference;           /* 1: the reference rules within their own options; 2: against the best of all
-                                    modes (their sections of the table); 0: the model */
+                                    modes (their sections of the table); 3: the model's decision rule; 0: the
+                                    model's fastest prediction */
     int32_t indent;              /* 1: printed as a sub-line of the figure above */
     size_t offset;               /* offsetof(duet_cal_eval_t, the duet_cal_ci_t it shows) */
     int32_t cmp;                 /* duet_cal_target_cmp_t */

@@ -13,7 +13,7 @@ TestSuite(cal_eval, T_TIMEOUT);
 
 static duet_cal_eval_row_t row(int32_t w, int32_t kind, double m1, double m2, double pred, double ref)
 {
-    duet_cal_eval_row_t r = {w, kind, kind == DUET_ROW_GEMM_ALONE, m1, m2, pred, ref};
+    duet_cal_eval_row_t r = {w, kind, kind == DUET_ROW_GEMM_ALONE, m1, m2, pred, ref, DUET_MODE_FUSED, 0, 0};
     return r;
 }
 

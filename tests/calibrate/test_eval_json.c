@@ -155,10 +155,10 @@ Test(cal_eval_json, the_json_target_table_holds_the_hand_derived_figures)
      * itself: the ceiling is right. */
     const double band = 0.7 * 0.01 / 1.04;
     const want_t want[] = {
-        {"gemm_ape_median", d, 1},   {"gemm_ape_p95", g, 1},  {"op_ape_median", (a + b) / 2, 0},
-        {"op_ape_p95", c, 0},        {"pick", 0.0, 0},        {"ceiling", 1.0, -1},
-        {"pick_vs_ceiling", 0.0, 0}, {"exact_pick", 0.0, -1}, {"regret_p95", 0.04, 0},
-        {"regret_mean", 0.04, -1},
+        {"gemm_ape_median", d, 1},   {"gemm_ape_p95", g, 1},    {"op_ape_median", (a + b) / 2, 0},
+        {"op_ape_p95", c, 0},        {"pick", 0.0, 0},          {"ceiling", 1.0, -1},
+        {"pick_vs_ceiling", 0.0, 0}, {"exact_pick", 0.0, -1},   {"regret_p95", 0.04, 0},
+        {"regret_mean", 0.04, -1},   {"worse_switch", 0.0, -1},
     };
     const cJSON *figs = member(t, "figures");
     cr_assert_eq(cJSON_GetArraySize(figs), (int)(sizeof(want) / sizeof(want[0])));
@@ -182,6 +182,23 @@ Test(cal_eval_json, the_json_target_table_holds_the_hand_derived_figures)
     tg = member(member(figs, "pick_vs_ceiling"), "target");
     cr_assert(t_rel_eq(num(tg, "threshold"), 0.97, 1e-12), "%.17g", num(tg, "threshold"));
     cr_assert_str_eq(cJSON_GetStringValue(member(tg, "relative_to")), "ceiling");
+
+    /* The decision rule: every prediction of a workload ties, so no gain clears any band and the rule
+     * keeps the static default (fused 99 of 132, 256x128x64, group_m 8: the row measured x 1.20),
+     * 20 % over the best (x 1.00), outside the band: wrong, regret 0.20; fused, so no worse switch. */
+    const cJSON *dr = member(t, "decision_rule");
+    cr_assert_eq(num(dr, "workloads"), 3);
+    cr_assert_eq(num(dr, "left_default"), 0);
+    cr_assert(t_rel_eq(num(member(dr, "err"), "vendor"), hw.err_vendor, 1e-12));
+    const want_t rule[] = {
+        {"pick", 0.0, -1}, {"regret_p95", 0.20, -1}, {"regret_mean", 0.20, -1}, {"worse_switch", 0.0, -1}};
+    for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++) {
+        const cJSON *x = member(member(dr, "figures"), rule[i].key);
+        cr_assert(t_rel_eq(num(x, "value"), rule[i].value, 1e-9) && t_rel_eq(num(x, "hi"), rule[i].value, 1e-9),
+                  "%s: %.17g, derived %.17g", rule[i].key, num(x, "value"), rule[i].value);
+    }
+    cr_assert_eq(num(member(member(t, "worse_switches"), "decision_rule"), "count"), 0);
+    cr_assert_eq(num(member(member(t, "worse_switches"), "fastest_predicted"), "workloads"), 3);
 
     cr_assert_eq(num(t, "workloads"), 3);
     cr_assert_eq(num(t, "gemm_rows"), 9, "three GEMM rows of each workload on >= 1/4 of the SMs");
@@ -309,9 +326,10 @@ Test(cal_eval_json, the_text_table_and_the_json_agree)
     cr_assert_not_null(pos, "%s", txt->out);
     for (int i = 0; i < duet_cal_eval_n_figures; i++) {
         const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
-        const cJSON *x = member(member(f->reference ? member(t, "reference_rules") : t,
-                                       f->reference == 2 ? "figures_all_modes" : "figures"),
-                                f->key);
+        const cJSON *grp = f->reference == 3 ? member(t, "decision_rule")
+                           : f->reference    ? member(t, "reference_rules")
+                                             : t;
+        const cJSON *x = member(member(grp, f->reference == 2 ? "figures_all_modes" : "figures"), f->key);
         double v[3];
         char met[16];
         text_figure(txt->out, &pos, f->label, v, met, sizeof(met));

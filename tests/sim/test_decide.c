@@ -258,9 +258,10 @@ Test(decide, predict_prints_the_derived_intervals_and_follows_the_rule, .timeout
 /*
  * `--emit`'s verdict and the decision's are one story: what to use is the decision's pick. With no
  * known error (every band 0) the pick is the fastest point, and on the demo workload that is the vendor
- * split (cuBLASLt on 125 SMs beside 7 CTAs, 1398 us, against duet's best 1590 us, README): both lines
- * say to run it. With the built-in errors (err_vendor 66 %) the vendor split's upper end ranks it below
- * duet's, the static default is kept, and the emit line says so rather than "use the vendor split".
+ * split (cuBLASLt on 125 SMs beside 7 CTAs, 1398 us, against duet's best 1590 us and the static
+ * default's 1717 us, README): both lines say to run it. With the built-in errors (err_vendor 66 %) the
+ * vendor split's upper end ranks it below duet's, the static default is kept, and the emit line says so
+ * rather than "use the vendor split".
  */
 Test(decide, the_emit_verdict_is_the_decisions, .timeout = 120)
 {
@@ -273,6 +274,18 @@ Test(decide, the_emit_verdict_is_the_decisions, .timeout = 120)
     cr_assert_not_null(strstr(r.out, "verdict: run vendor 125 SM|7, "), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "slower than the best vendor split"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "): use the vendor split (the verdict)\n"), "%s", r.out);
+    /* err 20 % for duet's modes, 5 % for vendor: band e^sqrt(ln(1.2)^2 + ln(1.05)^2) - 1 = 20.8 %. The
+     * vendor split's upper end (1398.4 x 1.05 = 1468 us) ranks first (duet's best: 1589.9 x 1.2 = 1908),
+     * and its gain over the static default, 1717.34 / 1398.40 = 1.228, clears the band (1.228 / 1.208
+     * - 1 = +1.7 % at the low end): the decision runs it. Against duet's best the gain's interval reaches
+     * 1398.4 / 1589.9 x 1.208 - 1 = +6.2 %: within the band, and yet the emit line's advice is the
+     * decision's. */
+    hw_err_file(0.2, 0.2, 0.05, "h200-err5", path, sizeof(path));
+    t_cli_run(&r, NULL, "predict", "--hw", path, "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm",
+              "4096x8192", "--world", "2", "--emit", "torch", "--top", "3", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "verdict: run vendor 125 SM|7, "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "within the band of 20.8 %): use the vendor split (the verdict)\n"), "%s", r.out);
     t_cli_run(&r, NULL, "predict", "--hw", "h200", "--collective", "all_gather", "--gemm", "8192x8192x8192", "--comm",
               "4096x8192", "--world", "2", "--emit", "torch", "--top", "3", NULL);
     cr_assert_eq(r.code, 0, "%s", r.err);
