@@ -108,6 +108,16 @@ duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, cons
 duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
                                       duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p);
 /**
+ * DUET_ERR_INVALID_ARG when object `o` has a member whose name is not among keys[0..n):
+ * "<where>: unknown member "wrld" (did you mean "world"?)", the suggestion being the nearest
+ * known name within two edits (insertions, deletions, substitutions or swaps of neighbours) where
+ * there is one, else the list of known names. DUET_OK when every member is known.
+ */
+duet_status_t duet__json_known_members(const struct cJSON *o, const char *const *keys, size_t n, const char *where);
+/** The edit distance of a and b (insertions, deletions, substitutions, swaps of neighbours), capped at 16 characters.
+ */
+int duet__edit_distance(const char *a, const char *b);
+/**
  * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.
  */
