@@ -58,8 +58,14 @@ char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in);
  */
 const char *duet__q(const char *s);
 
-/** Read a whole file (or standard input for "-") into a malloc'd NUL-terminated buffer. */
+/**
+ * Read a whole file (or standard input for "-") into a malloc'd NUL-terminated buffer. A folder, or
+ * more than duet__max_input_bytes (512 MiB), is DUET_ERR_INVALID_ARG (bad input: exit status 2);
+ * a regular file's size is checked before anything is read.
+ */
 duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p);
+/** The most duet__read_file reads (512 MiB); tests lower it. */
+extern size_t duet__max_input_bytes;
 /**
  * Write `len` bytes to `path`: a regular file (or nothing yet) is replaced atomically (an
  * exclusive temporary file beside it, fsync, rename, fsync of the folder; on any failure `path`

@@ -49,45 +49,77 @@
 
 #include "base/base.h"
 
-/* Profiles and corpora are small; refuse anything absurdly large instead of exhausting memory. */
-#define DUET__MAX_INPUT_BYTES (512u << 20)
+/* Profiles and corpora are small; refuse anything absurdly large instead of exhausting memory.
+ * A variable, not a constant, only so that a test can lower it (base.h). */
+size_t duet__max_input_bytes = (size_t)512 << 20;
 
+/*
+ * What a reader refuses is the caller's input, and the command line says so with exit status 2
+ * wherever it happens: a folder, or more than duet__max_input_bytes. A regular file's size is
+ * checked before a byte is read; a pipe or a device is read up to the limit and refused there.
+ */
 duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (f == NULL)
+    const int is_stdin = strcmp(path, "-") == 0;
+    const size_t max = duet__max_input_bytes;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
         return duet__error(errno == ENOENT ? DUET_ERR_NOT_FOUND : DUET_ERR_IO, "%s: %s", path, strerror(errno));
-
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
+    size_t cap = (size_t)1 << 16, len = 0;
+    char *buf = NULL;
     duet_status_t status = DUET_OK;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: %s", path, strerror(errno));
+        goto out_close;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        status = duet__error(DUET_ERR_INVALID_ARG, "%s: is a folder, not a file", path);
+        goto out_close;
+    }
+    if (S_ISREG(sb.st_mode)) {
+        if ((uint64_t)sb.st_size > (uint64_t)max) {
+            status = duet__error(DUET_ERR_INVALID_ARG, "%s: %lld bytes, larger than the %zu MiB duet reads", path,
+                                 (long long)sb.st_size, max >> 20);
+            goto out_close;
+        }
+        if (sb.st_size > 0) /* one read, unless the file grows meanwhile (/proc's files say 0) */
+            cap = (size_t)sb.st_size + 1;
+    }
+    buf = malloc(cap);
     if (buf == NULL) {
         status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a read buffer", path);
         goto out_close;
     }
     for (;;) {
         if (len + 1 >= cap) {
-            if (cap >= DUET__MAX_INPUT_BYTES) {
-                status = duet__error(DUET_ERR_IO, "%s: larger than %u MiB", path, DUET__MAX_INPUT_BYTES >> 20);
-                goto out_free;
-            }
-            char *grown = realloc(buf, cap * 2);
+            if (len > max)
+                break; /* refused below */
+            size_t grown_cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
+            char *grown = realloc(buf, grown_cap);
             if (grown == NULL) {
                 status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot grow the read buffer", path);
                 goto out_free;
             }
             buf = grown;
-            cap *= 2;
+            cap = grown_cap;
         }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                status = duet__error(DUET_ERR_IO, "%s: read error: %s", path, strerror(errno));
-                goto out_free;
-            }
+        /* Up to one byte more than the limit is read: that is how a pipe shows that it is over. */
+        ssize_t got = read(fd, buf + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            status = duet__error(errno == EISDIR ? DUET_ERR_INVALID_ARG : DUET_ERR_IO, "%s: read error: %s", path,
+                                 strerror(errno));
+            goto out_free;
+        }
+        if (got == 0)
             break;
-        }
+        len += (size_t)got;
+    }
+    if (len > max) {
+        status = duet__error(DUET_ERR_INVALID_ARG, "%s: larger than the %zu MiB duet reads", path, max >> 20);
+        goto out_free;
     }
     buf[len] = '\0';
     *text_p = buf;
@@ -97,8 +129,8 @@ duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p)
 out_free:
     free(buf);
 out_close:
-    if (f != stdin)
-        fclose(f);
+    if (!is_stdin)
+        close(fd);
     return status;
 }
 
