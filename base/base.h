@@ -53,6 +53,11 @@ duet_status_t duet__error_prefix(const char *prefix);
  */
 char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in);
 /**
+ * 1 when duet__text_escape() would leave `s` as it is: printable ASCII and well-formed UTF-8, no
+ * control character (a terminal escape in a name read from a shared file), else 0.
+ */
+int duet__text_plain(const char *s);
+/**
  * `s` escaped as above, at most 200 bytes shown, in a per-thread buffer reused on the fifth call:
  * for up to four user strings in one error message (duet__error(..., "'%s'", duet__q(arg))).
  */

@@ -131,6 +131,16 @@ static size_t duet__escape_one(const char *s, size_t left, char esc[8], size_t *
     return 4;
 }
 
+int duet__text_plain(const char *s)
+{
+    size_t len = strlen(s), adv = 1;
+    char esc[8];
+    for (size_t i = 0; i < len; i += adv)
+        if (duet__escape_one(s + i, len - i, esc, &adv) != adv)
+            return 0;
+    return 1;
+}
+
 char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in)
 {
     if (n == 0)

@@ -405,6 +405,9 @@ static duet_status_t duet__tune_str_member(const cJSON *o, const char *key, cons
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsString(v) || strlen(v->valuestring) >= n)
         return duet__error(DUET_ERR_PARSE, "%s.%s: missing, not a string, or longer than %zu", where, key, n - 1);
+    if (!duet__text_plain(v->valuestring))
+        return duet__error(DUET_ERR_PARSE, "%s.%s: '%s' holds a control character or a byte that is not text", where,
+                           key, duet__q(v->valuestring));
     snprintf(buf, n, "%s", v->valuestring);
     return DUET_OK;
 }
@@ -447,7 +450,9 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
                                v1 ? DUET__TUNE_MAX_US / 1e3 : DUET__TUNE_MAX_US, v1 ? "ms" : "us");
     } else {
         const cJSON *err = cJSON_GetObjectItemCaseSensitive(co, "error");
-        snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(err) ? err->valuestring : "unknown error");
+        /* Shown by duet tune --list: escaped as every error line is (a shared file may hold anything). */
+        duet__text_escape(c->error, sizeof(c->error), cJSON_IsString(err) ? err->valuestring : "unknown error",
+                          sizeof(c->error) - 1);
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(co, "status");
         c->status = DUET_ERR_INTERNAL;
         for (int s = 0; s >= -64 && cJSON_IsString(status); s--)
@@ -469,6 +474,8 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
         return duet__error(DUET_ERR_PARSE, "%s: not an object", where);
     if (strlen(key) >= sizeof(e->key))
         return duet__error(DUET_ERR_PARSE, "%s: key longer than %zu", where, sizeof(e->key) - 1);
+    if (!duet__text_plain(key))
+        return duet__error(DUET_ERR_PARSE, "%s: the key holds a control character or a byte that is not text", where);
     snprintf(e->key, sizeof(e->key), "%s", key);
     DUET_CHECK(duet__tune_str_member(o, "arch", where, e->arch, sizeof(e->arch)));
     DUET_CHECK(duet__tune_str_member(o, "tiles", where, e->tiles, sizeof(e->tiles)));
