@@ -79,6 +79,21 @@ extern size_t duet__max_input_bytes;
  * "-" writes to standard output. model/fileio.c's header has the whole rule, temporaries included.
  */
 duet_status_t duet__write_file_atomic(const char *path, const char *data, size_t len);
+/**
+ * Write two files as a pair: both as duet__write_file_atomic() writes one, but both are written in
+ * full to their temporaries before either is renamed into place, and a failure at any step leaves
+ * both targets as they were (a target replaced by the first rename is put back when the second
+ * fails). A process killed between the two renames, a window of two system calls, leaves the first
+ * new and the second old. A target that is not a regular file (a device, a FIFO) is written
+ * through, one after the other; "-" is refused.
+ */
+duet_status_t duet__write_pair_atomic(const char *const path[2], const char *const data[2], const size_t len[2]);
+/**
+ * Fault injection for the tests of the writers: N > 0 makes the Nth of the writers' fault points
+ * from now (creating a temporary, writing it, keeping a replaced file, renaming) fail with EIO,
+ * N < 0 kills the process with SIGKILL at the |N|th; 0 (the default) turns it off.
+ */
+extern int duet__fault_countdown;
 
 /*
  * JSON shared by the loaders and writers (model/json.c). Every loader parses through
