@@ -66,6 +66,8 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CAL_OBJS   := $(CAL_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS  := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+# The GPU backend's plain C that the CPU tests cover too (its process group over files).
+TEST_BACKEND_OBJS := $(BUILD)/backend/bootstrap_file.o
 
 LIB        := $(BUILD)/libduet.a
 
@@ -164,9 +166,9 @@ $(DUET): $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
-$(TESTBIN): $(TEST_OBJS) $(LIB) $(DUET)
+$(TESTBIN): $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(DUET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
 	    $(CRITERION_LIBS) $(call dep_rpath,$(CRITERION_LIBS))
 
 # ------------------------------------------------------------------------------------------------
@@ -279,8 +281,8 @@ valgrind: deps
 mutate: deps
 	$(Q)python3 tests/mutate/mutate.py --jobs $(JOBS) $(MUTATE_ARGS)
 
-# libFuzzer harnesses (tests/fuzz/, docs/testing.md): the library and cli/common.c built with clang
-# under ASan + UBSan (float-cast-overflow included), one binary per harness. `make fuzz` runs each
+# libFuzzer harnesses (tests/fuzz/, docs/testing.md): the library (calibrate/ included), cli/common.c
+# and cli/bench_plot.c built with clang under ASan + UBSan (float-cast-overflow included), one binary per harness. `make fuzz` runs each
 # for FUZZ_SECONDS from its committed seeds (new inputs go to build-fuzz/corpus/, findings to
 # build-fuzz/artifacts/); `make fuzz-smoke` (CI) runs each on its seeds only (each seed once: the same
 # inputs every time, so CI cannot fail by chance) and keeps nothing.
@@ -289,9 +291,10 @@ FUZZ_BUILD         := build-fuzz
 FUZZ_SECONDS       ?= 60
 FUZZ_SAN           := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow
 FUZZ_CFLAGS        := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) \
-                      -Iinclude -I. -MMD -MP $(FUZZ_SAN)
+                      -Iinclude -I. -MMD -MP $(CJSON_CFLAGS) $(GSL_CFLAGS) $(FUZZ_SAN)
 FUZZ_HARNESSES     := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJS          := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/cli/common.o
+FUZZ_OBJS          := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(CAL_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/cli/common.o \
+                      $(FUZZ_BUILD)/cli/bench_plot.o
 FUZZ_BINS          := $(FUZZ_HARNESSES:%=$(FUZZ_BUILD)/%)
 # Closes the harness's stdout and stderr (the CLI parser's usage errors); libFuzzer keeps its own.
 FUZZ_RUN_FLAGS     := -close_fd_mask=3 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
@@ -303,7 +306,7 @@ $(FUZZ_BUILD)/%.o: %.c
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJS)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 # The objects are prerequisites of a pattern rule only: without this, make deletes them as
 # intermediate files after linking, and every fuzz-build compiles the whole library again.
@@ -382,4 +385,4 @@ help:
 -include backend/backend.mk
 -include cli/gpu/gpu.mk
 
--include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(TEST_BACKEND_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
