@@ -99,7 +99,7 @@ CRITERION_CFLAGS := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --cflags criterio
 CRITERION_LIBS   := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --libs criterion),-lcriterion)
 $(TEST_OBJS): DEP_TEST_CFLAGS := $(CRITERION_CFLAGS)
 
-.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate fuzz fuzz-build \
+.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate coverage fuzz fuzz-build \
         fuzz-smoke shared install uninstall check-install config FORCE
 
 all: $(DUET) $(SHLIB)
@@ -275,6 +275,20 @@ valgrind: deps
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $(DUET) plan --hw h200 \
 	    --collective all_gather --gemm 8192x8192x8192 --comm 2048x4096 --world 2 --json > /dev/null
 
+# Line and branch coverage of the CPU test suite per layer (tools/coverage.py over gcovr, which
+# `tools/deps.sh cov` installs): the library, the CLI and the tests built with gcc --coverage at -O0
+# into build-cov/, the Criterion suite run once (the CLI tests run build-cov/duet, so the CLI counts
+# too), then one row per layer. COVERAGE_MIN=85 fails when model, sim, calibrate or tune is below it.
+COV_BUILD    := build-cov
+COVERAGE_MIN ?=
+coverage:
+	$(Q)./tools/deps.sh cpu cov
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(COV_BUILD) OPT=-O0 CFLAGS="$(CFLAGS) --coverage" \
+	    LDFLAGS="$(LDFLAGS) --coverage" $(COV_BUILD)/duet-tests
+	$(Q)find $(COV_BUILD) -name '*.gcda' -delete
+	$(Q)DUET_BIN=$(COV_BUILD)/duet ./$(COV_BUILD)/duet-tests -j$(JOBS) $(TEST_ARGS)
+	$(Q)python3 tools/coverage.py $(COV_BUILD) $(if $(COVERAGE_MIN),--min-branch $(COVERAGE_MIN))
+
 # Mutation testing: every mutant of tests/mutate/mutants.txt built in a scratch copy of the tree
 # (build/mutate/tree; the working tree is never written) and tested with --fail-fast under a time
 # limit. MUTATE_ARGS passes options, e.g. MUTATE_ARGS="--only cost-*" (tests/mutate/mutate.py -h).
@@ -356,7 +370,7 @@ check-format:
 	@echo "check-format: $(words $(FORMAT_SRCS)) files clean"
 
 clean:
-	rm -rf build build-san build-gpu build-check-* build-fuzz demo
+	rm -rf build build-san build-cov build-gpu build-check-* build-fuzz demo
 
 help:
 	@echo "duet make targets"
@@ -370,6 +384,7 @@ help:
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
 	@echo "  make valgrind     run 'duet plan' under valgrind"
 	@echo "  make mutate       mutation testing: build and test each mutant of tests/mutate/mutants.txt"
+	@echo "  make coverage     line and branch coverage of the test suite per layer (gcovr; COVERAGE_MIN=85 to enforce)"
 
 	@echo "  make fuzz         build the libFuzzer harnesses (clang) and run each FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-smoke   run each harness once on each of its committed seeds (CI)"
