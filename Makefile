@@ -166,9 +166,12 @@ $(DUET): $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
+# The tests make allocations fail on demand (tests/alloc_fail.h): malloc, calloc and realloc reach
+# tests/base/alloc_fail.c's wrappers first.
+TEST_WRAP_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 $(TESTBIN): $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(DUET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(TEST_WRAP_LDFLAGS) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
 	    $(CRITERION_LIBS) $(call dep_rpath,$(CRITERION_LIBS))
 
 # ------------------------------------------------------------------------------------------------

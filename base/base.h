@@ -108,6 +108,9 @@ struct cJSON;
  * the whole file passes check_keys = 0 and checks each entry with duet__json_check_keys().
  */
 struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin, int check_keys);
+/** The status of the last error recorded on this thread (duet__error), for callers of functions that
+ * return a pointer (duet__json_parse's NULL): DUET_OK after duet_clear_error(). */
+duet_status_t duet__last_status(void);
 /**
  * DUET_ERR_PARSE, naming the key and where it is (`where` names `item`, "" for the top), when a key
  * occurs twice among the members of `item` or, with `deep`, of any object inside it; else DUET_OK.

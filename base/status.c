@@ -35,6 +35,12 @@ const char *duet_status_name(duet_status_t status)
 
 /* One buffer per thread: library calls on different threads never see each other's errors. */
 static _Thread_local char duet__errbuf[DUET__ERRBUF_LEN];
+static _Thread_local duet_status_t duet__errstatus;
+
+duet_status_t duet__last_status(void)
+{
+    return duet__errstatus;
+}
 
 const char *duet_last_error(void)
 {
@@ -44,6 +50,7 @@ const char *duet_last_error(void)
 void duet_clear_error(void)
 {
     duet__errbuf[0] = '\0';
+    duet__errstatus = DUET_OK;
 }
 
 duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
@@ -57,6 +64,7 @@ duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
     duet__text_escape(duet__errbuf, sizeof(duet__errbuf), tmp, sizeof(tmp));
+    duet__errstatus = status;
     return status;
 }
 
