@@ -490,7 +490,7 @@ duet_status_t duet_predict_json(const char *request_json, char **response_json_p
         return duet__error(DUET_ERR_INVALID_ARG, "duet_predict_json: NULL argument");
     cJSON *req = duet__json_parse(request_json, strlen(request_json), "request", 1);
     if (req == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_status_t st = DUET_OK;
     cJSON *out = NULL;
     const char *op = "predict";

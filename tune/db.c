@@ -192,7 +192,7 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
     cJSON *root = duet__json_parse(text, len, db->path, 0);
     free(text);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     int v1 = cJSON_IsString(schema) && strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA_V1) == 0;
