@@ -122,6 +122,23 @@ Test(bootstrap_file, a_later_job_takes_its_own_bytes_not_a_dead_jobs, .timeout =
 }
 
 /*
+ * A hello older than the timeout (plus a second of slack) is from a rank that gave up: a later
+ * job's rank that comes first passes over it and waits for its live peer, whose hello replaces it.
+ */
+Test(bootstrap_file, a_hello_older_than_the_timeout_is_passed_over, .timeout = 30)
+{
+    char dir[128];
+    make_dir(dir, sizeof(dir), "boot");
+    cr_assert_eq(rank_wait(rank_run(dir, 'D', 0, 2, 100, 1, 1, 0)), 21, "the dead rank timed out in its hello");
+    /* The later job's timeout is 800 ms: the dead hello must be over 1.8 s old when it is made. */
+    struct timespec ts = {2, 100000000};
+    nanosleep(&ts, NULL);
+    pid_t l1 = rank_run(dir, 'L', 1, 2, 800, 2, 2, 0), l0 = rank_run(dir, 'L', 0, 2, 800, 2, 2, 300);
+    cr_assert_eq(rank_wait(l1), 0, "rank 1 of the later job");
+    cr_assert_eq(rank_wait(l0), 0, "rank 0 of the later job");
+}
+
+/*
  * A job killed moments before (its files younger than the timeout) may leave a hello that a later
  * rank takes; then the ranks disagree on the job and fail, but no rank ever returns the dead
  * job's bytes as its peer's.
