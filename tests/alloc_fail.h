@@ -14,16 +14,18 @@
 extern _Atomic long t_alloc_countdown;
 
 /*
- * Run `op` (an expression giving a duet_status_t) with its 1st, 2nd, ... allocation failing, until
+ * Run `op` (an expression giving a duet_status_t) with its 1st, 2nd, ... 64th allocation failing,
+ * then every 16th part of the way further (a run of thousands of allocations repeats the same few
+ * in loops: the count stays logarithmic), until
  * a run that fails none succeeds; `undo` (a statement, which sees the status as t__st) runs after
  * every attempt. A run whose allocation failed must say DUET_ERR_NO_MEMORY (the machine's state,
  * reported as such, never as bad input) with a message, or succeed where the code can do without
  * what it could not allocate (a sort for a warning's sake); *runs_p gets the number of
- * allocations that were made to fail.
+ * allocations that were made to fail (the last attempt's count).
  */
 #define T_EVERY_ALLOC_FAILS(op, undo, runs_p)                                                                          \
     do {                                                                                                               \
-        for (long t__n = 1;; t__n++) {                                                                                 \
+        for (long t__n = 1;; t__n += t__n < 64 ? 1 : t__n / 16) {                                                      \
             cr_assert_lt(t__n, 100000, "no end to the allocations");                                                   \
             t_alloc_countdown = t__n;                                                                                  \
             duet_status_t t__st = (op);                                                                                \
