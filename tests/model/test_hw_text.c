@@ -71,3 +71,43 @@ Test(hw_text, text_plain, T_TIMEOUT)
     cr_assert_eq(duet__text_plain("\xc3"), 0, "a cut UTF-8 sequence");
     cr_assert_eq(duet__text_plain("\xff"), 0, "not UTF-8");
 }
+
+/* Each rule of a profile file, met by one edit of h200's own JSON. */
+Test(hw_text, every_rule_of_a_profile_file, T_TIMEOUT)
+{
+    static const struct {
+        const char *from, *to, *why;
+    } cases[] = {
+        {"\"schema\":\t\"duet-hw/1\"", "\"schema\":\t\"duet-hw/9\"",
+         "p.json: schema \"duet-hw/9\" is not \"duet-hw/1\""},
+        {"\"schema\":\t\"duet-hw/1\"", "\"schema\":\t1", "p.json: \"schema\" must be a string"},
+        {"\"schema\":\t\"duet-hw/1\",", "\"colour\": 1, \"schema\":\t\"duet-hw/1\",",
+         "p.json: unknown key \"colour\" (schema, name, device, arch, fabric, constants)"},
+        {"\"name\":\t\"h200\"", "\"name\":\t\"\"", "p.json: \"name\" must be 1 to"},
+        {"\"name\":\t\"h200\",", "", "p.json: missing key \"name\""},
+        {"\"fabric\":\t\"switch\"", "\"fabric\":\t\"ring\"", "p.json: fabric: \"ring\" is not \"switch\" or \"mesh\""},
+        {"\"constants\":", "\"constantz\": 1, \"x\":", "unknown key \"constantz\""},
+        {"\"n_sms\":\t{", "\"n_sm\":\t{", "p.json: constants.n_sm: unknown constant"},
+        {"\"n_sms\":\t{", "\"n_sms\": 5, \"y\":\t{", "constants.n_sms: must be an object"},
+        {"\"n_sms\":\t{", "\"n_sms\":\t{\"why\": 1, ", "constants.n_sms: unknown key \"why\" (value, unit, source)"},
+        {"\"value\":\t132", "\"valu\":\t132", "unknown key \"valu\""},
+        {"\"value\":\t132", "\"value\":\t\"132\"", "constants.n_sms: \"value\" must be a number"},
+        {"\"value\":\t132", "\"value\":\t132.5", "constants.n_sms: must be an integer, got 132.5"},
+        {"\"value\":\t132", "\"value\":\t-132", "constants.n_sms: must not be negative, got -132"},
+        {"\"value\":\t132", "\"value\":\t1e999", "constants.n_sms: value is not finite"},
+        {"\"value\":\t132", "\"value\":\t100000", "constants.n_sms: 100000 SMs is outside the plausible range"},
+        {"\"unit\":\t\"SMs\"", "\"unit\":\t\"cores\"", "constants.n_sms: unit must be \"SMs\""},
+        {"\"unit\":\t\"SMs\"", "\"unit\":\t3", "constants.n_sms: unit must be \"SMs\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = h200_with(cases[i].from, cases[i].to);
+        duet_hw_t hw;
+        cr_assert_eq(duet_hw_from_json(text, "p.json", &hw), DUET_ERR_PARSE, "%s", cases[i].to);
+        cr_assert(strstr(duet_last_error(), cases[i].why) != NULL, "%s: %s", cases[i].to, duet_last_error());
+        free(text);
+    }
+    duet_hw_t hw;
+    cr_assert_eq(duet_hw_load("", &hw), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_hw_load(NULL, &hw), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_hw_load("no-such-profile", &hw), DUET_ERR_NOT_FOUND);
+}
