@@ -66,6 +66,8 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CAL_OBJS   := $(CAL_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS  := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+# The GPU backend's plain C that the CPU tests cover too (its process group over files).
+TEST_BACKEND_OBJS := $(BUILD)/backend/bootstrap_file.o
 
 LIB        := $(BUILD)/libduet.a
 
@@ -97,7 +99,7 @@ CRITERION_CFLAGS := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --cflags criterio
 CRITERION_LIBS   := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --libs criterion),-lcriterion)
 $(TEST_OBJS): DEP_TEST_CFLAGS := $(CRITERION_CFLAGS)
 
-.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate fuzz fuzz-build \
+.PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate coverage fuzz fuzz-build \
         fuzz-smoke shared install uninstall check-install config FORCE
 
 all: $(DUET) $(SHLIB)
@@ -164,9 +166,12 @@ $(DUET): $(CLI_OBJS) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
-$(TESTBIN): $(TEST_OBJS) $(LIB) $(DUET)
+# The tests make allocations fail on demand (tests/alloc_fail.h): malloc, calloc and realloc reach
+# tests/base/alloc_fail.c's wrappers first.
+TEST_WRAP_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+$(TESTBIN): $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(DUET)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $(TEST_OBJS) $(TEST_BACKEND_OBJS) $(LIB) $(TEST_WRAP_LDFLAGS) $(LDFLAGS) $(SAN_LDFLAGS) $(LDLIBS_BASE) $(LDLIBS_CAL) \
 	    $(CRITERION_LIBS) $(call dep_rpath,$(CRITERION_LIBS))
 
 # ------------------------------------------------------------------------------------------------
@@ -273,14 +278,28 @@ valgrind: deps
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $(DUET) plan --hw h200 \
 	    --collective all_gather --gemm 8192x8192x8192 --comm 2048x4096 --world 2 --json > /dev/null
 
+# Line and branch coverage of the CPU test suite per layer (tools/coverage.py over gcovr, which
+# `tools/deps.sh cov` installs): the library, the CLI and the tests built with gcc --coverage at -O0
+# into build-cov/, the Criterion suite run once (the CLI tests run build-cov/duet, so the CLI counts
+# too), then one row per layer. COVERAGE_MIN=85 fails when model, sim, calibrate or tune is below it.
+COV_BUILD    := build-cov
+COVERAGE_MIN ?=
+coverage:
+	$(Q)./tools/deps.sh cpu cov
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(COV_BUILD) OPT=-O0 CFLAGS="$(CFLAGS) --coverage" \
+	    LDFLAGS="$(LDFLAGS) --coverage" $(COV_BUILD)/duet-tests
+	$(Q)find $(COV_BUILD) -name '*.gcda' -delete
+	$(Q)DUET_BIN=$(COV_BUILD)/duet ./$(COV_BUILD)/duet-tests -j$(JOBS) $(TEST_ARGS)
+	$(Q)python3 tools/coverage.py $(COV_BUILD) $(if $(COVERAGE_MIN),--min-branch $(COVERAGE_MIN))
+
 # Mutation testing: every mutant of tests/mutate/mutants.txt built in a scratch copy of the tree
 # (build/mutate/tree; the working tree is never written) and tested with --fail-fast under a time
 # limit. MUTATE_ARGS passes options, e.g. MUTATE_ARGS="--only cost-*" (tests/mutate/mutate.py -h).
 mutate: deps
 	$(Q)python3 tests/mutate/mutate.py --jobs $(JOBS) $(MUTATE_ARGS)
 
-# libFuzzer harnesses (tests/fuzz/, docs/testing.md): the library and cli/common.c built with clang
-# under ASan + UBSan (float-cast-overflow included), one binary per harness. `make fuzz` runs each
+# libFuzzer harnesses (tests/fuzz/, docs/testing.md): the library (calibrate/ included), cli/common.c
+# and cli/bench_plot.c built with clang under ASan + UBSan (float-cast-overflow included), one binary per harness. `make fuzz` runs each
 # for FUZZ_SECONDS from its committed seeds (new inputs go to build-fuzz/corpus/, findings to
 # build-fuzz/artifacts/); `make fuzz-smoke` (CI) runs each on its seeds only (each seed once: the same
 # inputs every time, so CI cannot fail by chance) and keeps nothing.
@@ -289,9 +308,10 @@ FUZZ_BUILD         := build-fuzz
 FUZZ_SECONDS       ?= 60
 FUZZ_SAN           := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow
 FUZZ_CFLAGS        := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) \
-                      -Iinclude -I. -MMD -MP $(FUZZ_SAN)
+                      -Iinclude -I. -MMD -MP $(CJSON_CFLAGS) $(GSL_CFLAGS) $(FUZZ_SAN)
 FUZZ_HARNESSES     := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJS          := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/cli/common.o
+FUZZ_OBJS          := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(CAL_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/cli/common.o \
+                      $(FUZZ_BUILD)/cli/bench_plot.o
 FUZZ_BINS          := $(FUZZ_HARNESSES:%=$(FUZZ_BUILD)/%)
 # Closes the harness's stdout and stderr (the CLI parser's usage errors); libFuzzer keeps its own.
 FUZZ_RUN_FLAGS     := -close_fd_mask=3 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
@@ -303,7 +323,7 @@ $(FUZZ_BUILD)/%.o: %.c
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJS)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_BASE) $(LDLIBS_CAL)
 
 # The objects are prerequisites of a pattern rule only: without this, make deletes them as
 # intermediate files after linking, and every fuzz-build compiles the whole library again.
@@ -353,7 +373,7 @@ check-format:
 	@echo "check-format: $(words $(FORMAT_SRCS)) files clean"
 
 clean:
-	rm -rf build build-san build-gpu build-check-* build-fuzz demo
+	rm -rf build build-san build-cov build-gpu build-check-* build-fuzz demo
 
 help:
 	@echo "duet make targets"
@@ -367,6 +387,7 @@ help:
 	@echo "  make sanitize     the test suite under AddressSanitizer + UBSan (build-san/)"
 	@echo "  make valgrind     run 'duet plan' under valgrind"
 	@echo "  make mutate       mutation testing: build and test each mutant of tests/mutate/mutants.txt"
+	@echo "  make coverage     line and branch coverage of the test suite per layer (gcovr; COVERAGE_MIN=85 to enforce)"
 
 	@echo "  make fuzz         build the libFuzzer harnesses (clang) and run each FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-smoke   run each harness once on each of its committed seeds (CI)"
@@ -382,4 +403,4 @@ help:
 -include backend/backend.mk
 -include cli/gpu/gpu.mk
 
--include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CAL_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(TEST_BACKEND_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

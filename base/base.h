@@ -53,13 +53,24 @@ duet_status_t duet__error_prefix(const char *prefix);
  */
 char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in);
 /**
+ * 1 when duet__text_escape() would leave `s` as it is: printable ASCII and well-formed UTF-8, no
+ * control character (a terminal escape in a name read from a shared file), else 0.
+ */
+int duet__text_plain(const char *s);
+/**
  * `s` escaped as above, at most 200 bytes shown, in a per-thread buffer reused on the fifth call:
  * for up to four user strings in one error message (duet__error(..., "'%s'", duet__q(arg))).
  */
 const char *duet__q(const char *s);
 
-/** Read a whole file (or standard input for "-") into a malloc'd NUL-terminated buffer. */
+/**
+ * Read a whole file (or standard input for "-") into a malloc'd NUL-terminated buffer. A folder, or
+ * more than duet__max_input_bytes (512 MiB), is DUET_ERR_INVALID_ARG (bad input: exit status 2);
+ * a regular file's size is checked before anything is read.
+ */
 duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p);
+/** The most duet__read_file reads (512 MiB); tests lower it. */
+extern size_t duet__max_input_bytes;
 /**
  * Write `len` bytes to `path`: a regular file (or nothing yet) is replaced atomically (an
  * exclusive temporary file beside it, fsync, rename, fsync of the folder; on any failure `path`
@@ -68,6 +79,21 @@ duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p);
  * "-" writes to standard output. model/fileio.c's header has the whole rule, temporaries included.
  */
 duet_status_t duet__write_file_atomic(const char *path, const char *data, size_t len);
+/**
+ * Write two files as a pair: both as duet__write_file_atomic() writes one, but both are written in
+ * full to their temporaries before either is renamed into place, and a failure at any step leaves
+ * both targets as they were (a target replaced by the first rename is put back when the second
+ * fails). A process killed between the two renames, a window of two system calls, leaves the first
+ * new and the second old. A target that is not a regular file (a device, a FIFO) is written
+ * through, one after the other; "-" is refused.
+ */
+duet_status_t duet__write_pair_atomic(const char *const path[2], const char *const data[2], const size_t len[2]);
+/**
+ * Fault injection for the tests of the writers: N > 0 makes the Nth of the writers' fault points
+ * from now (creating a temporary, writing it, keeping a replaced file, renaming) fail with EIO,
+ * N < 0 kills the process with SIGKILL at the |N|th; 0 (the default) turns it off.
+ */
+extern int duet__fault_countdown;
 
 /*
  * JSON shared by the loaders and writers (model/json.c). Every loader parses through
@@ -82,6 +108,9 @@ struct cJSON;
  * the whole file passes check_keys = 0 and checks each entry with duet__json_check_keys().
  */
 struct cJSON *duet__json_parse(const char *text, size_t len, const char *origin, int check_keys);
+/** The status of the last error recorded on this thread (duet__error), for callers of functions that
+ * return a pointer (duet__json_parse's NULL): DUET_OK after duet_clear_error(). */
+duet_status_t duet__last_status(void);
 /**
  * DUET_ERR_PARSE, naming the key and where it is (`where` names `item`, "" for the top), when a key
  * occurs twice among the members of `item` or, with `deep`, of any object inside it; else DUET_OK.
@@ -107,6 +136,16 @@ duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, cons
  */
 duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
                                       duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p);
+/**
+ * DUET_ERR_INVALID_ARG when object `o` has a member whose name is not among keys[0..n):
+ * "<where>: unknown member "wrld" (did you mean "world"?)", the suggestion being the nearest
+ * known name within two edits (insertions, deletions, substitutions or swaps of neighbours) where
+ * there is one, else the list of known names. DUET_OK when every member is known.
+ */
+duet_status_t duet__json_known_members(const struct cJSON *o, const char *const *keys, size_t n, const char *where);
+/** The edit distance of a and b (insertions, deletions, substitutions, swaps of neighbours), capped at 16 characters.
+ */
+int duet__edit_distance(const char *a, const char *b);
 /**
  * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.

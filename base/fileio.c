@@ -49,45 +49,77 @@
 
 #include "base/base.h"
 
-/* Profiles and corpora are small; refuse anything absurdly large instead of exhausting memory. */
-#define DUET__MAX_INPUT_BYTES (512u << 20)
+/* Profiles and corpora are small; refuse anything absurdly large instead of exhausting memory.
+ * A variable, not a constant, only so that a test can lower it (base.h). */
+size_t duet__max_input_bytes = (size_t)512 << 20;
 
+/*
+ * What a reader refuses is the caller's input, and the command line says so with exit status 2
+ * wherever it happens: a folder, or more than duet__max_input_bytes. A regular file's size is
+ * checked before a byte is read; a pipe or a device is read up to the limit and refused there.
+ */
 duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (f == NULL)
+    const int is_stdin = strcmp(path, "-") == 0;
+    const size_t max = duet__max_input_bytes;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
         return duet__error(errno == ENOENT ? DUET_ERR_NOT_FOUND : DUET_ERR_IO, "%s: %s", path, strerror(errno));
-
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
+    size_t cap = (size_t)1 << 16, len = 0;
+    char *buf = NULL;
     duet_status_t status = DUET_OK;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        status = duet__error(DUET_ERR_IO, "%s: %s", path, strerror(errno));
+        goto out_close;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        status = duet__error(DUET_ERR_INVALID_ARG, "%s: is a folder, not a file", path);
+        goto out_close;
+    }
+    if (S_ISREG(sb.st_mode)) {
+        if ((uint64_t)sb.st_size > (uint64_t)max) {
+            status = duet__error(DUET_ERR_INVALID_ARG, "%s: %lld bytes, larger than the %zu MiB duet reads", path,
+                                 (long long)sb.st_size, max >> 20);
+            goto out_close;
+        }
+        if (sb.st_size > 0) /* one read, unless the file grows meanwhile (/proc's files say 0) */
+            cap = (size_t)sb.st_size + 1;
+    }
+    buf = malloc(cap);
     if (buf == NULL) {
         status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a read buffer", path);
         goto out_close;
     }
     for (;;) {
         if (len + 1 >= cap) {
-            if (cap >= DUET__MAX_INPUT_BYTES) {
-                status = duet__error(DUET_ERR_IO, "%s: larger than %u MiB", path, DUET__MAX_INPUT_BYTES >> 20);
-                goto out_free;
-            }
-            char *grown = realloc(buf, cap * 2);
+            if (len > max)
+                break; /* refused below */
+            size_t grown_cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
+            char *grown = realloc(buf, grown_cap);
             if (grown == NULL) {
                 status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot grow the read buffer", path);
                 goto out_free;
             }
             buf = grown;
-            cap *= 2;
+            cap = grown_cap;
         }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                status = duet__error(DUET_ERR_IO, "%s: read error: %s", path, strerror(errno));
-                goto out_free;
-            }
+        /* Up to one byte more than the limit is read: that is how a pipe shows that it is over. */
+        ssize_t got = read(fd, buf + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            status = duet__error(errno == EISDIR ? DUET_ERR_INVALID_ARG : DUET_ERR_IO, "%s: read error: %s", path,
+                                 strerror(errno));
+            goto out_free;
+        }
+        if (got == 0)
             break;
-        }
+        len += (size_t)got;
+    }
+    if (len > max) {
+        status = duet__error(DUET_ERR_INVALID_ARG, "%s: larger than the %zu MiB duet reads", path, max >> 20);
+        goto out_free;
     }
     buf[len] = '\0';
     *text_p = buf;
@@ -97,8 +129,8 @@ duet_status_t duet__read_file(const char *path, char **text_p, size_t *len_p)
 out_free:
     free(buf);
 out_close:
-    if (f != stdin)
-        fclose(f);
+    if (!is_stdin)
+        close(fd);
     return status;
 }
 
@@ -335,66 +367,201 @@ static void duet__fsync_dir(const char *dir)
     }
 }
 
-/* Replace the regular file t->path (or create it): temporary, fsync, rename, fsync of the folder. */
-static duet_status_t duet__replace(const char *shown, const duet__target_t *t, const char *data, size_t len)
+int duet__fault_countdown;
+
+/* A fault point of the writers (base.h, duet__fault_countdown): 1 when this one is to fail. */
+static int duet__fault(void)
 {
-    char *dir = duet__dir_of(t->path);
+    if (duet__fault_countdown > 0 && --duet__fault_countdown == 0) {
+        errno = EIO;
+        return 1;
+    }
+    if (duet__fault_countdown < 0 && ++duet__fault_countdown == 0)
+        raise(SIGKILL); /* what a reader sees after a kill -9 here */
+    return 0;
+}
+
+/* A free temporary name for t->path in dir (the rule in the header), written into tmp (n bytes). */
+static void duet__tmp_name(const char *dir, const char *prefix, const char *host, char *tmp, size_t n)
+{
+    snprintf(tmp, n, "%s/%s%ld-%s-%016llx", dir, prefix, (long)getpid(), host, (unsigned long long)duet__tmp_random());
+}
+
+/* One file on its way to its target: written in full to a temporary beside it, not yet renamed. */
+typedef struct duet__staged {
+    char *dir, *tmp; /* the target's folder and the temporary (malloc'd) */
+    char *old;       /* a second name of the file replaced (two-file writes), or NULL */
+} duet__staged_t;
+
+static void duet__staged_free(duet__staged_t *sg)
+{
+    free(sg->dir);
+    free(sg->tmp);
+    free(sg->old);
+    memset(sg, 0, sizeof(*sg));
+}
+
+/* The bytes into a new temporary beside the regular file t->path: create, write, fsync, close. On
+ * failure nothing is left and sg is freed. */
+static duet_status_t duet__stage(const char *shown, const duet__target_t *t, const char *data, size_t len,
+                                 duet__staged_t *sg)
+{
     char host[DUET__TMP_HOST_LEN + 1], prefix[DUET__TMP_NAME_CUT + 16];
-    size_t n = (dir ? strlen(dir) : 0) + NAME_MAX + 2;
-    char *tmp = malloc(n);
     duet_status_t status = DUET_OK;
     int fd = -1;
-    if (dir == NULL || tmp == NULL) {
-        status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", shown);
-        goto out_free;
+    memset(sg, 0, sizeof(*sg));
+    sg->dir = duet__dir_of(t->path);
+    size_t n = (sg->dir ? strlen(sg->dir) : 0) + NAME_MAX + 2;
+    sg->tmp = malloc(n);
+    if (sg->dir == NULL || sg->tmp == NULL) {
+        duet__staged_free(sg);
+        return duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", shown);
     }
     duet__tmp_host(host, sizeof(host));
     duet__tmp_prefix(duet__base_of(t->path), prefix, sizeof(prefix));
-    duet__tmp_sweep(dir, prefix, host);
+    duet__tmp_sweep(sg->dir, prefix, host);
     for (int attempt = 0; fd < 0; attempt++) {
-        snprintf(tmp, n, "%s/%s%ld-%s-%016llx", dir, prefix, (long)getpid(), host,
-                 (unsigned long long)duet__tmp_random());
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        duet__tmp_name(sg->dir, prefix, host, sg->tmp, n);
+        fd = duet__fault() ? -1 : open(sg->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && (errno != EEXIST || attempt == 99)) {
             /* A folder that does not exist is the caller's input (a mistyped -o path), not a failure
              * of the machine: DUET_ERR_NOT_FOUND, which the command line reports with exit status 2. */
             status = duet__error(errno == ENOENT || errno == ENOTDIR ? DUET_ERR_NOT_FOUND : DUET_ERR_IO,
-                                 "%s: cannot create a file in %s: %s", shown, dir, strerror(errno));
-            goto out_free;
+                                 "%s: cannot create a file in %s: %s", shown, sg->dir, strerror(errno));
+            duet__staged_free(sg);
+            return status;
         }
     }
     /* The replaced file's permissions carry over (a private database stays private); set-id bits do not. */
     if (t->exists && fchmod(fd, t->st.st_mode & 0777) != 0) {
         status = duet__error(DUET_ERR_IO, "%s: cannot set the permissions: %s", shown, strerror(errno));
-        goto out_close;
+        goto fail_close;
     }
-    if (duet__write_all(fd, data, len) != 0) {
+    if (duet__fault() || duet__write_all(fd, data, len) != 0) {
         status = duet__error(DUET_ERR_IO, "%s: write failed: %s", shown, strerror(errno));
-        goto out_close;
+        goto fail_close;
     }
     if (fsync(fd) != 0) {
         status = duet__error(DUET_ERR_IO, "%s: fsync failed: %s", shown, strerror(errno));
-        goto out_close;
+        goto fail_close;
     }
     int closed = close(fd);
     fd = -1;
     if (closed != 0) {
         status = duet__error(DUET_ERR_IO, "%s: close failed: %s", shown, strerror(errno));
-        goto out_unlink;
+        goto fail_close;
     }
-    if (rename(tmp, t->path) != 0) {
-        status = duet__error(DUET_ERR_IO, "%s: cannot rename into place: %s", shown, strerror(errno));
-        goto out_unlink;
+    return DUET_OK;
+fail_close:
+    if (fd >= 0)
+        close(fd);
+    unlink(sg->tmp);
+    duet__staged_free(sg);
+    return status;
+}
+
+/* Rename the staged temporary over its target. On failure the temporary is removed. */
+static duet_status_t duet__commit(const char *shown, const duet__target_t *t, duet__staged_t *sg)
+{
+    if (duet__fault() || rename(sg->tmp, t->path) != 0) {
+        duet_status_t st = duet__error(DUET_ERR_IO, "%s: cannot rename into place: %s", shown, strerror(errno));
+        unlink(sg->tmp);
+        return st;
     }
-    duet__fsync_dir(dir);
-    goto out_free;
-out_close:
-    close(fd);
-out_unlink:
-    unlink(tmp);
-out_free:
-    free(tmp);
-    free(dir);
+    return DUET_OK;
+}
+
+/* Replace the regular file t->path (or create it): temporary, fsync, rename, fsync of the folder. */
+static duet_status_t duet__replace(const char *shown, const duet__target_t *t, const char *data, size_t len)
+{
+    duet__staged_t sg;
+    DUET_CHECK(duet__stage(shown, t, data, len, &sg));
+    duet_status_t status = duet__commit(shown, t, &sg);
+    if (status >= 0)
+        duet__fsync_dir(sg.dir);
+    duet__staged_free(&sg);
+    return status;
+}
+
+/*
+ * Two files as a pair (base.h). Both are staged in full first; the replaced files get a second
+ * name (a hard link under a temporary name) so that a failed second rename can put the first
+ * target back; then the two renames, back to back; then the second names go.
+ */
+duet_status_t duet__write_pair_atomic(const char *const path[2], const char *const data[2], const size_t len[2])
+{
+    duet__target_t t[2];
+    duet__staged_t sg[2];
+    duet_status_t status = DUET_OK;
+    int resolved = 0, staged = 0, renamed = 0;
+    memset(sg, 0, sizeof(sg));
+    for (; resolved < 2; resolved++) {
+        if (strcmp(path[resolved], "-") == 0 || path[resolved][0] == '\0') {
+            status = duet__error(DUET_ERR_INVALID_ARG, "'%s': a pair of outputs needs two file names",
+                                 duet__q(path[resolved]));
+            goto out;
+        }
+        DUET_CHECK_GOTO(duet__target_resolve(path[resolved], &t[resolved]), status, out);
+    }
+    /* Anything but a regular file (or a new one) cannot be replaced atomically: written as it is, one after the other.
+     */
+    int plain = 1;
+    for (int i = 0; i < 2; i++)
+        plain &= !t[i].exists || (S_ISREG(t[i].st.st_mode) && !t[i].descriptor);
+    if (!plain) {
+        for (int i = 0; i < 2 && status >= 0; i++)
+            status = duet__write_file_atomic(path[i], data[i], len[i]);
+        goto out;
+    }
+    for (; staged < 2; staged++)
+        DUET_CHECK_GOTO(duet__stage(path[staged], &t[staged], data[staged], len[staged], &sg[staged]), status, out);
+    for (int i = 0; i < 2; i++) {
+        if (!t[i].exists)
+            continue;
+        char host[DUET__TMP_HOST_LEN + 1], prefix[DUET__TMP_NAME_CUT + 16];
+        size_t n = strlen(sg[i].dir) + NAME_MAX + 2;
+        if ((sg[i].old = malloc(n)) == NULL) {
+            status = duet__error(DUET_ERR_NO_MEMORY, "%s: cannot allocate a path", path[i]);
+            goto out;
+        }
+        duet__tmp_host(host, sizeof(host));
+        duet__tmp_prefix(duet__base_of(t[i].path), prefix, sizeof(prefix));
+        int linked = -1;
+        for (int attempt = 0; linked != 0 && attempt < 100; attempt++) {
+            duet__tmp_name(sg[i].dir, prefix, host, sg[i].old, n);
+            linked = duet__fault() ? -1 : link(t[i].path, sg[i].old);
+            if (linked != 0 && errno != EEXIST)
+                break;
+        }
+        if (linked != 0) {
+            status = duet__error(DUET_ERR_IO, "%s: cannot keep the file it replaces until the pair is written: %s",
+                                 path[i], strerror(errno));
+            free(sg[i].old);
+            sg[i].old = NULL;
+            goto out;
+        }
+    }
+    for (; renamed < 2; renamed++)
+        DUET_CHECK_GOTO(duet__commit(path[renamed], &t[renamed], &sg[renamed]), status, out);
+    for (int i = 0; i < 2; i++)
+        duet__fsync_dir(sg[i].dir);
+out:
+    /* A failed second rename puts the first target back as it was (or removes the new file). */
+    if (status < 0 && renamed == 1) {
+        if (sg[0].old != NULL ? rename(sg[0].old, t[0].path) == 0 : unlink(t[0].path) == 0) {
+            free(sg[0].old);
+            sg[0].old = NULL;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (status < 0 && i >= renamed && i < staged)
+            unlink(sg[i].tmp);
+        if (sg[i].old != NULL)
+            unlink(sg[i].old);
+        duet__staged_free(&sg[i]);
+    }
+    for (int i = 0; i < resolved; i++)
+        free(t[i].path);
     return status;
 }
 

@@ -194,6 +194,64 @@ duet_status_t duet__json_member_str(const struct cJSON *o, const char *key, cons
     return DUET_OK;
 }
 
+int duet__edit_distance(const char *a, const char *b)
+{
+    /* Optimal string alignment over the first 16 bytes of each: names are short, and anything
+     * longer is no near miss of one. */
+    enum { L = 16 };
+    size_t na = strnlen(a, L), nb = strnlen(b, L);
+    int d[L + 1][L + 1];
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            int best = sub < del ? sub : del;
+            best = ins < best ? ins : best;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[na][nb];
+}
+
+duet_status_t duet__json_known_members(const struct cJSON *o, const char *const *keys, size_t n, const char *where)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        const char *name = it->string ? it->string : "";
+        size_t best = n;
+        int best_d = 3; /* a suggestion is at most two edits away */
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(name, keys[i]) == 0) {
+                best_d = -1;
+                break;
+            }
+            int d = duet__edit_distance(name, keys[i]);
+            /* Never suggest by replacing most of the name ("m" is not a near miss of "n"). */
+            if (d < best_d && (size_t)d < strlen(keys[i]) && (size_t)d < strlen(name)) {
+                best_d = d;
+                best = i;
+            }
+        }
+        if (best_d < 0)
+            continue;
+        if (best < n)
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: unknown member \"%s\" (did you mean \"%s\"?)", where,
+                               duet__q(name), keys[best]);
+        char list[512] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof(list); i++)
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", keys[i]);
+        return duet__error(DUET_ERR_INVALID_ARG, "%s: unknown member \"%s\" (known: %s)", where, duet__q(name), list);
+    }
+    return DUET_OK;
+}
+
 duet_status_t duet__json_member_named(const struct cJSON *o, const char *key, const char *where,
                                       duet_status_t (*parse)(const char *, int32_t *), int32_t *v_p)
 {

@@ -35,6 +35,12 @@ const char *duet_status_name(duet_status_t status)
 
 /* One buffer per thread: library calls on different threads never see each other's errors. */
 static _Thread_local char duet__errbuf[DUET__ERRBUF_LEN];
+static _Thread_local duet_status_t duet__errstatus;
+
+duet_status_t duet__last_status(void)
+{
+    return duet__errstatus;
+}
 
 const char *duet_last_error(void)
 {
@@ -44,6 +50,7 @@ const char *duet_last_error(void)
 void duet_clear_error(void)
 {
     duet__errbuf[0] = '\0';
+    duet__errstatus = DUET_OK;
 }
 
 duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
@@ -57,6 +64,7 @@ duet_status_t duet__error(duet_status_t status, const char *fmt, ...)
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
     duet__text_escape(duet__errbuf, sizeof(duet__errbuf), tmp, sizeof(tmp));
+    duet__errstatus = status;
     return status;
 }
 
@@ -129,6 +137,16 @@ static size_t duet__escape_one(const char *s, size_t left, char esc[8], size_t *
     }
     snprintf(esc, 8, "\\x%02x", c);
     return 4;
+}
+
+int duet__text_plain(const char *s)
+{
+    size_t len = strlen(s), adv = 1;
+    char esc[8];
+    for (size_t i = 0; i < len; i += adv)
+        if (duet__escape_one(s + i, len - i, esc, &adv) != adv)
+            return 0;
+    return 1;
 }
 
 char *duet__text_escape(char *out, size_t n, const char *s, size_t max_in)

@@ -111,6 +111,9 @@ duet_status_t duet__cal_fit_set(const duet__cal_set_t *s, const uint8_t *use, co
                                 const duet_cal_params_t *p, const duet__cal_stage_t *stage, duet_cal_fit_t *fit_p);
 
 /** Monotonic wall clock, seconds. */
+/** The fit report's JSON text (duet_cal_report_write_json's), malloc'd into *text_p. */
+duet_status_t duet__cal_report_text(const duet_cal_report_t *rep, const char *const *files, int n,
+                                    const char *base_name, char **text_p);
 double duet__cal_now(void);
 
 /** The profile field named `name` (duet_hw_field_t), or -1. */

@@ -146,17 +146,6 @@ static char *duet__cal_json_text(cJSON *o)
     return with_nl;
 }
 
-/* Write the document atomically; deletes o. */
-static duet_status_t duet__cal_json_write(cJSON *o, const char *path)
-{
-    char *text = duet__cal_json_text(o);
-    if (text == NULL)
-        return DUET_ERR_NO_MEMORY;
-    duet_status_t st = duet__write_file_atomic(path, text, strlen(text));
-    free(text);
-    return st;
-}
-
 /* A document's head: its schema, duet's version and the corpora (`files`, n of them); NULL: no memory. */
 static cJSON *duet__cal_json_doc(const char *schema, const char *const *files, int n)
 {
@@ -171,8 +160,8 @@ static cJSON *duet__cal_json_doc(const char *schema, const char *const *files, i
     return o;
 }
 
-duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
-                                         const char *base_name, const char *path)
+duet_status_t duet__cal_report_text(const duet_cal_report_t *rep, const char *const *files, int n,
+                                    const char *base_name, char **text_p)
 {
     cJSON *o = duet__cal_json_doc(DUET_CAL_REPORT_SCHEMA, files, n);
     if (o == NULL)
@@ -206,7 +195,18 @@ duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const cha
         cJSON_AddItemToObject(o, "reference_rules", duet__cal_model_json(&rep->seed));
     else
         cJSON_AddNullToObject(o, "reference_rules");
-    return duet__cal_json_write(o, path);
+    *text_p = duet__cal_json_text(o);
+    return *text_p != NULL ? DUET_OK : DUET_ERR_NO_MEMORY;
+}
+
+duet_status_t duet_cal_report_write_json(const duet_cal_report_t *rep, const char *const *files, int n,
+                                         const char *base_name, const char *path)
+{
+    char *text = NULL;
+    DUET_CHECK(duet__cal_report_text(rep, files, n, base_name, &text));
+    duet_status_t st = duet__write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
 }
 
 /* A string member, or null when it was not recorded (empty). */

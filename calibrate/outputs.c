@@ -20,10 +20,23 @@ duet_status_t duet_cal_fit_save(duet_cal_report_t *rep, const char *const *files
     duet__cal_fit_set_mode_errors(&rep->model, files, n, date);
     if (name != NULL)
         snprintf(fit->hw.name, sizeof(fit->hw.name), "%s", name);
-    DUET_CHECK(duet_cal_report_write_json(rep, files, n, base_name, report_path));
-    duet_status_t st = duet_hw_save(&fit->hw, profile_path);
-    if (st < 0)
-        unlink(report_path); /* outputs come as a pair or not at all */
+    /* Both texts first, then both files as a pair: every failure leaves the previous pair as it
+     * was, and a kill can fall only between the two renames (the profile first: what the report
+     * describes is in place before the report says so). */
+    char *report = NULL, *profile = NULL;
+    duet_status_t st = duet_hw_validate(&fit->hw);
+    if (st >= 0)
+        st = duet__cal_report_text(rep, files, n, base_name, &report);
+    if (st >= 0)
+        st = duet_hw_to_json(&fit->hw, &profile);
+    if (st >= 0) {
+        const char *const paths[2] = {profile_path, report_path};
+        const char *const texts[2] = {profile, report};
+        const size_t lens[2] = {strlen(profile), strlen(report)};
+        st = duet__write_pair_atomic(paths, texts, lens);
+    }
+    free(report);
+    free(profile);
     return st;
 }
 

@@ -112,7 +112,7 @@ static duet_status_t cli_bench_file_read(const char *path, char *device, char *v
     DUET_CHECK(duet__read_file(path, &text, &n));
     root = duet__json_parse(text, n, path, 1);
     if (root == NULL) {
-        st = DUET_ERR_PARSE;
+        st = duet__last_status(); /* malformed, or out of memory */
         goto done;
     }
     if (!cJSON_IsObject(root)) {

@@ -83,6 +83,12 @@ int duet__config_json_key(const char *key)
     return 0;
 }
 
+const char *const *duet__config_key_names(size_t *n_p)
+{
+    *n_p = DUET__CFG_MEMBERS;
+    return duet__config_keys;
+}
+
 duet_status_t duet__config_to_cjson(struct cJSON *o, const duet_config_t *cfg)
 {
     for (int i = 0; o != NULL && i < DUET__CFG_MEMBERS; i++) {

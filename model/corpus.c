@@ -545,7 +545,7 @@ duet_status_t duet_corpus_parse(const char *text, const char *origin, duet_corpu
 {
     cJSON *root = duet__json_parse(text, (size_t)-1, origin, 1);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_corpus_t c;
     duet_corpus_init(&c);
     duet_status_t st = duet__corpus_from_json(root, origin, &c);

@@ -103,6 +103,18 @@ duet_status_t duet_hw_validate(const duet_hw_t *hw)
 {
     if (hw->fabric != DUET_FABRIC_SWITCH && hw->fabric != DUET_FABRIC_MESH)
         return duet__error(DUET_ERR_INVALID_ARG, "fabric: must be \"switch\" or \"mesh\"");
+    /* The names and sources are printed as they are (duet hw show, the tables' headers): text only. */
+    const char *const texts[] = {hw->name, hw->device, hw->arch};
+    const char *const text_keys[] = {"name", "device", "arch"};
+    for (int i = 0; i < 3; i++)
+        if (!duet__text_plain(texts[i]))
+            return duet__error(DUET_ERR_INVALID_ARG, "%s: '%s' holds a control character or a byte that is not text",
+                               text_keys[i], duet__q(texts[i]));
+    for (int f = 0; f < DUET_HW_NFIELDS; f++)
+        if (!duet__text_plain(hw->source[f]))
+            return duet__error(DUET_ERR_INVALID_ARG,
+                               "constants.%s.source: '%s' holds a control character or a byte that is not text",
+                               duet__hw_fields[f].key, duet__q(hw->source[f]));
     for (int f = 0; f < DUET_HW_NFIELDS; f++) {
         const duet_hw_field_info_t *fi = &duet__hw_fields[f];
         double v = duet_hw_get(hw, f);

@@ -139,7 +139,7 @@ duet_status_t duet_hw_from_json(const char *text, const char *origin, duet_hw_t 
 {
     cJSON *root = duet__json_parse(text, (size_t)-1, origin, 1);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_hw_t *hw = calloc(1, sizeof(*hw));
     duet_status_t status = DUET_OK;
     if (hw == NULL) {

@@ -24,6 +24,8 @@ enum { DUET__CONFIG_SPLIT_ALWAYS, DUET__CONFIG_SPLIT_IF_SPLIT, DUET__CONFIG_SPLI
 int duet__config_json_key(const char *key);
 /** Add the members to a cJSON object (split_k always, 1 for no split). @return DUET_ERR_NO_MEMORY if cJSON cannot. */
 duet_status_t duet__config_to_cjson(struct cJSON *o, const struct duet_config *cfg);
+/** The member names of a configuration object (mode, num_wgs, ...), n_p of them. */
+const char *const *duet__config_key_names(size_t *n_p);
 /** Append the members as JSON text, `"mode": "fused", ..., "group_m": 8`, then split_k as `split` says. */
 void duet__config_json_text(duet__sbuf_t *b, const struct duet_config *cfg, int split);
 /** Append `, "split_k": N` as `split` says (a writer that puts it after members of its own). */

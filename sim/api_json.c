@@ -260,6 +260,42 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
 /* The JSON entry point                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * Every member a request may give, whatever its op, in one list: a member not in it is refused
+ * (with the nearest known name as a suggestion), as the command line refuses an unknown option,
+ * so that a misspelt "wrld" cannot silently answer for the default world.
+ */
+/* clang-format off: one member a line, so that adding one is a one-line change */
+static const char *const duet__req_members[] = {
+    "op",
+    "hw",
+    /* the workload */
+    "collective",
+    "dtype",
+    "m",
+    "n",
+    "k",
+    "mc",
+    "nc",
+    "world",
+    "root",
+    "comm_bytes",
+    /* plan and simulate */
+    "config",
+    "rank",
+    /* simulate and predict */
+    "policy",
+    /* predict */
+    "modes",
+    "tiles",
+    "split_ks",
+    "split_step",
+    "top",
+    "max_events",
+    "emit",
+};
+/* clang-format on */
+
 /* An optional integer member in [lo, hi]; absent leaves *v as it is. */
 static duet_status_t duet__req_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
 {
@@ -342,6 +378,11 @@ static duet_status_t duet__req_config(const cJSON *req, const duet_hw_t *hw, con
     const char *s = NULL;
     if (o != NULL && !cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "request.config: must be an object");
+    if (o != NULL) {
+        size_t n_keys;
+        const char *const *keys = duet__config_key_names(&n_keys);
+        DUET_CHECK(duet__json_known_members(o, keys, n_keys, "request.config"));
+    }
     if (o != NULL)
         DUET_CHECK(duet__req_str(o, "mode", &s));
     if (s != NULL)
@@ -564,7 +605,7 @@ duet_status_t duet_predict_json(const char *request_json, char **response_json_p
         return duet__error(DUET_ERR_INVALID_ARG, "duet_predict_json: NULL argument");
     cJSON *req = duet__json_parse(request_json, strlen(request_json), "request", 1);
     if (req == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_status_t st = DUET_OK;
     cJSON *out = NULL;
     const char *op = "predict";
@@ -574,6 +615,9 @@ duet_status_t duet_predict_json(const char *request_json, char **response_json_p
         st = duet__error(DUET_ERR_PARSE, "request: must be a JSON object");
         goto done;
     }
+    DUET_CHECK_GOTO(duet__json_known_members(req, duet__req_members,
+                                             sizeof(duet__req_members) / sizeof(duet__req_members[0]), "request"),
+                    st, done);
     DUET_CHECK_GOTO(duet__req_str(req, "op", &op), st, done);
     if (op == NULL)
         op = "predict";

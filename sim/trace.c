@@ -149,7 +149,7 @@ duet_status_t duet_trace_read_json(const char *path, duet_trace_t *t_p)
     cJSON *root = duet__json_parse(text, (size_t)-1, path, 1);
     free(text);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_trace_t t;
     duet_trace_init(&t, "");
     duet_status_t st = DUET_OK;

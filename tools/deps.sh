@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages duet needs, if any are missing.
-#   tools/deps.sh [cpu|amd|mpi|fuzz]...   (default: cpu)
+#   tools/deps.sh [cpu|amd|mpi|fuzz|cov]...   (default: cpu)
 # amd: ROCm 5.2's hipcc (gfx90a) and clang 19 with its linker and offload bundler (gfx942), for make check-amd.
 # fuzz: clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz` / `make fuzz-smoke`.
+# cov: gcovr (over gcc's gcov) for `make coverage`.
 # As root it runs apt-get; otherwise it prints the exact command and exits 1, changing nothing.
 set -eu
 
@@ -14,7 +15,8 @@ for group in "$@"; do
         amd) want="$want hipcc libamdhip64-dev clang-19 lld-19 clang-tools-19" ;;
         mpi) want="$want libopenmpi-dev" ;;
         fuzz) want="$want clang libclang-rt-dev" ;;
-        *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi, fuzz)" >&2; exit 2 ;;
+        cov) want="$want gcovr" ;;
+        *) echo "deps.sh: unknown package group '$group' (cpu, amd, mpi, fuzz, cov)" >&2; exit 2 ;;
     esac
 done
 # pkg-config finds the libraries on any layout, and make test builds examples/ through it.
@@ -31,7 +33,7 @@ probe() {
         libcjson-dev) echo pc:libcjson ;;
         libgsl-dev) echo pc:gsl ;;
         libcriterion-dev) echo pc:criterion ;;
-        python3 | clang | hipcc | pkg-config) echo "cmd:$1" ;;
+        python3 | clang | hipcc | pkg-config | gcovr) echo "cmd:$1" ;;
         libopenmpi-dev) echo cmd:mpicc ;;
         *) echo none ;;
     esac

@@ -633,7 +633,7 @@ duet_status_t duet_tune_candset_load(const char *path, duet_tune_candset_t *set_
     cJSON *root = duet__json_parse(text, (size_t)-1, path, 1);
     free(text);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     duet_status_t st = DUET_OK;
     duet_tune_candset_t set;
     memset(&set, 0, sizeof(set));

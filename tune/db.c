@@ -192,7 +192,7 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
     cJSON *root = duet__json_parse(text, len, db->path, 0);
     free(text);
     if (root == NULL)
-        return DUET_ERR_PARSE;
+        return duet__last_status(); /* malformed, or out of memory */
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     int v1 = cJSON_IsString(schema) && strcmp(schema->valuestring, DUET_TUNE_DB_SCHEMA_V1) == 0;
@@ -327,7 +327,7 @@ static int duet__tune_entry_bad(const duet_tune_db_t *db, const cJSON *item, int
     char where[256];
     snprintf(where, sizeof(where), "entries[\"%s\"]", duet__q(item->string));
     if (duet__json_check_keys(item, db->path, where, 1) < 0)
-        return 1;
+        return duet__last_status() == DUET_ERR_NO_MEMORY ? -1 : 1; /* -1: could not check, not bad */
     const cJSON *bad = duet__tune_nonfinite(item);
     if (bad != NULL) {
         duet__error(DUET_ERR_PARSE, "%s: %s.%s: a number beyond the range of a double", db->path, where,
@@ -405,6 +405,9 @@ static duet_status_t duet__tune_str_member(const cJSON *o, const char *key, cons
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsString(v) || strlen(v->valuestring) >= n)
         return duet__error(DUET_ERR_PARSE, "%s.%s: missing, not a string, or longer than %zu", where, key, n - 1);
+    if (!duet__text_plain(v->valuestring))
+        return duet__error(DUET_ERR_PARSE, "%s.%s: '%s' holds a control character or a byte that is not text", where,
+                           key, duet__q(v->valuestring));
     snprintf(buf, n, "%s", v->valuestring);
     return DUET_OK;
 }
@@ -447,7 +450,9 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
                                v1 ? DUET__TUNE_MAX_US / 1e3 : DUET__TUNE_MAX_US, v1 ? "ms" : "us");
     } else {
         const cJSON *err = cJSON_GetObjectItemCaseSensitive(co, "error");
-        snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(err) ? err->valuestring : "unknown error");
+        /* Shown by duet tune --list: escaped as every error line is (a shared file may hold anything). */
+        duet__text_escape(c->error, sizeof(c->error), cJSON_IsString(err) ? err->valuestring : "unknown error",
+                          sizeof(c->error) - 1);
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(co, "status");
         c->status = DUET_ERR_INTERNAL;
         for (int s = 0; s >= -64 && cJSON_IsString(status); s--)
@@ -469,6 +474,8 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
         return duet__error(DUET_ERR_PARSE, "%s: not an object", where);
     if (strlen(key) >= sizeof(e->key))
         return duet__error(DUET_ERR_PARSE, "%s: key longer than %zu", where, sizeof(e->key) - 1);
+    if (!duet__text_plain(key))
+        return duet__error(DUET_ERR_PARSE, "%s: the key holds a control character or a byte that is not text", where);
     snprintf(e->key, sizeof(e->key), "%s", key);
     DUET_CHECK(duet__tune_str_member(o, "arch", where, e->arch, sizeof(e->arch)));
     DUET_CHECK(duet__tune_str_member(o, "tiles", where, e->tiles, sizeof(e->tiles)));
@@ -580,10 +587,12 @@ duet_status_t duet_tune_db_lookup(duet_tune_db_t *db, const char *key, duet_tune
         st = duet__error(DUET_ERR_NOT_FOUND, "%s: no entry for %s", db->path, duet__q(key));
     } else {
         duet_tune_entry_t *e = malloc(sizeof(*e));
+        int bad = 0;
         if (e == NULL) {
             st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot allocate an entry");
-        } else if (duet__tune_entry_bad(db, o, duet__tune_again(o, key)) ||
-                   duet__tune_entry_from_json(o, key, v1, e) < 0) {
+        } else if ((bad = duet__tune_entry_bad(db, o, duet__tune_again(o, key))) < 0) {
+            st = DUET_ERR_NO_MEMORY;
+        } else if (bad || duet__tune_entry_from_json(o, key, v1, e) < 0) {
             /* Skipped, not fatal: the next store of this key replaces it. */
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
             st = duet__error(DUET_ERR_NOT_FOUND, "%s: malformed entry for %s", db->path, duet__q(key));
@@ -653,15 +662,21 @@ static duet_status_t duet__tune_sort_members(cJSON *obj)
  * and every entry of `key` (the store replaces them). Both copies of a key given twice go: which of
  * them was meant cannot be known, and the next store of the key writes it once.
  */
-static void duet__tune_drop_bad(duet_tune_db_t *db, cJSON *entries, const char *key)
+static duet_status_t duet__tune_drop_bad(duet_tune_db_t *db, cJSON *entries, const char *key)
 {
     cJSON *it = entries->child;
     size_t n_drop = 0, cap = 0, n_names = 0;
     cJSON **drop = NULL;
     const char **names = duet__tune_sorted_names(entries, &n_names);
     for (; it != NULL; it = it->next) {
-        int bad = strcmp(it->string, key) != 0 &&
-                  duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string));
+        int bad = strcmp(it->string, key) != 0
+                      ? duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string))
+                      : 0;
+        if (bad < 0) { /* out of memory: an entry that could not be checked is not dropped as bad */
+            free(drop);
+            free(names);
+            return DUET_ERR_NO_MEMORY;
+        }
         if (bad)
             duet__tune_db_warn(db, "%s; dropping the entry, keeping the others", duet_last_error());
         if (!bad && strcmp(it->string, key) != 0)
@@ -669,8 +684,13 @@ static void duet__tune_drop_bad(duet_tune_db_t *db, cJSON *entries, const char *
         if (n_drop == cap) {
             cap = cap ? 2 * cap : 8;
             cJSON **grown = realloc(drop, cap * sizeof(*drop));
-            if (grown == NULL)
-                break; /* out of memory: the ones found so far go; a number left non-finite is refused below */
+            if (grown == NULL) {
+                /* Nothing is dropped: a store that kept the key's old entry beside the new one
+                 * would write the key twice, which costs the entry when the file is read. */
+                free(drop);
+                free(names);
+                return duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot list the entries to replace");
+            }
             drop = grown;
         }
         drop[n_drop++] = it;
@@ -679,6 +699,7 @@ static void duet__tune_drop_bad(duet_tune_db_t *db, cJSON *entries, const char *
         cJSON_Delete(cJSON_DetachItemViaPointer(entries, drop[i]));
     free(drop);
     free(names);
+    return DUET_OK;
 }
 
 duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *entry)
@@ -690,13 +711,16 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     cJSON *item = duet__tune_entry_to_json(entry, 0), *back = NULL;
     char *text = item ? cJSON_PrintUnformatted(item) : NULL;
     duet_tune_entry_t *check = malloc(sizeof(*check));
-    duet_status_t st = DUET_OK;
+    duet_status_t st = DUET_OK, why = DUET_OK;
     if (text == NULL || check == NULL) {
         st = duet__error(DUET_ERR_NO_MEMORY, "tuning database: cannot build JSON");
     } else if ((back = duet__json_parse(text, (size_t)-1, "tuning database", 1)) == NULL ||
-               duet__tune_entry_from_json(back, entry->key, 0, check) < 0) {
-        st = duet__error(DUET_ERR_INVALID_ARG, "tuning database: the entry would not read back (%s); not stored",
-                         duet_last_error());
+               (why = duet__tune_entry_from_json(back, entry->key, 0, check)) < 0) {
+        /* Out of memory while checking is the machine's state, not the entry's fault. */
+        if (back == NULL)
+            why = duet__last_status();
+        st = duet__error(why == DUET_ERR_NO_MEMORY ? DUET_ERR_NO_MEMORY : DUET_ERR_INVALID_ARG,
+                         "tuning database: the entry would not read back (%s); not stored", duet_last_error());
     }
     cJSON_Delete(back);
     cJSON_free(text);
@@ -738,7 +762,7 @@ duet_status_t duet_tune_db_store(duet_tune_db_t *db, const duet_tune_entry_t *en
     if (v1)
         DUET_CHECK_GOTO(duet__tune_upgrade(root), st, out);
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    duet__tune_drop_bad(db, entries, entry->key);
+    DUET_CHECK_GOTO(duet__tune_drop_bad(db, entries, entry->key), st, out);
     cJSON_AddItemToObject(entries, entry->key, item);
     item = NULL;
     DUET_CHECK_GOTO(duet__tune_sort_members(entries), st, out);
@@ -784,8 +808,14 @@ duet_status_t duet_tune_db_list(duet_tune_db_t *db, duet_tune_entry_t **entries_
     const char **names = duet__tune_sorted_names(entries, &n_names);
     cJSON_ArrayForEach(it, entries)
     {
-        if (duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string)) ||
-            duet__tune_entry_from_json(it, it->string, v1, &out[n]) < 0) {
+        int bad = duet__tune_entry_bad(db, it, duet__tune_name_twice(names, n_names, it->string));
+        if (bad < 0) { /* out of memory: not a reason to leave an entry out */
+            free(out);
+            free(names);
+            cJSON_Delete(root);
+            return DUET_ERR_NO_MEMORY;
+        }
+        if (bad || duet__tune_entry_from_json(it, it->string, v1, &out[n]) < 0) {
             duet__tune_db_warn(db, "%s: ignoring a malformed entry: %s", db->path, duet_last_error());
             continue;
         }

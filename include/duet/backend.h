@@ -120,6 +120,9 @@ duet_status_t duet_ctx_create_bootstrap(const duet_bootstrap_t *boot, const duet
  * WORLD_SIZE). Each collective writes one file per rank and waits, polling every 1 ms, until the
  * world's files are there, at most timeout_ms (then the callback fails: a rank that never came).
  * Each rank removes its files once every rank has read them; the directory itself is left.
+ * Files are created exclusively, never through a symbolic link, and a reader takes only files of
+ * its own job (the ranks agree on 64 random bits each in the first collective): files a dead job
+ * left in the directory are passed over.
  * Several bootstraps may share a directory when every rank makes them in the same order.
  * *boot_p is written only on success; pass it to duet_ctx_create_bootstrap.
  */

@@ -3,9 +3,13 @@
  * profile and its report come as a pair or not at all, and --rows writes one CSV line per row.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../test_util.h"
+#include "base/base.h"
 #include "duet/calibrate.h"
 
 /* A report whose fit moved one constant, link_gbs, to 325 +- 4.44 GB/s. */
@@ -111,4 +115,137 @@ Test(cal_outputs, rows_csv, T_TIMEOUT)
     text = t_slurp(path);
     cr_assert_str_eq(text, want);
     free(text);
+}
+
+/* The fitted profile and report as a pair, against failures and kills at every step. */
+
+static void put(const char *path, const char *text)
+{
+    cr_assert_eq(t_spill(path, text), 0, "%s", path);
+}
+
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static int holds(const char *path, const char *text)
+{
+    char *got = t_slurp(path);
+    int same = got != NULL && strcmp(got, text) == 0;
+    free(got);
+    return same;
+}
+
+static int is_new_pair_part(const char *path, const char *marker)
+{
+    char *got = t_slurp(path);
+    int yes = got != NULL && strstr(got, marker) != NULL;
+    free(got);
+    return yes;
+}
+
+Test(cal_outputs, a_failed_profile_write_keeps_the_previous_report, T_TIMEOUT)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char report[96];
+    t_tmp_path(report, sizeof(report), "report.json");
+    put(report, "the previous report\n");
+    const char *files[] = {"a.json"};
+    cr_assert_lt(duet_cal_fit_save(rep, files, 1, "h200", NULL, NULL, "/nonexistent-dir/fitted.json", report), 0);
+    cr_assert(holds(report, "the previous report\n"), "the previous pair's report is kept, not removed");
+    free(rep);
+}
+
+/*
+ * The writer's steps over an existing pair, each a fault point: create and write the profile's
+ * temporary (2), the report's (2), a second name for each replaced file (2), two renames (2): 8.
+ * A failure at any of them leaves the previous pair and nothing else; with none, the new pair.
+ */
+Test(cal_outputs, a_failure_at_any_step_leaves_the_previous_pair, T_TIMEOUT)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char prof[96], report[96];
+    t_tmp_path(prof, sizeof(prof), "fitted.json");
+    t_tmp_path(report, sizeof(report), "report.json");
+    const char *files[] = {"a.json"};
+    for (int step = 1; step <= 9; step++) {
+        put(prof, "the previous profile\n");
+        put(report, "the previous report\n");
+        duet__fault_countdown = step;
+        duet_status_t st = duet_cal_fit_save(rep, files, 1, "h200", "new-fit", "2026-12-01", prof, report);
+        duet__fault_countdown = 0;
+        if (step <= 8) {
+            cr_assert_eq(st, DUET_ERR_IO, "step %d: %s", step, duet_last_error());
+            cr_assert(holds(prof, "the previous profile\n") && holds(report, "the previous report\n"), "step %d", step);
+        } else {
+            cr_assert_eq(st, DUET_OK, "%s", duet_last_error());
+            cr_assert(is_new_pair_part(prof, "\"new-fit\"") && is_new_pair_part(report, "duet-calibration/2"));
+        }
+        cr_assert_eq(files_in(t_tmpdir()), 2, "step %d: no temporary or second name left", step);
+    }
+    free(rep);
+}
+
+/* Without a previous pair there is nothing to keep: 6 steps, and a failure leaves neither file. */
+Test(cal_outputs, a_failure_at_any_step_of_a_new_pair_leaves_neither, T_TIMEOUT)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char prof[96], report[96];
+    t_tmp_path(prof, sizeof(prof), "fitted.json");
+    t_tmp_path(report, sizeof(report), "report.json");
+    const char *files[] = {"a.json"};
+    for (int step = 1; step <= 6; step++) {
+        duet__fault_countdown = step;
+        cr_assert_eq(duet_cal_fit_save(rep, files, 1, "h200", NULL, "2026-12-01", prof, report), DUET_ERR_IO, "step %d",
+                     step);
+        duet__fault_countdown = 0;
+        cr_assert_eq(files_in(t_tmpdir()), 0, "step %d", step);
+    }
+    cr_assert_eq(duet_cal_fit_save(rep, files, 1, "h200", NULL, "2026-12-01", prof, report), DUET_OK);
+    cr_assert_eq(files_in(t_tmpdir()), 2);
+    free(rep);
+}
+
+/*
+ * A kill -9 at each step: before the first rename a reader finds the previous pair (the dead
+ * writer's temporaries beside it, removed by the next write); only between the two renames, the
+ * new profile beside the previous report. The next write leaves the new pair and nothing else.
+ */
+Test(cal_outputs, what_a_reader_sees_after_a_kill_at_each_step, .timeout = 60)
+{
+    duet_cal_report_t *rep = one_param_report();
+    char prof[96], report[96];
+    t_tmp_path(prof, sizeof(prof), "fitted.json");
+    t_tmp_path(report, sizeof(report), "report.json");
+    const char *files[] = {"a.json"};
+    for (int step = 1; step <= 8; step++) {
+        put(prof, "the previous profile\n");
+        put(report, "the previous report\n");
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            duet__fault_countdown = -step;
+            duet_cal_fit_save(rep, files, 1, "h200", "new-fit", "2026-12-01", prof, report);
+            _exit(0);
+        }
+        int ws = 0;
+        cr_assert_eq(waitpid(pid, &ws, 0), pid);
+        cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "step %d: killed there", step);
+        if (step < 8)
+            cr_assert(holds(prof, "the previous profile\n"), "step %d", step);
+        else
+            cr_assert(is_new_pair_part(prof, "\"new-fit\""), "killed between the renames: the profile is new");
+        cr_assert(holds(report, "the previous report\n"), "step %d", step);
+        cr_assert_eq(duet_cal_fit_save(rep, files, 1, "h200", "new-fit", "2026-12-01", prof, report), DUET_OK);
+        cr_assert(is_new_pair_part(prof, "\"new-fit\"") && is_new_pair_part(report, "duet-calibration/2"));
+        cr_assert_eq(files_in(t_tmpdir()), 2, "step %d: the dead writer's files are gone", step);
+    }
+    free(rep);
 }

@@ -231,3 +231,61 @@ Test(shapes, seed_set_and_shape_files, T_TIMEOUT)
     cr_assert(strstr(duet_last_error(), "1001 % 2") != NULL, "%s", duet_last_error());
     unlink(path);
 }
+
+/*
+ * The K split's boundaries, worked out by hand with 64-deep tiles. A split is valid when every
+ * part owns a K step: (split - 1) x ceil(steps / split) < steps. And it is worth trying only while
+ * it adds fewer queue tiles than two waves of the device: tiles_mn x (split - 1) < 2 x SMs.
+ */
+Test(config, the_k_split_boundaries, T_TIMEOUT)
+{
+    duet_hw_t h = t_hw("h200");
+    duet_config_t c = duet_config_default(&h, DUET_MODE_FUSED);
+    const struct {
+        int64_t k;
+        int32_t split;
+        int ok;
+    } parts[] = {
+        {192, 3, 1},   /* 3 steps: 1 + 1 + 1 */
+        {256, 3, 0},   /* 4 steps: 2 + 2 + 0 */
+        {320, 3, 1},   /* 5 steps: 2 + 2 + 1 */
+        {320, 4, 0},   /* 5 steps: 2 + 2 + 1 + 0 */
+        {320, 5, 1},   /* 5 steps: 1 each */
+        {320, 6, 0},   /* 5 steps for 6 parts */
+        {1024, 16, 1}, /* 16 steps: 1 each */
+        {960, 16, 0},  /* 15 steps for 16 parts */
+    };
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        duet_workload_t wl = t_wl(4096, 4096, parts[i].k, DUET_COLL_NONE, 0, 0, 1);
+        c.split_k = parts[i].split;
+        cr_assert_eq(duet_config_validate(&c, &wl, &h) == DUET_OK, parts[i].ok, "K %lld split %d: %s",
+                     (long long)parts[i].k, (int)parts[i].split, duet_last_error());
+    }
+    /* K = 65 is ceil(65 / 64) = 2 steps: split 2 is 1 + 1, valid; split 3 is not. */
+    duet_workload_t odd = t_wl(4096, 4096, 65, DUET_COLL_NONE, 0, 0, 1);
+    c.split_k = 2;
+    cr_assert_eq(duet_config_validate(&c, &odd, &h), DUET_OK, "%s", duet_last_error());
+    c.split_k = 3;
+    cr_assert_eq(duet_config_validate(&c, &odd, &h), DUET_ERR_INVALID_ARG);
+
+    /* Worth trying on 132 SMs, 256 x 128 tiles: M = N = 1024 is 4 x 8 = 32 C tiles; 32 x (s - 1) <
+     * 264 holds up to s = 9 (256 < 264), not at s = 10 (288). A 2112 x 1024 GEMM is 9 x 8 = 72 tiles:
+     * 72 x 3 = 216 < 264 at s = 4, 72 x 4 = 288 at s = 5. Exactly at the bound: 132 tiles (11 x 12,
+     * M = 2816, N = 1536) at s = 3 is 264, not below it. */
+    duet_gemm_tile_t t = {256, 128, 64};
+    duet_workload_t w32 = t_wl(1024, 1024, 8192, DUET_COLL_NONE, 0, 0, 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&w32, t, 9, 132), 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&w32, t, 10, 132), 0);
+    duet_workload_t w72 = t_wl(2112, 1024, 8192, DUET_COLL_NONE, 0, 0, 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&w72, t, 4, 132), 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&w72, t, 5, 132), 0);
+    duet_workload_t w132 = t_wl(2816, 1536, 8192, DUET_COLL_NONE, 0, 0, 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&w132, t, 2, 132), 1, "132 < 264");
+    cr_assert_eq(duet_split_k_worth_trying_on(&w132, t, 3, 132), 0, "264 is not below 264");
+    /* No split is always worth trying; a split with an empty part never is; out of range never. */
+    cr_assert_eq(duet_split_k_worth_trying_on(&w132, t, 1, 132), 1);
+    duet_workload_t short_k = t_wl(64, 64, 256, DUET_COLL_NONE, 0, 0, 1);
+    cr_assert_eq(duet_split_k_worth_trying_on(&short_k, t, 3, 132), 0, "4 steps in 3 parts leave one empty");
+    cr_assert_eq(duet_split_k_worth_trying_on(&short_k, t, 17, 132), 0);
+    cr_assert_eq(duet_split_k_worth_trying_on(&short_k, t, 0, 132), 0);
+}

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include "../test_util.h"
+#include "base/base.h"
 
 static cJSON *ask(const char *request)
 {
@@ -110,4 +111,51 @@ Test(api_json, bad_requests_say_why_and_write_nothing, T_TIMEOUT)
     }
     cr_assert_eq(duet_predict_json(NULL, &out), DUET_ERR_INVALID_ARG);
     duet_json_free(NULL);
+}
+
+/* A misspelt member is refused, as the command line refuses an unknown option: "wrld" answered for
+ * world 2 and "dtyp" for bf16 before; the nearest known name is suggested where one is close. */
+Test(api_json, unknown_members_are_refused_with_the_nearest_name, T_TIMEOUT)
+{
+    char *out = (char *)"untouched";
+    static const struct {
+        const char *req, *why;
+    } cases[] = {
+        {"{\"op\": \"plan\", \"collective\": \"all_gather\", \"m\": 64, \"n\": 64, \"k\": 64, \"mc\": 8, \"nc\": 8, "
+         "\"wrld\": 8}",
+         "request: unknown member \"wrld\" (did you mean \"world\"?)"},
+        {"{\"op\": \"plan\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtyp\": \"fp16\"}",
+         "request: unknown member \"dtyp\" (did you mean \"dtype\"?)"},
+        /* A swap of two neighbours is one edit. */
+        {"{\"m\": 64, \"n\": 64, \"k\": 64, \"polciy\": \"frozen\"}",
+         "request: unknown member \"polciy\" (did you mean \"policy\"?)"},
+        {"{\"op\": \"simulate\", \"m\": 64, \"n\": 64, \"k\": 64, \"config\": {\"gemm_wg\": 100}}",
+         "request.config: unknown member \"gemm_wg\" (did you mean \"gemm_wgs\"?)"},
+        /* Nothing within two edits: the known names are listed instead. */
+        {"{\"m\": 64, \"n\": 64, \"k\": 64, \"colour\": \"red\"}",
+         "request: unknown member \"colour\" (known: op, hw,"},
+        {"{\"op\": \"simulate\", \"m\": 64, \"n\": 64, \"k\": 64, \"config\": {\"speed\": 1}}",
+         "request.config: unknown member \"speed\" (known: mode, num_wgs, gemm_wgs, comm_wgs, tile, comm_tile, "
+         "group_m, split_k)"},
+        /* A one-letter name is no near miss of another one-letter name. */
+        {"{\"m\": 64, \"n\": 64, \"k\": 64, \"q\": 1}", "unknown member \"q\" (known:"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_assert_eq(duet_predict_json(cases[i].req, &out), DUET_ERR_INVALID_ARG, "%s: %s", cases[i].req,
+                     duet_last_error());
+        cr_assert(strstr(duet_last_error(), cases[i].why) != NULL, "%s: %s", cases[i].req, duet_last_error());
+        cr_assert_str_eq(out, "untouched");
+    }
+}
+
+Test(api_json, edit_distance, T_TIMEOUT)
+{
+    cr_assert_eq(duet__edit_distance("world", "world"), 0);
+    cr_assert_eq(duet__edit_distance("wrld", "world"), 1, "one deletion");
+    cr_assert_eq(duet__edit_distance("worlds", "world"), 1, "one insertion");
+    cr_assert_eq(duet__edit_distance("wurld", "world"), 1, "one substitution");
+    cr_assert_eq(duet__edit_distance("wolrd", "world"), 1, "one swap of neighbours");
+    cr_assert_eq(duet__edit_distance("", "top"), 3);
+    cr_assert_eq(duet__edit_distance("kitten", "sitting"), 3, "k->s, e->i, +g");
+    cr_assert_eq(duet__edit_distance("ab", "ba"), 1);
 }

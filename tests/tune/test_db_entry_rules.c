@@ -1,0 +1,58 @@
+/*
+ * Each rule of a database entry, met by one edit of a stored entry: the entry is left out of the
+ * listing with a warning naming the member, and the file is left as it is.
+ */
+#include "tune_util.h"
+
+static void edit(const char *path, const char *from, const char *to)
+{
+    char *text = t_slurp(path);
+    cr_assert_not_null(text);
+    char *p = strstr(text, from);
+    cr_assert_not_null(p, "no '%s' in %s", from, text);
+    char *out = t_splice(text, (size_t)(p - text), strlen(from), to);
+    cr_assert_eq(t_spill(path, out), 0);
+    free(out);
+    free(text);
+}
+
+Test(db_entry_rules, every_rule_costs_the_entry_with_a_warning_naming_the_member, .timeout = 60)
+{
+    static const struct {
+        const char *from, *to, *why;
+    } cases[] = {
+        {"\"tiles\":\t\"", "\"tiles\":\t5, \"was\":\t\"", ".tiles: missing, not a string, or longer than"},
+        {"\"date\":\t\"", "\"date\":\t5, \"was\":\t\"", ".date: missing, not a string"},
+        {"\"duet\":\t\"", "\"duet\":\t5, \"was\":\t\"", ".duet: missing, not a string"},
+        {"\"sms\":\t132", "\"sms\":\t0", ".sms: missing or not an integer in [1, 4096]"},
+        {"\"sms\":\t132", "\"sms\":\t132.5", ".sms: missing or not an integer"},
+        {"\"modes\":\t[", "\"modes\":\t5, \"was\":\t[", ".modes: missing or not an array"},
+        {"\"modes\":\t[\"fused\"", "\"modes\":\t[\"warp\"", ".modes: fused or concurrent"},
+        {"\"collective\":\t\"all_gather\"", "\"collective\":\t\"gossip\"", ".collective: missing or unknown"},
+        {"\"dtype\":\t\"bf16\"", "\"dtype\":\t7", ".dtype: missing or unknown"},
+        {"\"m\":\t1000", "\"m\":\t-1", ".m: missing or not an integer"},
+        {"\"n\":\t4096", "\"n\":\t\"x\"", ".n: missing or not an integer"},
+        {"\"world\":\t2", "\"world\":\t0", ".world: missing or not an integer in [1, 1024]"},
+        {"\"root\":\t0", "\"root\":\t5000", ".root: missing or not an integer in [0, 1023]"},
+        {"\"nc\":\t2048", "\"nc\":\t0", "comm tensor 1024x0"},
+        {"\"n_warmup\":\t5", "\"n_warmup\":\t-5", ".n_warmup: missing or not an integer"},
+        {"\"n_repeat\":\t20", "\"n_repeat\":\t2e6", ".n_repeat: missing or not an integer"},
+        {"\"candidates\":\t[", "\"candidates\":\t5, \"was\":\t[", ".candidates: missing or more than 64"},
+        {"\"ok\":\ttrue", "\"ok\":\t1", ".ok: missing or not true/false"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[64];
+        tt_warnings_t w;
+        duet_tune_db_t db = tt_db_begin(dir, &w);
+        duet_tune_entry_t a = tt_entry_for(1000);
+        cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
+        edit(db.path, cases[i].from, cases[i].to);
+        duet_tune_entry_t *list = NULL;
+        size_t n = 9;
+        cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK, "%s", duet_last_error());
+        cr_assert_eq(n, 0, "%zu: %s", i, cases[i].to);
+        free(list);
+        cr_assert(strstr(w.text, cases[i].why) != NULL, "%zu: %s", i, w.text);
+        tt_rmdir(dir);
+    }
+}
