@@ -168,7 +168,7 @@ typedef struct duet__hw_init {
     }
 #define ERR_FUSED_H200 0.1173
 #define ERR_CONCURRENT_H200 0.2425
-#define ERR_VENDOR_H200 0.6627
+#define ERR_VENDOR_H200 0.3408
 
 /* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
 #define NEUTRAL_TILE_NOTE "neutral estimate: no per-tile measurement on this device; duet calibrate fit sets it"
