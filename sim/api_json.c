@@ -293,6 +293,10 @@ static const char *const duet__req_members[] = {
     "top",
     "max_events",
     "emit",
+    "nccl_version",
+    "rccl_version",
+    "hipblaslt_version",
+    "running_vendor",
 };
 /* clang-format on */
 
