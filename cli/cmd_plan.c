@@ -43,8 +43,11 @@ static void cmd_plan_text(FILE *f, const cli_common_t *c, const duet_plan_t *p, 
         fprintf(f, "GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d, split_k %d\n", (long long)p->wl.m,
                 (long long)p->wl.n, (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m,
                 p->gemm.split_k);
-        char parts[48] = "";
-        if (p->gemm.split_k > 1)
+        char parts[96] = "";
+        if (p->gemm.split_from > 0)
+            snprintf(parts, sizeof(parts), " C tiles: %lld whole, then stream-K: %lld in %d K parts",
+                     (long long)p->gemm.split_from, (long long)duet_gemm_split_tiles(&p->gemm), p->gemm.split_k);
+        else if (p->gemm.split_k > 1)
             snprintf(parts, sizeof(parts), " C tiles, each in %d K parts", p->gemm.split_k);
         fprintf(f, "       %lld tiles (%lld x %lld%s), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
                 (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters, p->gemm_flops);

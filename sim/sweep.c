@@ -17,6 +17,7 @@ duet_sweep_params_t duet_sweep_default_params(void)
     memset(&p, 0, sizeof(p));
     p.policy = &duet_sim_policy_fluid;
     p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    p.stream_k = 1;
     return p;
 }
 
@@ -64,7 +65,8 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
 {
     duet_config_t c = duet_config_default(hw, mode);
     c.tile = tile;
-    c.split_k = split_k;
+    c.split_k = split_k == DUET_SWEEP_STREAM_K ? 1 : split_k;
+    c.stream_k = split_k == DUET_SWEEP_STREAM_K;
     if (p->cm > 0)
         c.cm = p->cm;
     if (p->cn > 0)
@@ -102,6 +104,10 @@ static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, 
             continue;
         out[n++] = list[i];
     }
+    duet_config_t sk = duet__sweep_config(hw, p, mode, tile, DUET_SWEEP_STREAM_K, 1);
+    if (p->n_split_ks == 0 && p->stream_k && !duet_sim_policy_is_frozen(p->policy) &&
+        duet__config_check_shape(&sk, wl) >= 0)
+        out[n++] = DUET_SWEEP_STREAM_K;
     return n;
 }
 
@@ -254,6 +260,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                 for (int32_t s = lo; s <= hi; s += step) {
                     cfg = duet__sweep_config(hw, &p, mode, p.tiles[ti], ks[ki], s);
                     DUET_CHECK_GOTO(duet_plan_set_split(&plan, cfg.gemm_wgs, cfg.comm_wgs), st, fail);
+                    if (cfg.stream_k && plan.gemm.split_k == 1)
+                        continue; /* no tail split at this split: the data-parallel point */
                     DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.points[res.n], &res.events), st, fail);
                     res.n++;
                 }
