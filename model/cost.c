@@ -292,6 +292,12 @@ duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *p
     return duet_cost_gemm_tile(hw, &v, active, cost_p);
 }
 
+/* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
+static double duet__wave_tile_s(const duet_hw_t *hw, const duet_gemm_cost_t *c, int64_t active)
+{
+    return fmax(c->t_sm, c->hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+}
+
 /* Stream-K: the whole tiles' waves, then the parts' rounds, each as the uniform queue prices them. */
 static double duet__gemm_static_stream_k(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas)
 {
@@ -302,7 +308,7 @@ static double duet__gemm_static_stream_k(const duet_hw_t *hw, const duet_plan_t 
         int64_t active = duet_min64(ctas, g->tiles);
         duet_gemm_cost_t c;
         duet_cost_gemm_tile_kind(hw, plan, active, part, &c);
-        double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+        double t_tile = duet__wave_tile_s(hw, &c, active);
         t += (double)duet_cdiv(counts[part], ctas) * (t_tile + hw->dequeue_gemm_us * US);
     }
     return duet_cost_stage_s(hw, plan) + t + hw->launch_us * US;
@@ -318,8 +324,7 @@ double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int
     int64_t active = duet_min64(ctas, g->tiles);
     duet_gemm_cost_t c;
     duet_cost_gemm_tile(hw, plan, active, &c);
-    /* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
-    double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+    double t_tile = duet__wave_tile_s(hw, &c, active);
     double waves = (double)duet_cdiv(g->tiles, ctas);
     return duet_cost_stage_s(hw, plan) + waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
 }
