@@ -138,19 +138,19 @@ void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_
         /* A part's fixed cost in K steps: its fp32 block (4 bm bn bytes) written and read back,
          * against the (bm + bn) bk 2-byte operand elements one K step loads. */
         const int64_t fix = duet_cdiv(4 * (int64_t)g->bm * g->bn, ((int64_t)g->bm + g->bn) * g->bk);
-        best_steps = (W + 1) * KI; /* data-parallel: W + 1 waves of whole tiles */
-        for (int tail = 0; tail < (W >= 1 ? 2 : 1); tail++) {
-            const int64_t R = tail == 0 ? r : B + r, waves = tail == 0 ? W : W - 1;
-            for (int32_t s = 2; s <= DUET_MAX_SPLIT_K && s <= KI; s++) {
-                const int64_t per = duet_cdiv(KI, s);
-                if ((int64_t)(s - 1) * per >= KI)
-                    continue; /* the last part would have no K step */
-                const int64_t steps = waves * KI + duet_cdiv(R * s, B) * (per + fix);
-                if (steps < best_steps) {
-                    best_steps = steps;
-                    best_parts = s;
-                    best_from = T - R;
-                }
+        /* Data-parallel: W + 1 waves of whole tiles. Splitting the last full wave too never
+         * helps with equal parts: its B tiles in s parts add s rounds of ceil(KI / s) >= KI
+         * steps, more than the whole wave they replace. */
+        best_steps = (W + 1) * KI;
+        for (int32_t s = 2; s <= DUET_MAX_SPLIT_K && s <= KI; s++) {
+            const int64_t per = duet_cdiv(KI, s);
+            if ((int64_t)(s - 1) * per >= KI)
+                continue; /* the last part would have no K step */
+            const int64_t steps = W * KI + duet_cdiv(r * s, B) * (per + fix);
+            if (steps < best_steps) {
+                best_steps = steps;
+                best_parts = s;
+                best_from = T - r;
             }
         }
     }

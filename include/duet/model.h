@@ -574,12 +574,12 @@ duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t c
  * Stream-K's geometry (configuration stream_k 1) for GEMM tiling `g` (split_k 1) on `budget`
  * CTAs: the C tiles from *split_from_p on (in dequeue order) run as *parts_p K parts each, the
  * ones before whole. The rule: the full waves run data-parallel; the last partial wave (r =
- * tiles_mn mod budget C tiles), or it and the last full wave, is split into the number of parts
- * (at most DUET_MAX_SPLIT_K, each with K steps) that gives the busiest CTA the fewest K steps,
- * counting rounds of parts over the budget, ceil(R parts / budget), each one part's K steps
- * plus a fixed charge for its fp32 partial sum: the block written and read back,
- * ceil(4 bm bn / ((bm + bn) bk)) K steps of operand bytes. Ties go to fewer parts, then the
- * shorter tail. *parts_p 1 (and *split_from_p 0): no split helps, the GEMM runs data-parallel.
+ * tiles_mn mod budget C tiles) is split into the number of parts s (at most DUET_MAX_SPLIT_K,
+ * each with K steps) that gives the busiest CTA the fewest K steps, counting rounds of parts over
+ * the budget, ceil(r s / budget), each one part's K steps plus a fixed charge for its fp32
+ * partial sum: the block written and read back, ceil(4 bm bn / ((bm + bn) bk)) K steps of operand
+ * bytes. Ties go to fewer parts. *parts_p 1 (and *split_from_p 0): no split beats the whole tail
+ * wave, and the GEMM runs data-parallel.
  */
 void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_t *split_from_p, int32_t *parts_p);
 /**
