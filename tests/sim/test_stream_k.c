@@ -235,3 +235,46 @@ Test(stream_k, the_gpu_tests_shapes_split_two_tail_tiles_in_nine)
         cr_assert_eq(p.gemm.k_iters, 2);
     }
 }
+
+/*
+ * The same in fused mode beside a collective: the budget is the 62 GEMM-home CTAs of 132, and
+ * 2048 = 33 x 62 + 2 leaves the same 2-tile tail in 16 parts (2046 whole tiles). The 70
+ * comm-home CTAs, done with the collective, steal GEMM tiles beside the 62, so claims of 62 and
+ * 70 positions no longer stop at 2046: one runs from the whole tiles into the parts, and each of
+ * its positions keeps its own price.
+ */
+Test(stream_k, stolen_claims_across_the_parts_boundary_keep_each_positions_price)
+{
+    duet_hw_t hw = t_hw("h200");
+    hw.hbm_gbs = 1e6;
+    duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 4096, 4096, 2);
+    duet_config_t cfg = duet_config_default(&hw, DUET_MODE_FUSED);
+    cfg.tile = T128x256;
+    cfg.stream_k = 1;
+    cr_assert_eq(duet_config_complete_split(&cfg, &hw, 132, 62, -1), DUET_OK);
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(&wl, &cfg, 0, &p), DUET_OK, "%s", duet_last_error());
+    cr_assert(p.gemm.split_from == 2046 && p.gemm.split_k == 16, "one round of 16 parts: 8 + 6 steps");
+    duet_gemm_cost_t whole, part;
+    int64_t active = p.gemm_home_ctas;
+    cr_assert_eq(duet_cost_gemm_tile_kind(&hw, &p, active, 0, &whole), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile_kind(&hw, &p, active, 1, &part), DUET_OK);
+    duet_trace_t tr;
+    duet_trace_init(&tr, "predicted");
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_fluid, &hw, &p, &tr, &r), DUET_OK, "%s", duet_last_error());
+    int64_t seen = 0, stolen = 0;
+    for (size_t i = 0; i < tr.n; i++) {
+        const duet_trace_rec_t *x = &tr.recs[i];
+        if (x->queue != DUET_QUEUE_GEMM)
+            continue;
+        seen++;
+        stolen += x->stolen;
+        double want = duet_gemm_tile_is_part(&p.gemm, x->tile) ? part.t_sm : whole.t_sm;
+        cr_assert_float_eq(x->end_s - x->start_s, want, want * 1e-9, "position %lld: %g us, priced %g",
+                           (long long)x->tile, (x->end_s - x->start_s) * 1e6, want * 1e6);
+    }
+    cr_assert_eq(seen, p.gemm.tiles);
+    cr_assert_gt(stolen, 0, "the comm-home CTAs stole GEMM tiles");
+    duet_trace_free(&tr);
+}
