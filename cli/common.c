@@ -17,7 +17,7 @@
 
 const char cli_workload_help[] =
     "workload:\n"
-    "  --hw NAME|FILE        hardware profile: h200, mi300x, mi350x, a JSON file, or - for stdin (default h200)\n"
+    "  --hw NAME|FILE        hardware profile: h100, h200, mi300x, mi350x, a JSON file, or - for stdin (default h200)\n"
     "  --gemm MxNxK          GEMM C[M,N] = A[M,K] * B[N,K]^T (omit for no GEMM)\n"
     "  --collective C        all_gather, all_reduce, reduce_scatter, all_to_all, broadcast (omit for none)\n"
     "  --comm McxNc          per-rank tensor of the collective, elements (this or --comm-bytes with --collective)\n"
@@ -341,7 +341,7 @@ int cli_common_workload(cli_common_t *c, const char *cmd)
     duet_status_t st = duet_hw_load(c->hw_arg, &c->hw);
     if (st < 0) {
         if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0')
-            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
+            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
                       duet__q(c->hw_arg));
         else
             cli_error(cmd, "--hw: %s", duet_last_error());
