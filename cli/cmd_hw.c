@@ -12,11 +12,14 @@ static void cmd_hw_usage(FILE *f)
 {
     fprintf(f, "usage: duet hw list [--json|--csv] [-o FILE]\n"
                "       duet hw show NAME|FILE|- [--json|--csv] [-o FILE]\n"
+               "       duet hw for-device DEVICE [ARCH]\n"
                "\n"
                "A hardware profile holds every constant duet's cost model uses, each with its unit and where it\n"
                "comes from (datasheet, measurement, fit). Built-ins: h100, h200, mi300x, mi350x; 'hw list' says which\n"
                "are fitted, and to which corpora. A profile file is the JSON that 'hw show --json' prints; edit a\n"
-               "copy, or let 'duet calibrate fit' write one.\n"
+               "copy, or let 'duet calibrate fit' write one. 'hw for-device' prints the built-in the GPU commands\n"
+               "take for a device by the name its driver prints (nvidia-smi, rocminfo), e.g. 'NVIDIA H100 80GB HBM3'\n"
+               "h100; for a device that is not a built-in's own, a note on stderr says which it falls back to.\n"
                "\n"
                "options:\n"
                "  --json             list: the built-ins (schema duet-hw-list/1); show: the profile file (duet-hw/1)\n"
@@ -31,7 +34,8 @@ static void cmd_hw_usage(FILE *f)
                "  duet hw show h200\n"
                "  duet hw show mi300x --json -o my-mi300x.json     # start a custom profile\n"
                "  duet hw show h200 --json | duet hw show -        # check a profile read from stdin\n"
-               "  duet hw show h200 --csv -o h200.csv              # the constants for a spreadsheet\n");
+               "  duet hw show h200 --csv -o h200.csv              # the constants for a spreadsheet\n"
+               "  duet hw for-device \"$(nvidia-smi -i 0 --query-gpu=name --format=csv,noheader)\"\n");
 }
 
 /* One built-in profile's summary: what `hw list` prints in each format. */
@@ -200,13 +204,26 @@ int cmd_hw(int argc, char **argv)
     static const struct option longopts[] = {CLI_OUTPUT_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *sub = argc >= 2 ? argv[1] : NULL;
     if (sub == NULL)
-        return cli_usage_error("hw", "missing 'list' or 'show'");
+        return cli_usage_error("hw", "missing 'list', 'show' or 'for-device'");
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         cmd_hw_usage(stdout);
         return CLI_EXIT_OK;
     }
+    if (strcmp(sub, "for-device") == 0) {
+        /* Operands only: the device's name and, optionally, its architecture. */
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                cmd_hw_usage(stdout);
+                return CLI_EXIT_OK;
+            }
+        if (argc < 3 || argc > 4)
+            return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
+                                                    "'NVIDIA H100 80GB HBM3' sm_90");
+        printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
+        return CLI_EXIT_OK;
+    }
     if (strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
-        return cli_usage_error("hw", "unknown subcommand '%s' (list, show)", duet__q(sub));
+        return cli_usage_error("hw", "unknown subcommand '%s' (list, show, for-device)", duet__q(sub));
 
     char what[16];
     snprintf(what, sizeof(what), "hw %s", sub);

@@ -530,6 +530,9 @@ int cmd_tune(int argc, char **argv)
         return cli_usage_error("tune", "--csv: tuning a workload prints text or --json");
 #ifdef DUET_GPU_BUILD
     {
+        /* The workload is checked against --hw, else h200: the context of each rank takes the
+         * profile of its own GPU (no rank describes GPU 0 here). */
+        c.hw_arg = hw_arg ? hw_arg : "h200";
         if ((rc = cli_common_workload(&c, "tune")) != CLI_EXIT_OK ||
             (rc = cli_out_check("tune", "-o", out_path)) != CLI_EXIT_OK)
             return rc;

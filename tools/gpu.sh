@@ -65,7 +65,7 @@
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
 # Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
-# collect, tune and trace), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
+# collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
 # RANDOM_ARGS, JOBS; each step's section below says more.
@@ -166,7 +166,13 @@ mpiw() {
         duet_mpirun "$1"
     fi
 }
-hw_arg() { [ -n "$PROFILE" ] && echo "--hw $PROFILE"; }
+# hw_arg: --hw PROFILE, else the device's built-in by its name (duet hw for-device: the table the GPU
+# commands use when given no --hw, so a run before the build picks the same profile).
+hw_arg() {
+    local p=$PROFILE
+    [ -z "$p" ] && [ -x "$DUET" ] && p=$("$DUET" hw for-device "$GPU_NAME" "$GPU_ARCH" 2> /dev/null)
+    [ -n "$p" ] && echo "--hw $p"
+}
 
 # MPS (NVIDIA) lets the persistent kernels of ranks that share a GPU run at once; without it they
 # take turns in time slices and every wait across ranks costs one. Started only for steps with more
@@ -219,7 +225,7 @@ worlds_default() { # 1 .. min(4, GPUs)
 # The A/B steps' repeats: as `duet bench` with one build, 30 runs after 5 with several.
 if [ -n "$VARIANTS" ] || [ -n "${ENV_E:-}" ]; then REPS="--repeats 30 --warmup 5"; else REPS="--repeats 20 --warmup 3"; fi
 
-note "tools/gpu.sh $* at $COMMIT on $(hostname 2> /dev/null): $GPU_VENDOR, $GPU_COUNT x $GPU_NAME ($GPU_ARCH, $GPU_SMS SMs), NP=$NP${DUET_DEBS_USED:+, cJSON and GSL from $DUET_DEBS}"
+note "tools/gpu.sh $* at $COMMIT on $(hostname 2> /dev/null): $GPU_VENDOR, $GPU_COUNT x $GPU_NAME ($GPU_ARCH, $GPU_SMS SMs, tag $DEVICE_TAG), NP=$NP${DUET_DEBS_USED:+, cJSON and GSL from $DUET_DEBS}"
 [ "$GPU_VENDOR" = none ] && note "no GPU found (nvidia-smi, amd-smi, rocm-smi, rocminfo): only the CPU steps can run"
 
 for step in "$@"; do
@@ -411,8 +417,8 @@ for step in "$@"; do
         fi
         # shellcheck disable=SC2046,SC2086
         step_run "$step" "${COLLECT_LIMIT:-3000}" $(mpiw "$NP") "$DUET" calibrate collect "${args[@]}" \
-            -o "$corpus" ${COLLECT_ARGS:-}
-        record "$corpus" "$step" "duet calibrate collect ${args[*]} ${COLLECT_ARGS:-} ($NP ranks)"
+            -o "$corpus" $(hw_arg) ${COLLECT_ARGS:-}
+        record "$corpus" "$step" "duet calibrate collect ${args[*]} $(hw_arg) ${COLLECT_ARGS:-} ($NP ranks)"
         ;;
     corpus)
         # W = 1 on one GPU. About 4-5 min on one H200 in all by the h200 profile's predictions with
@@ -431,8 +437,8 @@ for step in "$@"; do
                 # shellcheck disable=SC2046,SC2086
                 step_run "corpus-$set-s$sweep" "${CORPUS_LIMIT:-1200}" $(mpiw 1) "$DUET" calibrate collect --grid w1 \
                     --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 \
-                    --warmup-ms "${CORPUS_WARMUP_MS:-200}" -o "$corpus" ${CORPUS_ARGS:-}
-                record "$corpus" corpus "duet calibrate collect --grid w1 --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 --warmup-ms ${CORPUS_WARMUP_MS:-200} ${CORPUS_ARGS:-} (1 rank)"
+                    --warmup-ms "${CORPUS_WARMUP_MS:-200}" -o "$corpus" $(hw_arg) ${CORPUS_ARGS:-}
+                record "$corpus" corpus "duet calibrate collect --grid w1 --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 --warmup-ms ${CORPUS_WARMUP_MS:-200} $(hw_arg) ${CORPUS_ARGS:-} (1 rank)"
             done
         done
         ;;
