@@ -31,8 +31,9 @@
 #              runs it again and must measure nothing); `ties`: bench/shapes/ties.txt, 27 runs in 9
 #              rounds a point -> DEVICE_TAG_worldNP-ties.json
 #   corpus     the one-GPU corpus (docs/calibration.md): duet calibrate collect --grid w1 at W = 1 on the
-#              training set (random 64, seed 1) and the test set (random 32, seed 20261203, written
-#              down in tuning_data/testset-h200-w1.txt), each in two sweeps of different orders
+#              training set (random 64, seed 1) and the test set (random 32, seed CORPUS_TEST_SEED,
+#              default 20261203, the H200's, written down in tuning_data/testset-h200-w1.txt; draw a
+#              fresh one for another device), each in two sweeps of different orders
 #              (--order-seed 1, 2), and a second training set (random 64, seed 2, one sweep), at the
 #              settled clock (--warmup-ms, default 200) -> DEVICE_TAG_world1-{train,test}-s{1,2}.json,
 #              DEVICE_TAG_world1-train2-s1.json; the expected duration is printed first
@@ -430,7 +431,7 @@ for step in "$@"; do
             case $set in
                 train) n=64 seed=1 sweeps="1 2" ;;
                 train2) n=64 seed=2 sweeps=1 ;;
-                test) n=32 seed=20261203 sweeps="1 2" ;;
+                test) n=32 seed=${CORPUS_TEST_SEED:-20261203} sweeps="1 2" ;;
             esac
             for sweep in $sweeps; do
                 corpus=$OUT/${DEVICE_TAG}_world1-$set-s$sweep.json
