@@ -210,6 +210,10 @@ static int cli_select_save(const cli_select_opts_t *o, const char *cmd, duet_cal
     if (o->out == NULL)
         return CLI_EXIT_OK;
     duet_cal_fit_set_sources(&sel->fit, o->cs->label, o->cs->n, NULL);
+    /* The profile is of the device its corpora measured (when they are of one), as a fit's. */
+    const char *dev = cli_corpora_one_device(o->cs);
+    if (dev != NULL)
+        snprintf(sel->fit.hw.device, sizeof(sel->fit.hw.device), "%s", dev);
     duet_status_t st = duet_hw_save(&sel->fit.hw, o->out);
     if (st < 0)
         return cli_fail(cmd, st);

@@ -244,6 +244,7 @@ for step in "$@"; do
     info)
         {
             echo "commit $COMMIT"
+            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg)"
             uname -a
             case $GPU_VENDOR in
             nvidia)
