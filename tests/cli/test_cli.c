@@ -131,17 +131,17 @@ Test(cli, hw_show_round_trips_through_stdin, T_TIMEOUT)
 }
 
 /* hw list: every built-in, h100 among them, and what each is fitted to (the sources of its
- * constants: the H200's fit names its one-GPU training corpus; the H100's start profile none). */
+ * constants: the H200's fit names its one-GPU training corpus; MI300X's datasheet profile none). */
 Test(cli, hw_list_says_what_each_builtin_is_fitted_to, T_TIMEOUT)
 {
     static t_cli_t r;
     t_cli_run(&r, NULL, "hw", "list", NULL);
     cr_assert_eq(r.code, 0, "%s", r.err);
-    const char *h100 = strstr(r.out, "\nh100 "), *h200 = strstr(r.out, "\nh200 ");
-    cr_assert(h100 != NULL && h200 != NULL, "%s", r.out);
+    const char *h100 = strstr(r.out, "\nh100 "), *h200 = strstr(r.out, "\nh200 "), *mi = strstr(r.out, "\nmi300x ");
+    cr_assert(h100 != NULL && h200 != NULL && mi != NULL, "%s", r.out);
     cr_assert(strstr(h100, "NVIDIA H100 80GB HBM3") == h100 + 10, "%s", r.out);
-    const char *eol = strchr(h100 + 1, '\n');
-    cr_assert(strstr(h100, "not fitted") != NULL && strstr(h100, "not fitted") < eol, "%s", r.out);
+    const char *eol = strchr(mi + 1, '\n');
+    cr_assert(strstr(mi, "not fitted") != NULL && strstr(mi, "not fitted") < eol, "%s", r.out);
     eol = strchr(h200 + 1, '\n');
     const char *fit = strstr(h200, "most to tuning_data/h200_world1-train-s1.json (kernels ");
     cr_assert(fit != NULL && fit < eol, "%s", r.out);
