@@ -49,11 +49,11 @@ const char *duet_row_kind_name(int32_t kind); /* "op", "gemm_alone", "comm_alone
  */
 typedef struct duet_vendor_kernel {
     int32_t valid;
-    int32_t algo;            /* the library's algorithm (cuBLASLt CUBLASLT_ALGO_CONFIG_ID; hipBLASLt solution index) */
-    int32_t tile_m, tile_n;  /* the CTA tile of C, rows x columns of the row-major C[M,N] */
-    int32_t stage_k, stages; /* the K step of a shared-memory stage (elements) and the stages (0: chosen at run time) */
-    int32_t split_k;         /* K parts (1: none) */
-    int32_t swizzle;         /* CTA swizzling (cuBLASLt: 0 or 1) */
+    int32_t algo;                 /* the library's algorithm (cuBLASLt CUBLASLT_ALGO_CONFIG_ID; hipBLASLt solution index) */
+    int32_t tile_m, tile_n;       /* the CTA tile of C, rows x columns of the row-major C[M,N] */
+    int32_t stage_k, stages;      /* the K step of a shared-memory stage (elements) and the stages (0: chosen at run time) */
+    int32_t split_k;              /* K parts (1: none) */
+    int32_t swizzle;              /* CTA swizzling (cuBLASLt: 0 or 1) */
     int32_t cluster_m, cluster_n; /* thread-block cluster, in CTAs along M and N (0: the library's choice) */
 } duet_vendor_kernel_t;
 
