@@ -67,6 +67,70 @@ int cli_corpora_load(cli_corpora_t *cs, const char *cmd)
     return CLI_EXIT_OK;
 }
 
+/* Corpus i of cs then of more, as one list; NULL past the end. */
+static const duet_corpus_t *cli_device_corpus(const cli_corpora_t *cs, const cli_corpora_t *more, int i,
+                                              const char **path)
+{
+    const cli_corpora_t *set = i < cs->n ? cs : more;
+    int j = i < cs->n ? i : i - cs->n;
+    if (set == NULL || j >= set->n)
+        return NULL;
+    *path = set->path[j];
+    return &set->c[j];
+}
+
+int cli_device_check(const char *cmd, const cli_corpora_t *cs, const cli_corpora_t *more, const duet_hw_t *hw,
+                     const char *what)
+{
+    const char *p0 = NULL, *pi = NULL;
+    const duet_corpus_t *c0 = cli_device_corpus(cs, more, 0, &p0), *ci;
+    if (c0 == NULL)
+        return CLI_EXIT_OK;
+    for (int i = 1; (ci = cli_device_corpus(cs, more, i, &pi)) != NULL; i++) {
+        if (duet_hw_device_match(c0->device, ci->device))
+            continue;
+        if (!cs->allow_device_mix) {
+            cli_error(cmd,
+                      "%s was measured on %s, %s on %s: corpora of one device only (pass --allow-device-mix to "
+                      "mix them)",
+                      pi, ci->device, p0, c0->device);
+            return CLI_EXIT_USAGE;
+        }
+        fprintf(stderr, "duet: %s: warning: %s was measured on %s, %s on %s (--allow-device-mix)\n", cmd, pi,
+                ci->device, p0, c0->device);
+    }
+    for (int i = 0; (ci = cli_device_corpus(cs, more, i, &pi)) != NULL; i++) {
+        if (duet_hw_device_match(ci->device, hw->device))
+            continue;
+        if (cs->allow_device_mix) {
+            fprintf(stderr, "duet: %s: warning: %s was measured on %s, %s %s is of %s (--allow-device-mix)\n", cmd, pi,
+                    ci->device, what, hw->name, hw->device);
+            break;
+        }
+        duet_hw_match_t how;
+        const char *own = duet_hw_builtin_for_device(ci->device, ci->arch, &how);
+        char hint[160];
+        if (how == DUET_HW_MATCH_EXACT)
+            snprintf(hint, sizeof(hint), "give its profile (--hw %s)", own);
+        else
+            snprintf(hint, sizeof(hint), "no built-in is of that device: fit one (docs/calibration.md)");
+        cli_error(cmd, "%s was measured on %s, but %s %s is of %s: %s, or pass --allow-device-mix", pi, ci->device,
+                  what, hw->name, hw->device, hint);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+const char *cli_corpora_one_device(const cli_corpora_t *cs)
+{
+    if (cs->loaded == 0 || cs->c[0].device[0] == '\0')
+        return NULL;
+    for (int i = 1; i < cs->loaded; i++)
+        if (!duet_hw_device_match(cs->c[0].device, cs->c[i].device))
+            return NULL;
+    return cs->c[0].device;
+}
+
 void cli_corpora_free(cli_corpora_t *cs)
 {
     for (int i = 0; i < cs->loaded; i++)
@@ -322,6 +386,9 @@ int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t 
         return CLI_EXIT_OK;
     case OPT_QUIET:
         *quiet = 1;
+        return CLI_EXIT_OK;
+    case OPT_ALLOW_DEVICE_MIX:
+        cs->allow_device_mix = 1;
         return CLI_EXIT_OK;
     default:
         return -1;

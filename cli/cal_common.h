@@ -24,8 +24,15 @@ enum {
     OPT_SWEEP2,
     OPT_CANDIDATES,
     OPT_OUTER,
-    OPT_INNER
+    OPT_INNER,
+    OPT_ALLOW_DEVICE_MIX
 };
+
+/* The option of every command that reads corpora with a profile (cli_device_check()). */
+#define CLI_ALLOW_DEVICE_MIX_LONGOPT                                                                                   \
+    {                                                                                                                  \
+        "allow-device-mix", no_argument, NULL, OPT_ALLOW_DEVICE_MIX                                                    \
+    }
 
 #define CLI_CAL_MAX_CORPORA 64
 
@@ -38,6 +45,7 @@ typedef struct cli_corpora {
     char label_buf[CLI_CAL_MAX_CORPORA][160];
     const char *label[CLI_CAL_MAX_CORPORA];
     int n, loaded, stale;
+    int allow_device_mix; /* --allow-device-mix */
 } cli_corpora_t;
 
 /* Progress with an estimate of the time left, on stderr. */
@@ -63,6 +71,16 @@ int cli_corpora_operands(cli_corpora_t *cs, const char *cmd, int argc, char **ar
  */
 int cli_corpora_load(cli_corpora_t *cs, const char *cmd);
 void cli_corpora_free(cli_corpora_t *cs);
+/**
+ * One device only: every corpus of `cs` and of `more` (NULL: none) measured on one device, and the
+ * profile `hw` (`what`: "profile" or "base profile") of it too, as duet_hw_device_match() compares
+ * names. Otherwise one line naming both devices and exit 2, or with cs->allow_device_mix a warning.
+ * @return an exit code.
+ */
+int cli_device_check(const char *cmd, const cli_corpora_t *cs, const cli_corpora_t *more, const duet_hw_t *hw,
+                     const char *what);
+/** The device of the corpora when they are of one (named), else NULL. */
+const char *cli_corpora_one_device(const cli_corpora_t *cs);
 
 /** The progress line on stderr (a duet_cal_progress_fn; arg is a cli_progress_t). */
 void cli_progress_fn(void *arg, const duet_cal_progress_t *p);
@@ -96,8 +114,8 @@ void cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
 
 /**
  * One of the options `calibrate fit` and `calibrate select` share: -h, --corpus, --hw, --max-iter,
- * --threads, --quiet (into *help, cs, *hw_arg, p->max_iter, p->threads, *quiet). @return an exit
- * code, or -1 when `opt` is none of them.
+ * --threads, --quiet, --allow-device-mix (into *help, cs, *hw_arg, p->max_iter, p->threads, *quiet,
+ * cs->allow_device_mix). @return an exit code, or -1 when `opt` is none of them.
  */
 int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t *cs, const char **hw_arg,
                        duet_cal_params_t *p, int *quiet, int *help);

@@ -64,7 +64,8 @@ extern const char cli_config_help[];
 
 /** What the workload and configuration flags collected. */
 typedef struct cli_common {
-    const char *hw_arg;
+    const char *hw_arg; /* --hw, else the default profile (cli_default_hw()) */
+    int hw_given;       /* 1: --hw was given */
     duet_hw_t hw;
     duet_workload_t wl;
     int have_gemm, have_comm, have_coll, have_world;
@@ -87,6 +88,17 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
 int cli_common_workload(cli_common_t *c, const char *cmd);
 /** Build c->cfg for `mode` from the defaults and the flags, and validate it. */
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode);
+
+/**
+ * The built-in profile of a device (duet_hw_builtin_for_device()); when the device is not the one
+ * that profile describes, a note on stderr says which profile it falls back to and why.
+ */
+const char *cli_device_profile(const char *cmd, const char *device, const char *arch);
+/**
+ * The profile of a command given no --hw: in the GPU build the built-in of GPU 0 (with the note of
+ * cli_device_profile(); h200 with a note when no GPU answers), else h200.
+ */
+const char *cli_default_hw(const char *cmd);
 
 /** Print "duet: <cmd>: <why>" to stderr. */
 /* The GPU commands' usage texts (cli/usage_gpu.c), in every build so that --help works without GPUs. */

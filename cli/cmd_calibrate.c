@@ -102,6 +102,9 @@ static void cmd_fit_usage(FILE *f)
             "  --rows FILE           per-row predictions as CSV (measured, fitted and held-out times in us), for\n"
             "                        residual analysis\n"
             "  --quiet               no progress on stderr\n"
+            "  --allow-device-mix    fit corpora of different devices, or from a base profile of another device than\n"
+            "                        the corpora's (a warning instead of the refusal); the fitted profile names the\n"
+            "                        corpora's device when they are of one\n"
             "  -h, --help            this text\n"
             "\n"
             "examples:\n"
@@ -184,6 +187,7 @@ static int cli_fit_parse(cli_fit_opts_t *o, const char *cmd, int argc, char **ar
                                              {"threads", required_argument, NULL, OPT_THREADS},
                                              {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
+                                             CLI_ALLOW_DEVICE_MIX_LONGOPT,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int rc = cli_cal_getopt(cmd, argc, argv, longopts, cli_fit_option, o, &o->help, o->cs, &o->hw_arg);
@@ -284,9 +288,13 @@ static int cmd_calibrate_fit(int argc, char **argv)
         goto cleanup;
     }
     if ((rc = cli_load_hw(cmd, o.hw_arg, &base)) != CLI_EXIT_OK || (rc = cli_corpora_load(o.cs, cmd)) != CLI_EXIT_OK ||
+        (rc = cli_device_check(cmd, o.cs, NULL, &base, "base profile")) != CLI_EXIT_OK ||
         (rc = cli_fit_run(&o, cmd, &base, rep)) != CLI_EXIT_OK)
         goto cleanup;
     const duet_cal_fit_t *fit = &rep->model.fit;
+    /* The fitted profile is of the device its corpora measured (when they are of one). */
+    if (cli_corpora_one_device(o.cs) != NULL)
+        snprintf(rep->model.fit.hw.device, sizeof(rep->model.fit.hw.device), "%s", cli_corpora_one_device(o.cs));
     if (!fit->converged && !o.accept) {
         cli_error(cmd,
                   "the fit stopped without converging (%s after %d iterations); nothing written (raise "

@@ -12,10 +12,14 @@ static void cmd_hw_usage(FILE *f)
 {
     fprintf(f, "usage: duet hw list [--json|--csv] [-o FILE]\n"
                "       duet hw show NAME|FILE|- [--json|--csv] [-o FILE]\n"
+               "       duet hw for-device DEVICE [ARCH]\n"
                "\n"
                "A hardware profile holds every constant duet's cost model uses, each with its unit and where it\n"
-               "comes from (datasheet, measurement, fit). Built-ins: h200, mi300x, mi350x. A profile file is the\n"
-               "JSON that 'hw show --json' prints; edit a copy, or let 'duet calibrate fit' write one.\n"
+               "comes from (datasheet, measurement, fit). Built-ins: h100, h200, mi300x, mi350x; 'hw list' says which\n"
+               "are fitted, and to which corpora. A profile file is the JSON that 'hw show --json' prints; edit a\n"
+               "copy, or let 'duet calibrate fit' write one. 'hw for-device' prints the built-in the GPU commands\n"
+               "take for a device by the name its driver prints (nvidia-smi, rocminfo), e.g. 'NVIDIA H100 80GB HBM3'\n"
+               "h100; for a device that is not a built-in's own, a note on stderr says which it falls back to.\n"
                "\n"
                "options:\n"
                "  --json             list: the built-ins (schema duet-hw-list/1); show: the profile file (duet-hw/1)\n"
@@ -30,7 +34,8 @@ static void cmd_hw_usage(FILE *f)
                "  duet hw show h200\n"
                "  duet hw show mi300x --json -o my-mi300x.json     # start a custom profile\n"
                "  duet hw show h200 --json | duet hw show -        # check a profile read from stdin\n"
-               "  duet hw show h200 --csv -o h200.csv              # the constants for a spreadsheet\n");
+               "  duet hw show h200 --csv -o h200.csv              # the constants for a spreadsheet\n"
+               "  duet hw for-device \"$(nvidia-smi -i 0 --query-gpu=name --format=csv,noheader)\"\n");
 }
 
 /* One built-in profile's summary: what `hw list` prints in each format. */
@@ -38,10 +43,47 @@ typedef struct cmd_hw_row {
     duet_hw_t hw;
     double bf16_tflops;
     char fabric[64];
+    int fitted;    /* constants whose source is a fit */
+    char fit[128]; /* the fit most of them come from ("CORPUS (kernels K) and 1 more, DATE"), or "" */
 } cmd_hw_row_t;
 
-static const char *const cmd_hw_list_cols[] = {"name",    "device", "arch",  "sms",     "bf16_tflops",
-                                               "hbm_gbs", "fabric", "links", "link_gbs"};
+static const char *const cmd_hw_list_cols[] = {"name",   "device", "arch",     "sms", "bf16_tflops",     "hbm_gbs",
+                                               "fabric", "links",  "link_gbs", "fit", "fitted_constants"};
+
+/* The fit of a source "fit: WHAT, +-ERROR...": WHAT, into `out` (empty when it is no fit). */
+static void cmd_hw_fit_of(const char *source, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (strncmp(source, "fit: ", 5) != 0)
+        return;
+    const char *end = strstr(source, ", +-");
+    size_t len = end ? (size_t)(end - source - 5) : strlen(source + 5);
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), source + 5);
+}
+
+/* How many constants a fit set, and the fit that set most of them (the first of a tie). */
+static void cmd_hw_fit_summary(cmd_hw_row_t *r)
+{
+    int best = 0;
+    r->fitted = 0;
+    r->fit[0] = '\0';
+    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+        char a[128], b[128];
+        cmd_hw_fit_of(r->hw.source[f], a, sizeof(a));
+        if (a[0] == '\0')
+            continue;
+        r->fitted++;
+        int same = 0;
+        for (int g = 0; g < DUET_HW_NFIELDS; g++) {
+            cmd_hw_fit_of(r->hw.source[g], b, sizeof(b));
+            same += strcmp(a, b) == 0;
+        }
+        if (same > best) {
+            best = same;
+            snprintf(r->fit, sizeof(r->fit), "%s", a);
+        }
+    }
+}
 
 static int cmd_hw_list(cli_out_t *out, int json, int csv)
 {
@@ -57,6 +99,7 @@ static int cmd_hw_list(cli_out_t *out, int json, int csv)
             snprintf(r->fabric, sizeof(r->fabric), "mesh, %d links x %.4g GB/s", r->hw.n_links, r->hw.link_gbs);
         else
             snprintf(r->fabric, sizeof(r->fabric), "switch, %.4g GB/s", r->hw.link_gbs);
+        cmd_hw_fit_summary(r);
     }
     if (json) {
         cJSON *o = cJSON_CreateObject();
@@ -74,6 +117,11 @@ static int cmd_hw_list(cli_out_t *out, int json, int csv)
             cJSON_AddStringToObject(e, "fabric", hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
             cJSON_AddNumberToObject(e, "links", hw->n_links);
             cJSON_AddNumberToObject(e, "link_gbs", hw->link_gbs);
+            if (rows[i].fit[0])
+                cJSON_AddStringToObject(e, "fit", rows[i].fit);
+            else
+                cJSON_AddNullToObject(e, "fit");
+            cJSON_AddNumberToObject(e, "fitted_constants", rows[i].fitted);
             cJSON_AddItemToArray(arr, e);
         }
         return cli_out_json(out, "hw list", o);
@@ -93,16 +141,21 @@ static int cmd_hw_list(cli_out_t *out, int json, int csv)
             duet__csv_str(&c, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
             duet__csv_printf(&c, "%d", hw->n_links);
             duet__csv_num(&c, hw->link_gbs);
+            duet__csv_str(&c, rows[i].fit);
+            duet__csv_printf(&c, "%d", rows[i].fitted);
             duet__csv_end(&c);
         }
         return CLI_EXIT_OK;
     }
-    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
-            "fabric");
+    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %-28s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
+            "fabric", "fitted");
     for (int i = 0; i < n; i++) {
         const duet_hw_t *hw = &rows[i].hw;
-        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
-                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric);
+        char fit[192] = "not fitted";
+        if (rows[i].fitted > 0)
+            snprintf(fit, sizeof(fit), "%d constants; most to %s", rows[i].fitted, rows[i].fit);
+        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %-28s %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
+                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric, fit);
     }
     return CLI_EXIT_OK;
 }
@@ -151,13 +204,26 @@ int cmd_hw(int argc, char **argv)
     static const struct option longopts[] = {CLI_OUTPUT_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *sub = argc >= 2 ? argv[1] : NULL;
     if (sub == NULL)
-        return cli_usage_error("hw", "missing 'list' or 'show'");
+        return cli_usage_error("hw", "missing 'list', 'show' or 'for-device'");
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         cmd_hw_usage(stdout);
         return CLI_EXIT_OK;
     }
+    if (strcmp(sub, "for-device") == 0) {
+        /* Operands only: the device's name and, optionally, its architecture. */
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                cmd_hw_usage(stdout);
+                return CLI_EXIT_OK;
+            }
+        if (argc < 3 || argc > 4)
+            return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
+                                                    "'NVIDIA H100 80GB HBM3' sm_90");
+        printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
+        return CLI_EXIT_OK;
+    }
     if (strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
-        return cli_usage_error("hw", "unknown subcommand '%s' (list, show)", duet__q(sub));
+        return cli_usage_error("hw", "unknown subcommand '%s' (list, show, for-device)", duet__q(sub));
 
     char what[16];
     snprintf(what, sizeof(what), "hw %s", sub);
@@ -193,7 +259,7 @@ int cmd_hw(int argc, char **argv)
     if (!list) {
         duet_status_t st = duet_hw_load(args[0], &hw);
         if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0') {
-            cli_error(what, "'%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
+            cli_error(what, "'%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
                       duet__q(args[0]));
             return CLI_EXIT_USAGE;
         }

@@ -42,6 +42,8 @@ static void cmd_select_usage(FILE *f)
             "  -o, --output FILE   the candidate picked on all the data, fitted on every row, as a profile\n"
             "                      (duet-hw/1, written atomically)\n"
             "  --quiet             no progress on stderr\n"
+            "  --allow-device-mix  take corpora of different devices, or a base profile of another device than the\n"
+            "                      corpora's (a warning instead of the refusal)\n"
             "  -h, --help          this text\n"
             "\n"
             "example (candidates.txt):\n"
@@ -106,6 +108,7 @@ static int cli_select_parse(cli_select_opts_t *o, const char *cmd, int argc, cha
                                              {"json", no_argument, NULL, OPT_JSON},
                                              {"output", required_argument, NULL, 'o'},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
+                                             CLI_ALLOW_DEVICE_MIX_LONGOPT,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int rc = cli_cal_getopt(cmd, argc, argv, longopts, cli_select_option, o, &o->help, o->cs, &o->hw_arg);
@@ -207,6 +210,10 @@ static int cli_select_save(const cli_select_opts_t *o, const char *cmd, duet_cal
     if (o->out == NULL)
         return CLI_EXIT_OK;
     duet_cal_fit_set_sources(&sel->fit, o->cs->label, o->cs->n, NULL);
+    /* The profile is of the device its corpora measured (when they are of one), as a fit's. */
+    const char *dev = cli_corpora_one_device(o->cs);
+    if (dev != NULL)
+        snprintf(sel->fit.hw.device, sizeof(sel->fit.hw.device), "%s", dev);
     duet_status_t st = duet_hw_save(&sel->fit.hw, o->out);
     if (st < 0)
         return cli_fail(cmd, st);
@@ -242,6 +249,7 @@ int cmd_calibrate_select(int argc, char **argv)
     if ((rc = cli_load_hw(cmd, o.hw_arg, &base)) != CLI_EXIT_OK ||
         (rc = cli_select_load(&o, cmd, &base, cands)) != CLI_EXIT_OK ||
         (rc = cli_corpora_load(o.cs, cmd)) != CLI_EXIT_OK ||
+        (rc = cli_device_check(cmd, o.cs, NULL, &base, "base profile")) != CLI_EXIT_OK ||
         (rc = cli_select_run(&o, cmd, &base, cands, sel)) != CLI_EXIT_OK ||
         (rc = cli_select_save(&o, cmd, sel)) != CLI_EXIT_OK)
         goto cleanup;

@@ -318,21 +318,18 @@ static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const
     return CLI_EXIT_OK;
 }
 
-/* The built-in profile of a corpus's arch, for --evaluate without --hw. */
-static const char *cmd_tune_builtin_for(const char *arch)
+/* The built-in profile of a corpus's device (duet_hw_builtin_for_device()), for --evaluate without
+ * --hw; NULL when that profile is of another architecture than the corpus's. */
+static const char *cmd_tune_builtin_for(const duet_corpus_t *c)
 {
-    char a[32];
-    duet_tune_arch_strip(arch, a, sizeof(a));
-    for (int i = 0; i < duet_hw_builtin_count(); i++) {
-        duet_hw_t hw;
-        char b[32];
-        if (duet_hw_builtin(duet_hw_builtin_name(i), &hw) != DUET_OK)
-            continue;
-        duet_tune_arch_strip(hw.arch, b, sizeof(b));
-        if (strcmp(a, b) == 0)
-            return duet_hw_builtin_name(i);
-    }
-    return NULL;
+    const char *name = duet_hw_builtin_for_device(c->device, c->arch, NULL);
+    duet_hw_t hw;
+    char a[32], b[32];
+    if (duet_hw_builtin(name, &hw) != DUET_OK)
+        return NULL;
+    duet_tune_arch_strip(c->arch, a, sizeof(a));
+    duet_tune_arch_strip(hw.arch, b, sizeof(b));
+    return strcmp(a, b) == 0 ? name : NULL;
 }
 
 static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_files, const char *hw_arg,
@@ -358,7 +355,7 @@ static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_
         }
     }
     if (hw_arg == NULL) {
-        hw_arg = cmd_tune_builtin_for(corpora[0].arch);
+        hw_arg = cmd_tune_builtin_for(&corpora[0]);
         if (hw_arg == NULL) {
             rc = cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", duet__q(corpora[0].arch),
                                  duet__q(files[0]));
@@ -533,6 +530,9 @@ int cmd_tune(int argc, char **argv)
         return cli_usage_error("tune", "--csv: tuning a workload prints text or --json");
 #ifdef DUET_GPU_BUILD
     {
+        /* The workload is checked against --hw, else h200: the context of each rank takes the
+         * profile of its own GPU (no rank describes GPU 0 here). */
+        c.hw_arg = hw_arg ? hw_arg : "h200";
         if ((rc = cli_common_workload(&c, "tune")) != CLI_EXIT_OK ||
             (rc = cli_out_check("tune", "-o", out_path)) != CLI_EXIT_OK)
             return rc;

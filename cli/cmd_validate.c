@@ -39,6 +39,8 @@ static void cmd_validate_usage(FILE *f)
             "                     and the reference rules scored within their own options (repeatable);\n"
             "                     with --json, the same table as the object \"targets\" (no --csv form)\n"
             "  --quiet            no progress on stderr\n"
+            "  --allow-device-mix take corpora of different devices, or a profile of another device than the\n"
+            "                     corpora's (a warning instead of the refusal)\n"
             "  -h, --help         this text\n"
             "\n"
             "examples:\n"
@@ -66,6 +68,7 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
                                              {"rows", required_argument, NULL, OPT_ROWS},
                                              {"quiet", no_argument, NULL, OPT_QUIET},
                                              {"sweep2", required_argument, NULL, OPT_SWEEP2},
+                                             CLI_ALLOW_DEVICE_MIX_LONGOPT,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int rc, opt;
@@ -85,6 +88,8 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
             *(opt == OPT_HW ? &o->hw_arg : &o->rows) = optarg;
         } else if (opt == 'o') {
             o->out = optarg;
+        } else if (opt == OPT_ALLOW_DEVICE_MIX) {
+            o->cs->allow_device_mix = 1;
         } else if (opt == OPT_JSON || opt == OPT_CSV || opt == OPT_QUIET) {
             *(opt == OPT_JSON ? &o->json : opt == OPT_CSV ? &o->csv : &o->quiet) = 1;
         } else {
@@ -314,6 +319,7 @@ int cmd_validate(int argc, char **argv)
     } else if ((rc = cli_load_hw(cmd, o.hw_arg, &hw)) == CLI_EXIT_OK &&
                (rc = cli_corpora_load(o.cs, cmd)) == CLI_EXIT_OK &&
                (o.sweep2->n == 0 || (rc = cli_corpora_load(o.sweep2, cmd)) == CLI_EXIT_OK) &&
+               (rc = cli_device_check(cmd, o.cs, o.sweep2, &hw, "profile")) == CLI_EXIT_OK &&
                (rc = cli_validate_run(&o, cmd, &hw, &v)) == CLI_EXIT_OK &&
                (o.sweep2->n == 0 || (rc = cli_validate_eval(&o, cmd, &hw, &e)) == CLI_EXIT_OK) &&
                (rc = cli_out_open(&out, cmd, o.out)) == CLI_EXIT_OK) {

@@ -17,7 +17,8 @@
 
 const char cli_workload_help[] =
     "workload:\n"
-    "  --hw NAME|FILE        hardware profile: h200, mi300x, mi350x, a JSON file, or - for stdin (default h200)\n"
+    "  --hw NAME|FILE        hardware profile: h100, h200, mi300x, mi350x, a JSON file, or - for stdin\n"
+    "                        (default h200; in the GPU build the GPU's own: h100 on an H100, h200 on an H200)\n"
     "  --gemm MxNxK          GEMM C[M,N] = A[M,K] * B[N,K]^T (omit for no GEMM)\n"
     "  --collective C        all_gather, all_reduce, reduce_scatter, all_to_all, broadcast (omit for none)\n"
     "  --comm McxNc          per-rank tensor of the collective, elements (this or --comm-bytes with --collective)\n"
@@ -209,10 +210,39 @@ const char *cli_bytes(double b, char *buf, size_t n)
     return buf;
 }
 
+const char *cli_device_profile(const char *cmd, const char *device, const char *arch)
+{
+    duet_hw_match_t how;
+    const char *name = duet_hw_builtin_for_device(device, arch, &how);
+    duet_hw_t hw;
+    if (how == DUET_HW_MATCH_EXACT || duet_hw_builtin(name, &hw) < 0)
+        return name;
+    if (how == DUET_HW_MATCH_FAMILY)
+        fprintf(stderr,
+                "duet: %s: note: no built-in profile of %s: using %s (%s), the nearest; give --hw, or fit a profile "
+                "of this device (docs/calibration.md)\n",
+                cmd, device, name, hw.device);
+    else
+        fprintf(stderr,
+                "duet: %s: note: unknown device %s (%s): using %s (%s), the built-in of its kind; give --hw, or fit "
+                "a profile of this device (docs/calibration.md)\n",
+                cmd, device && device[0] ? device : "(no name)", arch && arch[0] ? arch : "no architecture", name,
+                hw.device);
+    return name;
+}
+
+#ifndef DUET_GPU_BUILD
+const char *cli_default_hw(const char *cmd)
+{
+    (void)cmd;
+    return "h200";
+}
+#endif
+
 void cli_common_init(cli_common_t *c)
 {
     memset(c, 0, sizeof(*c));
-    c->hw_arg = "h200";
+    c->hw_arg = NULL;
     c->wl = duet_workload_empty();
     c->num_wgs = c->gemm_wgs = c->comm_wgs = c->group_m = c->split_k = -1;
 }
@@ -235,6 +265,7 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
     switch (opt) {
     case OPT_HW:
         c->hw_arg = arg;
+        c->hw_given = 1;
         return 1;
     case OPT_GEMM:
         if (cli_parse_dims(arg, 3, d) != 0) {
@@ -343,10 +374,12 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
 
 int cli_common_workload(cli_common_t *c, const char *cmd)
 {
+    if (c->hw_arg == NULL)
+        c->hw_arg = cli_default_hw(cmd);
     duet_status_t st = duet_hw_load(c->hw_arg, &c->hw);
     if (st < 0) {
         if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0')
-            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h200, mi300x, mi350x) nor a readable file",
+            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
                       duet__q(c->hw_arg));
         else
             cli_error(cmd, "--hw: %s", duet_last_error());

@@ -194,6 +194,17 @@ static const duet__hw_init_t duet__h200[] = {
 };
 
 /*
+ * H100 (SXM5, 80 GB HBM3): the same chip as the H200 with less and slower memory (50 MB of L2,
+ * HBM3 at 3.35 TB/s). tuning_data/h100.json, generated into model/hw_h100.inc the same way as the
+ * H200's; until an H100 corpus is fitted (tools/gpu.sh fit with FIT_NAME=h100) it is the start
+ * profile tuning_data/h100_w1_start.json: the H100's datasheet and measured values, the H200's
+ * fit for the chip's constants, and the 2 x H200 fit for NVLink 4's, each source saying which.
+ */
+static const duet__hw_init_t duet__h100[] = {
+#include "model/hw_h100.inc"
+};
+
+/*
  * MI300X and MI350X: datasheet values and published figures, uncalibrated. Their sources name
  * "origami", AMD's analytical GEMM model (as used by hipBLASLt; origami::comm is its collective
  * model), whose hardware tables and empirical constants give most of the per-CU figures, and "the
@@ -339,6 +350,8 @@ typedef struct duet__hw_builtin {
 } duet__hw_builtin_t;
 
 static const duet__hw_builtin_t duet__builtins[] = {
+    {"h100", "NVIDIA H100 80GB HBM3", "sm_90", DUET_FABRIC_SWITCH, duet__h100,
+     sizeof(duet__h100) / sizeof(duet__h100[0])},
     {"h200", "NVIDIA H200", "sm_90", DUET_FABRIC_SWITCH, duet__h200, sizeof(duet__h200) / sizeof(duet__h200[0])},
     {"mi300x", "AMD Instinct MI300X", "gfx942", DUET_FABRIC_MESH, duet__mi300x,
      sizeof(duet__mi300x) / sizeof(duet__mi300x[0])},
@@ -389,4 +402,126 @@ duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p)
         strncat(names, duet__builtins[i].name, sizeof(names) - strlen(names) - 1);
     }
     return duet__error(DUET_ERR_NOT_FOUND, "no built-in profile named '%s' (built-ins: %s)", name, names);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The built-in profile of a device                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Devices by the names their drivers print (CUDA's and HIP's device properties, nvidia-smi,
+ * rocminfo's Marketing Name). A family is one word of the name ("H100" in "NVIDIA H100 PCIe"),
+ * matched whole so that "NVIDIA GH200 480GB" is no H200 and "NVIDIA H20" none either. `names`
+ * are the spellings of the very device the profile describes; another member of the family
+ * (H100 PCIe: 114 SMs and HBM2e; H200 NVL; MI355X: MI350X's chip at a higher clock and power)
+ * gets the profile as the nearest built-in, not as its own.
+ */
+static const struct {
+    const char *family, *profile;
+    const char *names[3];
+} duet__devices[] = {
+    {"H100", "h100", {"NVIDIA H100 80GB HBM3", "NVIDIA H100", NULL}},
+    {"H200", "h200", {"NVIDIA H200", NULL, NULL}},
+    {"MI300X", "mi300x", {"AMD Instinct MI300X", "AMD Instinct MI300X VF", NULL}},
+    {"MI350X", "mi350x", {"AMD Instinct MI350X", NULL, NULL}},
+    {"MI355X", "mi350x", {NULL, NULL, NULL}},
+};
+
+#define DUET__NDEVICES ((int)(sizeof(duet__devices) / sizeof(duet__devices[0])))
+
+static int duet__is_alnum(char ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static char duet__lower(char ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* A name as compared: its words (runs of letters and digits) in lower case, one space apart. */
+static void duet__device_norm(const char *name, char *out, size_t n)
+{
+    size_t o = 0;
+    int gap = 0;
+    for (const char *p = name ? name : ""; *p != '\0' && o + 2 < n; p++) {
+        if (!duet__is_alnum(*p)) {
+            gap = o > 0;
+            continue;
+        }
+        if (gap)
+            out[o++] = ' ';
+        gap = 0;
+        out[o++] = duet__lower(*p);
+    }
+    out[o] = '\0';
+}
+
+/* Whether `word` (lower case) is one of the words of a normalised name. */
+static int duet__has_word(const char *norm, const char *word)
+{
+    size_t w = strlen(word);
+    for (const char *p = norm; (p = strstr(p, word)) != NULL; p++)
+        if ((p == norm || p[-1] == ' ') && (p[w] == '\0' || p[w] == ' '))
+            return 1;
+    return 0;
+}
+
+/* The table's row whose device `norm` is (its names), or -1. */
+static int duet__device_row(const char *norm)
+{
+    char name[128];
+    for (int i = 0; i < DUET__NDEVICES; i++)
+        for (int j = 0; j < 3 && duet__devices[i].names[j] != NULL; j++) {
+            duet__device_norm(duet__devices[i].names[j], name, sizeof(name));
+            if (strcmp(norm, name) == 0)
+                return i;
+        }
+    return -1;
+}
+
+const char *duet_hw_builtin_for_device(const char *device, const char *arch, duet_hw_match_t *match_p)
+{
+    char norm[128], fam[16];
+    duet__device_norm(device, norm, sizeof(norm));
+    duet_hw_match_t how = DUET_HW_MATCH_ARCH;
+    const char *name = NULL;
+    int row = duet__device_row(norm);
+    if (row >= 0) {
+        how = DUET_HW_MATCH_EXACT;
+        name = duet__devices[row].profile;
+    }
+    for (int i = 0; name == NULL && i < DUET__NDEVICES; i++) {
+        duet__device_norm(duet__devices[i].family, fam, sizeof(fam));
+        if (duet__has_word(norm, fam)) {
+            how = DUET_HW_MATCH_FAMILY;
+            name = duet__devices[i].profile;
+        }
+    }
+    if (name == NULL) {
+        /* An unknown device: the built-in of its architecture, else of its vendor. NVIDIA's is the
+         * H200's, the profile fitted longest; duet's NVIDIA kernels are Hopper's (sm_90). */
+        const char *a = arch ? arch : "";
+        if (strncmp(a, "gfx950", 6) == 0)
+            name = "mi350x";
+        else if (strncmp(a, "gfx", 3) == 0 || duet__has_word(norm, "amd"))
+            name = "mi300x";
+        else
+            name = "h200";
+    }
+    if (match_p != NULL)
+        *match_p = how;
+    return name;
+}
+
+int duet_hw_device_match(const char *a, const char *b)
+{
+    char na[128], nb[128];
+    duet__device_norm(a, na, sizeof(na));
+    duet__device_norm(b, nb, sizeof(nb));
+    /* A name not recorded cannot disagree. */
+    if (na[0] == '\0' || nb[0] == '\0' || strcmp(na, nb) == 0)
+        return 1;
+    int ra = duet__device_row(na);
+    return ra >= 0 && ra == duet__device_row(nb);
 }

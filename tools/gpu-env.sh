@@ -4,11 +4,15 @@
 #   GPU_VENDOR   nvidia | amd | none (nvidia-smi first, then amd-smi, rocm-smi or rocminfo; set it to
 #                override the detection)
 #   GPU_COUNT    GPUs of the node;  GPU_NAME  the first one's name;  GPU_ARCH  sm_90, gfx942, gfx950, ...
-#   GPU_SMS      its SMs (CUs): set it, or it comes from the device name (H100/H200 132, MI300X 304,
-#                MI350X/MI355X 256) or rocminfo; 0 when unknown
-#   DEVICE_TAG   a short name for output files: h200, mi300x, mi350x, ... or the architecture
-#   PROFILE      the hardware profile the measuring steps pass with --hw (tuning_data/h200.json on
-#                H200, the built-in mi300x or mi350x on those; empty: duet picks by architecture)
+#   GPU_SMS      its SMs (CUs): set it, or it comes from the device name (H100 SXM/H200 132, H100
+#                PCIe 114, MI300X/MI325X 304, MI350X/MI355X 256) or rocminfo; 0 when unknown
+#   DEVICE_TAG   a short name for output files, from the device's name: the model's word and any
+#                variant's ("NVIDIA H100 80GB HBM3" h100, "NVIDIA H100 PCIe" h100-pcie, "NVIDIA GH200
+#                480GB" gh200, "AMD Instinct MI300X" mi300x), else the architecture
+#   PROFILE      the hardware profile the measuring steps pass with --hw; unset: the device's built-in
+#                by its name (`duet hw for-device`, the table the GPU commands use: h100 on an H100,
+#                h200 on an H200, mi300x, mi350x; an unknown device gets its architecture's, with a
+#                note); set it to a name or file to choose
 #   NP           ranks of the multi-GPU steps: $NP, or one per GPU (at most 8, duet's world bound)
 #   MAKE_VARS    extra make variables (AMD_ARCHS for the device's architecture, the unpacked packages)
 #   MPIRUN_BIN, MPIRUN_FLAGS, and the function duet_mpirun W, which prints the mpirun line of W ranks
@@ -61,16 +65,21 @@ amd)
     ;;
 esac
 GPU_COUNT=${GPU_COUNT:-0} GPU_NAME=${GPU_NAME:-unknown} GPU_ARCH=${GPU_ARCH:-unknown}
-tag=$(printf '%s' "$GPU_NAME" | tr '[:upper:]' '[:lower:]')
+# The tag: the name's words but the vendor's and the memory's (80GB, HBM3, HBM3e) and "VF" (a
+# virtual function of the same GPU), joined by "-".
+tag=$(printf '%s' "$GPU_NAME" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9\n' ' ' | awk '{
+    t = ""
+    for (i = 1; i <= NF; i++)
+        if ($i !~ /^(nvidia|amd|instinct|vf|[0-9]+gb|hbm[0-9a-z]*)$/) t = t (t == "" ? "" : "-") $i
+    print t }')
 case $tag in
-*h200*) DEVICE_TAG=h200 sms=132 PROFILE=${PROFILE-tuning_data/h200.json} ;;
-*h100*) DEVICE_TAG=h100 sms=132 ;;
-*mi300x*) DEVICE_TAG=mi300x sms=304 PROFILE=${PROFILE-mi300x} ;;
-*mi325x*) DEVICE_TAG=mi325x sms=304 PROFILE=${PROFILE-mi300x} ;;
-*mi350x*) DEVICE_TAG=mi350x sms=256 PROFILE=${PROFILE-mi350x} ;;
-*mi355x*) DEVICE_TAG=mi355x sms=256 PROFILE=${PROFILE-mi350x} ;;
-*) DEVICE_TAG=$GPU_ARCH sms=${GPU_CUS:-0} ;;
+h100-pcie) sms=114 ;;
+h100* | h200* | gh200*) sms=132 ;;
+mi300x* | mi325x*) sms=304 ;;
+mi350x* | mi355x*) sms=256 ;;
+*) sms=${GPU_CUS:-0} ;;
 esac
+[ -n "$tag" ] && [ "$GPU_NAME" != unknown ] && DEVICE_TAG=$tag || DEVICE_TAG=$GPU_ARCH
 GPU_SMS=${GPU_SMS:-$sms}
 PROFILE=${PROFILE:-}
 unset tag sms cc

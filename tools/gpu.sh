@@ -31,14 +31,16 @@
 #              runs it again and must measure nothing); `ties`: bench/shapes/ties.txt, 27 runs in 9
 #              rounds a point -> DEVICE_TAG_worldNP-ties.json
 #   corpus     the one-GPU corpus (docs/calibration.md): duet calibrate collect --grid w1 at W = 1 on the
-#              training set (random 64, seed 1) and the test set (random 32, seed 20261203, written
-#              down in tuning_data/testset-h200-w1.txt), each in two sweeps of different orders
+#              training set (random 64, seed 1) and the test set (random 32, seed CORPUS_TEST_SEED,
+#              default 20261203, the H200's, written down in tuning_data/testset-h200-w1.txt; draw a
+#              fresh one for another device), each in two sweeps of different orders
 #              (--order-seed 1, 2), and a second training set (random 64, seed 2, one sweep), at the
 #              settled clock (--warmup-ms, default 200) -> DEVICE_TAG_world1-{train,test}-s{1,2}.json,
 #              DEVICE_TAG_world1-train2-s1.json; the expected duration is printed first. CORPUS_SETS
 #              picks sets ("train train2"), CORPUS_TEST_SEED draws another test set
 #   fit        CPU: duet calibrate fit (defaults: the committed H200 training corpus and start profile)
-#   builtin    CPU: regenerate the built-in h200 profile (model/hw_h200.inc) from tuning_data/h200.json
+#   builtin    CPU: regenerate a built-in profile, BUILTIN_NAME (h200), model/hw_NAME.inc from
+#              tuning_data/NAME.json
 #   ablation   CPU: the H200 fit with the model's newer terms switched on one at a time
 #   tune       one real `duet tune` per collective, then the first again (a cache hit)
 #   trace      one operation traced: its measured timeline (JSON) and a picture beside the prediction
@@ -65,7 +67,7 @@
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
 # Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
-# collect, tune and trace), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
+# collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
 # RANDOM_ARGS, JOBS; each step's section below says more.
@@ -166,7 +168,13 @@ mpiw() {
         duet_mpirun "$1"
     fi
 }
-hw_arg() { [ -n "$PROFILE" ] && echo "--hw $PROFILE"; }
+# hw_arg: --hw PROFILE, else the device's built-in by its name (duet hw for-device: the table the GPU
+# commands use when given no --hw, so a run before the build picks the same profile).
+hw_arg() {
+    local p=$PROFILE
+    [ -z "$p" ] && [ -x "$DUET" ] && p=$("$DUET" hw for-device "$GPU_NAME" "$GPU_ARCH" 2> /dev/null)
+    [ -n "$p" ] && echo "--hw $p"
+}
 
 # MPS (NVIDIA) lets the persistent kernels of ranks that share a GPU run at once; without it they
 # take turns in time slices and every wait across ranks costs one. Started only for steps with more
@@ -219,7 +227,7 @@ worlds_default() { # 1 .. min(4, GPUs)
 # The A/B steps' repeats: as `duet bench` with one build, 30 runs after 5 with several.
 if [ -n "$VARIANTS" ] || [ -n "${ENV_E:-}" ]; then REPS="--repeats 30 --warmup 5"; else REPS="--repeats 20 --warmup 3"; fi
 
-note "tools/gpu.sh $* at $COMMIT on $(hostname 2> /dev/null): $GPU_VENDOR, $GPU_COUNT x $GPU_NAME ($GPU_ARCH, $GPU_SMS SMs), NP=$NP${DUET_DEBS_USED:+, cJSON and GSL from $DUET_DEBS}"
+note "tools/gpu.sh $* at $COMMIT on $(hostname 2> /dev/null): $GPU_VENDOR, $GPU_COUNT x $GPU_NAME ($GPU_ARCH, $GPU_SMS SMs, tag $DEVICE_TAG), NP=$NP${DUET_DEBS_USED:+, cJSON and GSL from $DUET_DEBS}"
 [ "$GPU_VENDOR" = none ] && note "no GPU found (nvidia-smi, amd-smi, rocm-smi, rocminfo): only the CPU steps can run"
 
 for step in "$@"; do
@@ -237,6 +245,7 @@ for step in "$@"; do
     info)
         {
             echo "commit $COMMIT"
+            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg)"
             uname -a
             case $GPU_VENDOR in
             nvidia)
@@ -411,8 +420,8 @@ for step in "$@"; do
         fi
         # shellcheck disable=SC2046,SC2086
         step_run "$step" "${COLLECT_LIMIT:-3000}" $(mpiw "$NP") "$DUET" calibrate collect "${args[@]}" \
-            -o "$corpus" ${COLLECT_ARGS:-}
-        record "$corpus" "$step" "duet calibrate collect ${args[*]} ${COLLECT_ARGS:-} ($NP ranks)"
+            -o "$corpus" $(hw_arg) ${COLLECT_ARGS:-}
+        record "$corpus" "$step" "duet calibrate collect ${args[*]} $(hw_arg) ${COLLECT_ARGS:-} ($NP ranks)"
         ;;
     corpus)
         # W = 1 on one GPU. About 4-5 min on one H200 in all by the h200 profile's predictions with
@@ -434,21 +443,24 @@ for step in "$@"; do
                 # shellcheck disable=SC2046,SC2086
                 step_run "corpus-$set-s$sweep" "${CORPUS_LIMIT:-1200}" $(mpiw 1) "$DUET" calibrate collect --grid w1 \
                     --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 \
-                    --warmup-ms "${CORPUS_WARMUP_MS:-200}" -o "$corpus" ${CORPUS_ARGS:-}
-                record "$corpus" corpus "duet calibrate collect --grid w1 --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 --warmup-ms ${CORPUS_WARMUP_MS:-200} ${CORPUS_ARGS:-} (1 rank)"
+                    --warmup-ms "${CORPUS_WARMUP_MS:-200}" -o "$corpus" $(hw_arg) ${CORPUS_ARGS:-}
+                record "$corpus" corpus "duet calibrate collect --grid w1 --random $n --seed $seed --order-seed $sweep --repeats 6 --rounds 3 --warmup 2 --warmup-ms ${CORPUS_WARMUP_MS:-200} $(hw_arg) ${CORPUS_ARGS:-} (1 rank)"
             done
         done
         ;;
     fit)
-        # CPU. Defaults reproduce the committed H200 profile: FIT_CORPUS (files), FIT_BASE (start
-        # profile), FIT_NAME, FIT_DATE, FIT_PARAMS, FIT_OUT (default OUT; FIT_OUT=tuning_data
-        # replaces the committed files). A corpus without bf16 rows fits gemm_eff_fp16, and
-        # gemm_eff_bf16 takes its value (the matrix rates of both types are equal on these GPUs).
+        # CPU. Defaults reproduce the committed H200 profile: FIT_NAME (default h200; h100 for the
+        # H100's), FIT_CORPUS (files; default tuning_data/NAME_world1-train-s1.json and
+        # NAME_world1-train2-s1.json), FIT_BASE (start profile; default tuning_data/NAME_w1_start.json),
+        # FIT_DATE, FIT_PARAMS, FIT_OUT (default OUT; FIT_OUT=tuning_data replaces the committed
+        # files, which `builtin` then makes the built-in NAME). A corpus without bf16 rows fits
+        # gemm_eff_fp16, and gemm_eff_bf16 takes its value (the matrix rates of both types are equal
+        # on these GPUs).
         fit_duet=${FIT_DUET:-build/duet}
         [ -x "$fit_duet" ] || [ "$DRY" = 1 ] || make -j"$NCPU" "${MAKE_VARS[@]}" "$fit_duet" > "$OUT/fit-build.log" 2>&1
-        corpus=${FIT_CORPUS:-tuning_data/h200_world1-train-s1.json tuning_data/h200_world1-train2-s1.json}
-        base=${FIT_BASE:-tuning_data/h200_w1_start.json}
         name=${FIT_NAME:-h200}
+        corpus=${FIT_CORPUS:-tuning_data/${name}_world1-train-s1.json tuning_data/${name}_world1-train2-s1.json}
+        base=${FIT_BASE:-tuning_data/${name}_w1_start.json}
         fo=${FIT_OUT:-$OUT}
         # The parameters of the built-in H200 fit (docs/calibration.md, "The H200 profile"): the GEMM's
         # rates (duet's per tile, the vendor's, the ragged vendor kernels'), its fixed costs, the
@@ -475,7 +487,7 @@ for step in "$@"; do
         # shellcheck disable=SC2086
         if [ $rc = 0 ] && [ "$DRY" != 1 ] && [[ $params != *gemm_eff_bf16* ]] && ! grep -q '"bf16"' $corpus; then
             why="the corpus is fp16, and the device runs bf16 matrix instructions at the fp16 rate"
-            [ "$name" = h200 ] && why="the corpus is fp16, and Hopper runs bf16 mma at the fp16 rate"
+            [[ $name == h[12]00 ]] && why="the corpus is fp16, and Hopper runs bf16 mma at the fp16 rate"
             jq --arg why "[derived] gemm_eff_fp16 of this fit: $why" \
                 '.constants.gemm_eff_bf16 = (.constants.gemm_eff_fp16 | .source = $why)' "$fo/$name.json" > "$fo/$name.json.tmp.$$" \
                 && mv "$fo/$name.json.tmp.$$" "$fo/$name.json"
@@ -483,23 +495,30 @@ for step in "$@"; do
         fi
         # hbm_gbs fits far below the device's rate on the one-GPU corpus: say so where users read it.
         if [ $rc = 0 ] && [ "$DRY" != 1 ] && [[ ,$params, == *,hbm_gbs,* ]]; then
-            jq '.constants.hbm_gbs.source += "; an effective constant: the memory rate the GEMM and comm tiles share in the model, not the device'"'"'s (a copy measures 4.3 TB/s; docs/calibration.md)"' \
+            copy=""
+            case $name in h200) copy="a copy measures 4.3 TB/s; " ;; h100) copy="a copy measures about 3.0 TB/s; " ;; esac
+            jq --arg copy "$copy" '.constants.hbm_gbs.source += "; an effective constant: the memory rate the GEMM and comm tiles share in the model, not the device'"'"'s (\($copy)docs/calibration.md)"' \
                 "$fo/$name.json" > "$fo/$name.json.tmp.$$" && mv "$fo/$name.json.tmp.$$" "$fo/$name.json"
         fi
         note "fit $name: rc=$rc, $((SECONDS - t0)) s. $(grep -E '^fit \(policy' "$OUT/fit.log" | cut -c1-200)"
         record "$fo/$name.json" fit "duet calibrate fit --corpus $corpus --hw $base --params $params"
         ;;
     builtin)
-        # CPU. The built-in h200 is the calibrated profile, constant by constant with its sources;
-        # the test hw/builtin_h200_is_the_calibrated_profile fails when the two differ.
-        src=${BUILTIN_SRC:-tuning_data/h200.json}
+        # CPU. A built-in profile is its committed profile, constant by constant with its sources:
+        # BUILTIN_NAME (default FIT_NAME, else h200) is generated from BUILTIN_SRC (default tuning_data/NAME.json)
+        # into model/hw_NAME.inc; the test hw/builtins_are_their_committed_profiles fails when the
+        # two differ. A new name also needs its line in model/hw.c's table.
+        bname=${BUILTIN_NAME:-${FIT_NAME:-h200}}
+        src=${BUILTIN_SRC:-tuning_data/$bname.json}
+        inc=model/hw_$bname.inc
+        [[ $bname =~ ^[a-z0-9_]+$ ]] || { note "builtin: '$bname' is not a profile name (a-z, 0-9, _)"; FAILED=1; continue; }
         {
             echo "/* Generated by tools/gpu.sh builtin from $src: do not edit; edit the profile and regenerate. */"
             # One initializer per constant, {F(name), value, "source"}; jq's @json quoting of the
             # ASCII sources is a valid C string literal.
             jq -r '.constants | to_entries[] | "    {F(\(.key)), \(.value.value), \(.value.source | @json)},"' "$src"
-        } > model/hw_h200.inc.tmp.$$ && mv model/hw_h200.inc.tmp.$$ model/hw_h200.inc
-        note "builtin: wrote model/hw_h200.inc from $src"
+        } > "$inc.tmp.$$" && mv "$inc.tmp.$$" "$inc"
+        note "builtin: wrote $inc from $src"
         ;;
     ablation)
         # CPU. What each newer term of the model adds, held out: the H200 fit of

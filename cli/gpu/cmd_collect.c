@@ -371,9 +371,10 @@ int cmd_collect(int argc, char **argv)
     if (e.rank == 0) {
         double est = collect_estimate_s(&e, &cp, &wls, w->pts);
         if (est >= 0)
-            printf("%s: %zu workloads, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
+            printf("%s: %zu workloads on %s, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
                    "(%.1f min) by the %s profile's predictions\n",
-                   cmd, wls.n, duet_collect_grid_name(grid), per_point, (int)rounds, est, est / 60, e.hw->name);
+                   cmd, wls.n, e.gpu->name, duet_collect_grid_name(grid), per_point, (int)rounds, est, est / 60,
+                   e.hw->name);
         fflush(stdout);
     }
     rc = collect_all(&e, &cp, &wls, out, &corpus, w);

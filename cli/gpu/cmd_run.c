@@ -133,12 +133,11 @@ int cmd_run(int argc, char **argv)
                                       "vendor library (use --mode fused or concurrent)");
     if ((rc = cli_out_check("run", "-o", out_path)) != CLI_EXIT_OK)
         return rc;
-    const char *hw_arg = c.hw_arg;
     gpu_env_t e;
     duet_measure_params_t mp = duet_measure_default_params();
     mp.ctx.heap_bytes = (size_t)2 << 30;
-    mp.baseline = mode == DUET_MODE_VENDOR; /* BLASLt for vendor mode's GEMM */
-    mp.ctx.hw = strcmp(hw_arg, "h200") == 0 ? NULL : hw_arg;
+    mp.baseline = mode == DUET_MODE_VENDOR;   /* BLASLt for vendor mode's GEMM */
+    mp.ctx.hw = c.hw_given ? c.hw_arg : NULL; /* NULL: the device's own */
     if ((rc = gpu_env_init(&e, "run", &argc, &argv, &mp)) != CLI_EXIT_OK)
         return rc;
     duet_measure_runs_t runs = duet_measure_default_runs();
@@ -148,7 +147,7 @@ int cmd_run(int argc, char **argv)
     /* The workload at this world; the configuration against the device's profile. */
     c.have_world = 1;
     c.wl.world = e.world;
-    c.hw_arg = mp.ctx.hw ? mp.ctx.hw : "h200";
+    c.hw_arg = mp.ctx.hw ? mp.ctx.hw : e.hw->name; /* the device's built-in */
     duet_trace_t measured, predicted;
     duet_trace_init(&measured, "measured (rank 0)");
     duet_trace_init(&predicted, "predicted");

@@ -204,11 +204,36 @@ double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t tile);
  */
 double duet_hw_mode_err(const duet_hw_t *hw, int32_t mode);
 
-/** Number of built-in profiles, and their names ("h200", "mi300x", "mi350x"). */
+/** Number of built-in profiles, and their names ("h100", "h200", "mi300x", "mi350x"). */
 int duet_hw_builtin_count(void);
 const char *duet_hw_builtin_name(int i);
 /** Copy a built-in profile. @return DUET_ERR_NOT_FOUND for an unknown name. */
 duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p);
+
+/** How duet_hw_builtin_for_device() found a device's profile. */
+typedef enum duet_hw_match {
+    DUET_HW_MATCH_EXACT,  /* the device the profile describes, in one of its drivers' spellings */
+    DUET_HW_MATCH_FAMILY, /* another member of its family ("NVIDIA H100 PCIe"): the nearest built-in */
+    DUET_HW_MATCH_ARCH    /* an unknown device: the built-in of its architecture (or vendor) */
+} duet_hw_match_t;
+
+/**
+ * The built-in profile of a device, by the name its driver prints: "NVIDIA H100 80GB HBM3" ->
+ * "h100", "NVIDIA H200" -> "h200", "AMD Instinct MI300X" -> "mi300x", "AMD Instinct MI350X" and
+ * "AMD Instinct MI355X" -> "mi350x". The name's words decide (case and punctuation aside), whole:
+ * "NVIDIA GH200 480GB" is not an H200. An unknown device gets the built-in of `arch` ("gfx950"
+ * mi350x, other "gfx..." mi300x; NULL or "" when unknown), else of its vendor (AMD mi300x, else
+ * h200). Never NULL; *match_p (NULL: not wanted) says which of the three it was.
+ */
+const char *duet_hw_builtin_for_device(const char *device, const char *arch, duet_hw_match_t *match_p);
+
+/**
+ * Whether two device names name one device: the same words (case and punctuation aside), or two
+ * spellings of one built-in's device ("NVIDIA H100" and "NVIDIA H100 80GB HBM3"). Another member
+ * of a family is another device ("NVIDIA H100 PCIe" is not "NVIDIA H100"). An empty name (not
+ * recorded) matches any. @return 1 or 0.
+ */
+int duet_hw_device_match(const char *a, const char *b);
 
 /** Check every bound of a profile. @return DUET_ERR_INVALID_ARG naming the first bad field. */
 duet_status_t duet_hw_validate(const duet_hw_t *hw);

@@ -16,7 +16,7 @@ static inline duet_corpus_t t_corpus_header(int32_t sms, int32_t world)
 {
     duet_corpus_t c;
     duet_corpus_init(&c);
-    snprintf(c.device, sizeof(c.device), "synthetic");
+    snprintf(c.device, sizeof(c.device), "NVIDIA H200");
     snprintf(c.arch, sizeof(c.arch), "sm_90");
     snprintf(c.driver, sizeof(c.driver), "none");
     snprintf(c.runtime, sizeof(c.runtime), "duet simulator");

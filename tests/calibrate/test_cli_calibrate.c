@@ -178,11 +178,19 @@ Test(cli_calibrate, corrupt_and_partial_corpora_exit_2_with_one_line, T_TIMEOUT)
     FIT(bad, "--hw", "h200");
     t_cli_expect_error(r, 2, "calibrate fit", "differs from the corpus's world 4");
 
-    /* Measured on another device. */
+    /* Measured on another device: refused by name, and forced, by the SM count the configurations
+     * are made of. */
     FIT(good, "--hw", "mi300x");
-    t_cli_expect_error(r, 2, "calibrate fit", "measured on synthetic with 132 SMs, but profile mi300x has 304 SMs");
-    t_cli_run(r, NULL, "validate", "--corpus", good, "--hw", "mi300x", NULL);
-    t_cli_expect_error(r, 2, "validate", "but profile mi300x has 304 SMs");
+    t_cli_expect_error(r, 2, "calibrate fit",
+                       "good.json was measured on NVIDIA H200, but base profile mi300x is of AMD Instinct MI300X: "
+                       "give its profile (--hw h200), or pass --allow-device-mix");
+    FIT(good, "--hw", "mi300x", "--allow-device-mix");
+    cr_assert_eq(r->code, 2, "%s", r->err);
+    cr_assert(strstr(r->err, "duet: calibrate fit: warning: ") == r->err, "%s", r->err);
+    cr_assert(strstr(r->err, "measured on NVIDIA H200 with 132 SMs, but profile mi300x has 304 SMs"), "%s", r->err);
+    t_cli_run(r, NULL, "validate", "--corpus", good, "--hw", "mi300x", "--allow-device-mix", NULL);
+    cr_assert_eq(r->code, 2, "%s", r->err);
+    cr_assert(strstr(r->err, "but profile mi300x has 304 SMs"), "%s", r->err);
 
     /* A missing file; a second corpus that is bad names that file. */
     FIT("/nonexistent/corpus.json", "--hw", "h200");

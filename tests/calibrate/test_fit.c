@@ -293,7 +293,7 @@ Test(fit, unusable_corpora_and_profiles_are_refused_with_reasons, T_TIMEOUT)
     /* A profile of another device: 304 CUs for a corpus measured on 132 SMs. */
     duet_hw_t mi = t_hw("mi300x");
     cr_assert_eq(duet_cal_report_run(&c, names, 1, &mi, &p, rep), DUET_ERR_INVALID_ARG);
-    cr_assert(strstr(duet_last_error(), "w2.json: measured on synthetic with 132 SMs, but profile mi300x has 304"),
+    cr_assert(strstr(duet_last_error(), "w2.json: measured on NVIDIA H200 with 132 SMs, but profile mi300x has 304"),
               "%s", duet_last_error());
 
     /* A start value of 0 cannot be a logarithm. */

@@ -130,6 +130,52 @@ Test(cli, hw_show_round_trips_through_stdin, T_TIMEOUT)
     t_cli_expect_error(&back, 2, "hw", "paint");
 }
 
+/* hw list: every built-in, h100 among them, and what each is fitted to (the sources of its
+ * constants: the H200's fit names its one-GPU training corpus; MI300X's datasheet profile none). */
+Test(cli, hw_list_says_what_each_builtin_is_fitted_to, T_TIMEOUT)
+{
+    static t_cli_t r;
+    t_cli_run(&r, NULL, "hw", "list", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    const char *h100 = strstr(r.out, "\nh100 "), *h200 = strstr(r.out, "\nh200 "), *mi = strstr(r.out, "\nmi300x ");
+    cr_assert(h100 != NULL && h200 != NULL && mi != NULL, "%s", r.out);
+    cr_assert(strstr(h100, "NVIDIA H100 80GB HBM3") == h100 + 10, "%s", r.out);
+    const char *eol = strchr(mi + 1, '\n');
+    cr_assert(strstr(mi, "not fitted") != NULL && strstr(mi, "not fitted") < eol, "%s", r.out);
+    eol = strchr(h200 + 1, '\n');
+    const char *fit = strstr(h200, "most to tuning_data/h200_world1-train-s1.json (kernels ");
+    cr_assert(fit != NULL && fit < eol, "%s", r.out);
+    t_cli_run(&r, NULL, "hw", "list", "--json", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"fit\":\tnull") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "\"fit\":\t\"tuning_data/h200_world1-train-s1.json (kernels ") != NULL, "%s", r.out);
+}
+
+/* hw for-device: the built-in of a device by the name its driver prints, a note where it is not
+ * the device's own. */
+Test(cli, hw_for_device_names_the_builtin_and_its_fallbacks, T_TIMEOUT)
+{
+    static t_cli_t r;
+    t_cli_run(&r, NULL, "hw", "for-device", "NVIDIA H100 80GB HBM3", "sm_90", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "h100\n");
+    cr_assert_str_eq(r.err, "");
+    t_cli_run(&r, NULL, "hw", "for-device", "NVIDIA H200", NULL);
+    cr_assert_str_eq(r.out, "h200\n");
+    cr_assert_str_eq(r.err, "");
+    t_cli_run(&r, NULL, "hw", "for-device", "AMD Instinct MI355X", "gfx950", NULL);
+    cr_assert_str_eq(r.out, "mi350x\n");
+    cr_assert(strstr(r.err, "duet: hw for-device: note: no built-in profile of AMD Instinct MI355X: using mi350x "
+                            "(AMD Instinct MI350X), the nearest") == r.err,
+              "%s", r.err);
+    t_cli_run(&r, NULL, "hw", "for-device", "NVIDIA GH200 480GB", "sm_90", NULL);
+    cr_assert_str_eq(r.out, "h200\n");
+    cr_assert(strstr(r.err, "note: unknown device NVIDIA GH200 480GB (sm_90): using h200 (NVIDIA H200)") != NULL, "%s",
+              r.err);
+    t_cli_run(&r, NULL, "hw", "for-device", NULL);
+    t_cli_expect_error(&r, 2, "hw for-device", "give the device's name");
+}
+
 Test(cli, writes_into_a_missing_folder_exit_2_and_leave_no_file, T_TIMEOUT)
 {
     static t_cli_t r;

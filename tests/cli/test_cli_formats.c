@@ -406,7 +406,7 @@ Test(cli_formats, every_table_command_has_csv, .timeout = 60)
         cr_assert_eq(d.fields[0], cols, "%s: %d columns", name, d.fields[0]);                                          \
         csv_free(&d);                                                                                                  \
     } while (0)
-    CSV_CASE("hw list", 9, "hw", "list");
+    CSV_CASE("hw list", 11, "hw", "list");
     CSV_CASE("hw show", 4, "hw", "show", "h200");
     CSV_CASE("predict", 17, "predict", AG, GEMM, "--splits", "step:16"); /* the 15 of a row, lo_us and hi_us */
     CSV_CASE("derive-candidates", 12, "derive-candidates", "--corpus", TEST_S1);

@@ -31,7 +31,7 @@ Test(status, last_error_is_kept_and_cleared, T_TIMEOUT)
 
 Test(hw, builtins_are_complete_and_valid, T_TIMEOUT)
 {
-    cr_assert_eq(duet_hw_builtin_count(), 3);
+    cr_assert_eq(duet_hw_builtin_count(), 4);
     for (int i = 0; i < duet_hw_builtin_count(); i++) {
         duet_hw_t hw;
         cr_assert_eq(duet_hw_builtin(duet_hw_builtin_name(i), &hw), DUET_OK);
@@ -39,8 +39,15 @@ Test(hw, builtins_are_complete_and_valid, T_TIMEOUT)
         for (int f = 0; f < DUET_HW_NFIELDS; f++)
             cr_assert(strlen(hw.source[f]) > 5, "%s: constant %s has no source", hw.name, duet_hw_field_info(f)->key);
     }
-    duet_hw_t h = t_hw("h200"), a = t_hw("mi300x"), b = t_hw("mi350x");
+    duet_hw_t h = t_hw("h200"), a = t_hw("mi300x"), b = t_hw("mi350x"), g = t_hw("h100");
     cr_assert_eq(h.n_sms, 132);
+    /* H100 SXM5 (datasheet): 132 SMs, 50 MB of L2, 989.4 TFLOP/s dense bf16 like the H200, and a
+     * measured copy of about 3.0 TB/s (HBM3, 3.35 TB/s datasheet). */
+    cr_assert_eq(g.n_sms, 132);
+    cr_assert(t_rel_eq(g.l2_mib, 50, 1e-12));
+    cr_assert(t_rel_eq(g.hbm_gbs, 3000, 1e-12));
+    cr_assert(t_rel_eq(duet_cost_peak_flops(&g, DUET_DTYPE_BF16), 989.4e12, 0.01));
+    cr_assert_str_eq(g.arch, "sm_90");
     cr_assert_eq(a.n_sms, 304);
     cr_assert_eq(b.n_sms, 256);
     cr_assert_eq(h.fabric, DUET_FABRIC_SWITCH);
@@ -239,6 +246,135 @@ Test(hw, load_resolves_names_and_paths, T_TIMEOUT)
     cr_assert_eq(duet_hw_load("no-such-profile", &hw), DUET_ERR_NOT_FOUND);
     cr_assert_eq(duet_hw_load("/nonexistent/dir/p.json", &hw), DUET_ERR_NOT_FOUND);
     cr_assert_eq(duet_hw_load("", &hw), DUET_ERR_INVALID_ARG);
+}
+
+/* Each built-in of a committed profile (tuning_data/NAME.json) is that file, constant by constant
+ * with its sources (tools/gpu.sh builtin generates it; regenerate after a new fit). */
+Test(hw, builtins_are_their_committed_profiles, T_TIMEOUT)
+{
+    static const char *const names[] = {"h100", "h200"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "tuning_data/%s.json", names[i]);
+        duet_hw_t file, built = t_hw(names[i]);
+        cr_assert_eq(duet_hw_load(path, &file), DUET_OK, "%s", duet_last_error());
+        cr_assert_str_eq(file.name, names[i]);
+        cr_assert(duet_hw_device_match(file.device, built.device), "%s: %s vs %s", path, file.device, built.device);
+        cr_assert_str_eq(file.arch, built.arch);
+        cr_assert_eq(file.fabric, built.fabric);
+        for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+            const char *key = duet_hw_field_info(f)->key;
+            cr_assert_eq(duet_hw_get(&built, f), duet_hw_get(&file, f), "%s %s: built-in %.17g, file %.17g", path, key,
+                         duet_hw_get(&built, f), duet_hw_get(&file, f));
+            cr_assert_str_eq(built.source[f], file.source[f], "%s %s", path, key);
+        }
+    }
+}
+
+/* The H100's start profile: the H200's one-GPU start with the H100's own datasheet and measured
+ * values, and every constant taken from the H200 saying so. */
+Test(hw, h100_start_profile_names_its_sources, T_TIMEOUT)
+{
+    duet_hw_t s, h2;
+    cr_assert_eq(duet_hw_load("tuning_data/h100_w1_start.json", &s), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_hw_load("tuning_data/h200_w1_start.json", &h2), DUET_OK, "%s", duet_last_error());
+    cr_assert_str_eq(s.name, "h100");
+    cr_assert_str_eq(s.device, "NVIDIA H100 80GB HBM3");
+    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+        const char *key = duet_hw_field_info(f)->key;
+        /* No fit of the H100 yet: a value from the H200's fit says that it is the H200's. */
+        cr_assert(strncmp(s.source[f], "fit:", 4) != 0, "%s: %s", key, s.source[f]);
+        if (strncmp(h2.source[f], "fit:", 4) == 0) {
+            cr_assert_eq(duet_hw_get(&s, f), duet_hw_get(&h2, f), "%s", key);
+            cr_assert(strstr(s.source[f], "H200") || strstr(s.source[f], "h200"), "%s: %s", key, s.source[f]);
+            cr_assert(strstr(s.source[f], "unmeasured on H100"), "%s: %s", key, s.source[f]);
+        }
+    }
+    /* The fabric: NVLink 4 through NVSwitch, one port, its constants from the 2 x H200 fit. */
+    cr_assert_eq(s.n_links, 1);
+    cr_assert(strstr(s.source[DUET_HW_F_link_gbs], "2 x H200") != NULL, "%s", s.source[DUET_HW_F_link_gbs]);
+    cr_assert(strstr(s.source[DUET_HW_F_link_gbs], "450 GB/s") != NULL, "%s", s.source[DUET_HW_F_link_gbs]);
+    cr_assert(t_rel_eq(s.l2_mib, 50, 1e-12));
+    cr_assert(t_rel_eq(s.hbm_gbs, 3000, 1e-12));
+}
+
+/* The names drivers print (CUDA's device properties and nvidia-smi, HIP's and rocminfo's), and
+ * the profile each gets. */
+Test(hw, builtin_for_device_by_the_drivers_names, T_TIMEOUT)
+{
+    static const struct {
+        const char *device, *arch, *profile;
+        duet_hw_match_t how;
+    } cases[] = {
+        {"NVIDIA H100 80GB HBM3", "sm_90", "h100", DUET_HW_MATCH_EXACT},
+        {"NVIDIA H100", "sm_90", "h100", DUET_HW_MATCH_EXACT},
+        {"nvidia  h100", NULL, "h100", DUET_HW_MATCH_EXACT},
+        {"NVIDIA H100 PCIe", "sm_90", "h100", DUET_HW_MATCH_FAMILY},
+        {"NVIDIA H100 NVL", "sm_90", "h100", DUET_HW_MATCH_FAMILY},
+        {"NVIDIA H200", "sm_90", "h200", DUET_HW_MATCH_EXACT},
+        {"NVIDIA H200 NVL", "sm_90", "h200", DUET_HW_MATCH_FAMILY},
+        /* Whole words: a GH200 is not an H200, an H20 is neither; both Hopper, so the sm_90 default. */
+        {"NVIDIA GH200 480GB", "sm_90", "h200", DUET_HW_MATCH_ARCH},
+        {"NVIDIA H20", "sm_90", "h200", DUET_HW_MATCH_ARCH},
+        {"NVIDIA H800", "sm_90", "h200", DUET_HW_MATCH_ARCH},
+        {"AMD Instinct MI300X", "gfx942:sramecc+:xnack-", "mi300x", DUET_HW_MATCH_EXACT},
+        {"AMD Instinct MI300X VF", "gfx942:sramecc+:xnack-", "mi300x", DUET_HW_MATCH_EXACT},
+        {"AMD Instinct MI350X", "gfx950", "mi350x", DUET_HW_MATCH_EXACT},
+        {"AMD Instinct MI355X", "gfx950", "mi350x", DUET_HW_MATCH_FAMILY},
+        {"AMD Instinct MI325X", "gfx942", "mi300x", DUET_HW_MATCH_ARCH},
+        {"AMD Instinct MI300A", "gfx942", "mi300x", DUET_HW_MATCH_ARCH},
+        {"", "gfx950", "mi350x", DUET_HW_MATCH_ARCH},
+        {"AMD Radeon Graphics", NULL, "mi300x", DUET_HW_MATCH_ARCH},
+        {NULL, NULL, "h200", DUET_HW_MATCH_ARCH},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        duet_hw_match_t how = (duet_hw_match_t)-1;
+        const char *p = duet_hw_builtin_for_device(cases[i].device, cases[i].arch, &how);
+        cr_assert_str_eq(p, cases[i].profile, "%s", cases[i].device ? cases[i].device : "(null)");
+        cr_assert_eq(how, cases[i].how, "%s: match %d", cases[i].device ? cases[i].device : "(null)", (int)how);
+        duet_hw_t hw;
+        cr_assert_eq(duet_hw_builtin(p, &hw), DUET_OK, "%s", p);
+    }
+    cr_assert_str_eq(duet_hw_builtin_for_device("NVIDIA H100 80GB HBM3", NULL, NULL), "h100");
+    /* Every built-in's own device is an exact match of itself. */
+    for (int i = 0; i < duet_hw_builtin_count(); i++) {
+        duet_hw_t hw = t_hw(duet_hw_builtin_name(i));
+        duet_hw_match_t how;
+        cr_assert_str_eq(duet_hw_builtin_for_device(hw.device, hw.arch, &how), hw.name);
+        cr_assert_eq(how, DUET_HW_MATCH_EXACT, "%s", hw.device);
+    }
+}
+
+/* Which device names are one device (a corpus and a profile, two corpora). */
+Test(hw, device_match_spellings_and_variants, T_TIMEOUT)
+{
+    static const struct {
+        const char *a, *b;
+        int same;
+    } cases[] = {
+        {"NVIDIA H200", "NVIDIA H200", 1},
+        {"NVIDIA H200", "nvidia h200", 1},
+        {"NVIDIA H200", " NVIDIA  H200 ", 1},
+        {"NVIDIA H100 80GB HBM3", "NVIDIA H100", 1},
+        {"NVIDIA H100", "NVIDIA H100 80GB HBM3", 1},
+        {"AMD Instinct MI300X", "AMD Instinct MI300X VF", 1},
+        {"NVIDIA H100 80GB HBM3", "NVIDIA H200", 0},
+        {"NVIDIA H100", "NVIDIA H100 PCIe", 0},
+        {"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", 0},
+        {"NVIDIA H200", "NVIDIA H200 NVL", 0},
+        {"NVIDIA H200", "NVIDIA GH200 480GB", 0},
+        {"AMD Instinct MI350X", "AMD Instinct MI355X", 0},
+        {"AMD Instinct MI300X", "AMD Instinct MI325X", 0},
+        {"NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 1},
+        {"", "NVIDIA H200", 1},
+        {"NVIDIA H200", NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_assert_eq(duet_hw_device_match(cases[i].a, cases[i].b), cases[i].same, "'%s' vs '%s'", cases[i].a,
+                     cases[i].b ? cases[i].b : "(null)");
+        cr_assert_eq(duet_hw_device_match(cases[i].b, cases[i].a), cases[i].same, "symmetric: '%s' vs '%s'", cases[i].a,
+                     cases[i].b ? cases[i].b : "(null)");
+    }
 }
 
 /* The built-in h200 is the calibrated profile, constant by constant, with the file's sources

@@ -20,7 +20,7 @@ class TestDuet(unittest.TestCase):
     def test_library_and_profiles(self):
         self.assertTrue(os.path.exists(duet.library_path()))
         self.assertRegex(duet.version(), r"^\d+\.\d+\.\d+$")
-        self.assertEqual(duet.hw_list(), ["h200", "mi300x", "mi350x"])
+        self.assertEqual(duet.hw_list(), ["h100", "h200", "mi300x", "mi350x"])
         prof = duet.hw("mi300x")
         self.assertEqual(prof["schema"], "duet-hw/1")
         self.assertEqual(prof["constants"]["n_sms"]["value"], 304)
