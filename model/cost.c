@@ -421,10 +421,33 @@ duet_status_t duet_plan_vendor_kernel(const duet_hw_t *hw, const duet_vendor_ker
 {
     if (plan->cfg.mode != DUET_MODE_VENDOR || plan->wl.m <= 0)
         return DUET_OK;
-    if (rec == NULL || !rec->valid)
+    /* The recorded kernel is priced only where the profile says its constants describe recorded
+     * kernels (vendor_records): on the H100 training corpus the recorded tiles (32x32 to 192x192,
+     * clusters, up to 21 K parts) priced with the constants of the modelled tile set gave a held-out
+     * APE of 9.9 % median and 70.8 % p95 on the vendor GEMM alone, the modelled choice 8.2 % and
+     * 27.9 % (docs/calibration.md, "The H100 profile"). */
+    if (rec == NULL || !rec->valid || !hw->vendor_records)
         return duet_plan_vendor_choose(hw, plan);
     duet_gemm_tile_t t = {rec->tile_m, rec->tile_n, rec->stage_k > 0 ? rec->stage_k : 64};
-    return duet_plan_set_gemm_kernel(plan, t, rec->split_k > 1 ? rec->split_k : 1);
+    /* A split past duet's limit (cuBLASLt chose 21 parts on H100 for a small-M, long-K GEMM) is
+     * priced at the limit: the same K work in fewer, longer parts. */
+    int32_t s = rec->split_k > DUET_MAX_SPLIT_K ? DUET_MAX_SPLIT_K : rec->split_k > 1 ? rec->split_k : 1;
+    /* cuBLASLt splits K into parts of any length (on H100, 704x...x704 in 9 parts), while the plan
+     * counts whole K steps, each part at least one. Where the recorded split does not fit steps of
+     * the recorded (or assumed) length, the step halves, down to 8 elements, and then the parts
+     * shrink: a vendor K step's price is its matrix work (2 BM BN BK FLOP), so the K loop's price
+     * follows the part's K elements whatever its step. */
+    for (;;) {
+        duet_gemm_geom_t g;
+        duet_gemm_geom_init(&g, plan->wl.m, plan->wl.n, plan->wl.k, t, plan->cfg.group_m, s);
+        if (s == 1 || duet_gemm_parts_nonempty(&g))
+            break;
+        if (t.bk > 8)
+            t.bk /= 2;
+        else
+            s--;
+    }
+    return duet_plan_set_gemm_kernel(plan, t, s);
 }
 
 double duet_cost_stage_s(const duet_hw_t *hw, const duet_plan_t *plan)

@@ -112,6 +112,8 @@ typedef enum {
       "factor on the vendor GEMM's efficiency where N is even but not a multiple of 8 (C rows on 4 bytes)")            \
     X(vendor_ragged_sm_resp, DBL, "1", 0, 1,                                                                           \
       "share of the SMs left out by the SM-count target that the vendor's fallback kernels give up; 0: none")          \
+    X(vendor_records, INT, "0/1", 0, 1,                                                                                \
+      "1: a corpus row's recorded vendor kernel is priced; 0: the model's choice of the library's kernel, as offline") \
     X(c_ragged_sm_gbs, DBL, "GB/s", 0, 1e5,                                                                            \
       "one SM's rate storing C rows that start off 16 bytes (N % 8 != 0); 0: as aligned")                              \
     X(tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per pass of a GEMM tile (pipeline drain, epilogue sync)")      \

@@ -11,6 +11,7 @@
 static duet_corpus_row_t vendor_row(int32_t kind, int32_t gemm_wgs)
 {
     duet_hw_t hw = t_hw("h200");
+    hw.vendor_records = 1; /* a profile whose constants describe recorded kernels */
     duet_corpus_row_t r;
     memset(&r, 0, sizeof(r));
     r.kind = kind;
@@ -45,6 +46,7 @@ static double gemm_ms(const duet_hw_t *hw, const duet_corpus_row_t *r, duet_gemm
 Test(vendor_rows, a_recorded_kernel_is_priced_and_else_the_modelled_choice, T_TIMEOUT)
 {
     duet_hw_t hw = t_hw("h200");
+    hw.vendor_records = 1; /* a profile whose constants describe recorded kernels */
     duet_corpus_row_t r = vendor_row(DUET_ROW_GEMM_ALONE, 66);
     duet_sim_ws_t *ws = NULL;
     cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK);
@@ -65,6 +67,7 @@ Test(vendor_rows, a_set_prices_its_vendor_rows_at_the_librarys_kernel, T_TIMEOUT
 {
     /* The fit's row set builds each plan once; a vendor row's kernel is decided per profile. */
     duet_hw_t hw = t_hw("h200");
+    hw.vendor_records = 1; /* a profile whose constants describe recorded kernels */
     duet_corpus_row_t rows[2] = {vendor_row(DUET_ROW_GEMM_ALONE, 66), vendor_row(DUET_ROW_GEMM_ALONE, 132)};
     rows[1].vendor = (duet_vendor_kernel_t){.valid = 1, .tile_m = 64, .tile_n = 64, .stage_k = 64, .split_k = 1};
     duet__cal_set_t s;
@@ -92,4 +95,24 @@ Test(vendor_rows, the_vendors_collective_alone_is_not_fitted, T_TIMEOUT)
     cr_assert_eq(duet__cal_row_usable(&s, 1, &duet_sim_policy_fluid), 1);
     cr_assert_eq(duet__cal_row_usable(&s, 2, &duet_sim_policy_fluid), 1);
     duet__cal_set_free(&s);
+}
+
+/* vendor_records 0 (the built-ins): a row's recorded kernel is not priced, the modelled choice is,
+ * as for a row with no record. */
+Test(vendor_rows, a_profile_without_vendor_records_prices_the_modelled_choice, T_TIMEOUT)
+{
+    duet_hw_t hw = t_hw("h200");
+    cr_assert_eq(hw.vendor_records, 0);
+    duet_corpus_row_t r = vendor_row(DUET_ROW_GEMM_ALONE, 66);
+    duet_sim_ws_t *ws = NULL;
+    cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK);
+    double none, rec;
+    cr_assert_eq(duet_cal_row_predict(ws, NULL, &hw, &r, &none), DUET_OK, "%s", duet_last_error());
+    r.vendor = (duet_vendor_kernel_t){.valid = 1, .tile_m = 64, .tile_n = 64, .stage_k = 64, .split_k = 1};
+    cr_assert_eq(duet_cal_row_predict(ws, NULL, &hw, &r, &rec), DUET_OK);
+    duet_sim_ws_destroy(ws);
+    cr_assert_eq(rec, none);
+    hw.vendor_records = 1;
+    cr_assert(!t_rel_eq(gemm_ms(&hw, &r, (duet_gemm_tile_t){64, 64, 64}, 1, 0), none, 1e-3),
+              "the record would have priced otherwise");
 }

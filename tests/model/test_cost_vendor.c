@@ -22,6 +22,7 @@ static duet_hw_t plain_hw(void)
     hw.vendor_sm_contention = 0;
     hw.l2_gbs = 1e6;
     hw.hbm_gbs = 1e6;
+    hw.vendor_records = 1; /* these tests price recorded kernels */
     return hw;
 }
 
@@ -84,6 +85,28 @@ Test(cost_vendor, a_recorded_kernel_outside_duets_tiles_and_its_k_split_set_the_
     cr_assert_eq(duet_plan_vendor_kernel(&hw, &rec, &pf), DUET_OK);
     cr_assert_eq(pf.gemm.bm, f.tile.bm);
     cr_assert_eq(duet_plan_set_gemm_kernel(&pf, f.tile, 1), DUET_ERR_INVALID_ARG);
+}
+
+/*
+ * cuBLASLt splits K into parts of any length and past duet's 16 (recorded on H100: K = 704 in 9
+ * parts, a small-M GEMM in 21). K = 704 is 11 steps of 64: 9 parts of ceil(11 / 9) = 2 steps leave
+ * the last 4 empty; of 32, 22 steps in parts of 3 leave the 9th empty (8 x 3 = 24 > 22); of 16, 44
+ * steps in parts of 5 give the 9th 4: the plan takes BK 16. 21 parts are priced as 16.
+ */
+Test(cost_vendor, a_recorded_k_split_of_any_length_fits_the_plan, T_TIMEOUT)
+{
+    duet_hw_t hw = plain_hw();
+    duet_plan_t p = vendor_plan(&hw, 1024, 1024, 704, 132);
+    duet_vendor_kernel_t rec = {.valid = 1, .tile_m = 128, .tile_n = 128, .stage_k = 0, .split_k = 9};
+    cr_assert_eq(duet_plan_vendor_kernel(&hw, &rec, &p), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(p.gemm.split_k, 9);
+    cr_assert_eq(p.gemm.bk, 16);
+    cr_assert_eq(p.gemm.k_iters, 5);
+    duet_plan_t q = vendor_plan(&hw, 64, 1024, 16384, 132);
+    rec.split_k = 21;
+    cr_assert_eq(duet_plan_vendor_kernel(&hw, &rec, &q), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(q.gemm.split_k, DUET_MAX_SPLIT_K);
+    cr_assert_eq(q.gemm.bk, 64);
 }
 
 Test(cost_vendor, the_modelled_choice_is_the_librarys_fastest_kernel, T_TIMEOUT)
