@@ -316,13 +316,15 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
         "%s>predicted makespan (ms)</text>\n",
         top + ph / 2, top + ph / 2, FONT);
 
-    /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. */
+    /* The summary under the title, then one polyline per (mode, tile), clipped to the plot. The
+     * circle is the fastest prediction, not the advice: the verdict (sim/decide.c) keeps the safe
+     * choice unless the gain clears the band of the known errors, which the picture cannot show. */
     const duet_sweep_point_t *best = &res->points[0];
     char tile[32];
     char split[48];
     duet__sbuf_printf(&b,
-                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>best: %s, CTAs %s, tile %s: %.4g ms "
-                      "(circle)</text>\n",
+                      "<text x=\"20\" y=\"48\" font-size=\"13\" %s>fastest prediction: %s, CTAs %s, tile %s: "
+                      "%.4g ms (circle); duet predict's verdict weighs it with the known error</text>\n",
                       FONT, duet_mode_name(best->cfg.mode), duet_config_split_str(&best->cfg, split, sizeof(split)),
                       duet_config_tile_str(&best->cfg, tile, sizeof(tile)), best->makespan_s * 1e3);
     char rank[128];

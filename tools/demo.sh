@@ -6,7 +6,9 @@ set -eu
 duet=$1
 out=$2
 mkdir -p "$out"
-set -- --hw h200 --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --world 2 --dtype bf16
+# --mode all: vendor mode (cuBLASLt on an SM target beside a capped collective) is drawn beside duet's modes,
+# the same sweep `duet predict --emit` compares duet's best with.
+set -- --hw h200 --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --world 2 --dtype bf16 --mode all
 
 echo "== duet predict $* --top 8"
 "$duet" predict "$@" --top 8 --svg "$out/curve.svg" --timeline "$out/timeline.svg" --trace "$out/trace.json"
