@@ -136,13 +136,7 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
         comm_ctas = hw->n_sms - gemm_sms; /* as the sweep splits the SMs */
     /* As the sweep prices a vendor split (sim/sweep.c): one plan, the library's kernel for the SM
      * target (duet_plan_vendor_choose()), simulated once. */
-    duet_config_t c = duet_config_default(hw, DUET_MODE_VENDOR);
-    if (sp->cm > 0)
-        c.cm = sp->cm;
-    if (sp->cn > 0)
-        c.cn = sp->cn;
-    if (sp->group_m > 0)
-        c.group_m = sp->group_m;
+    duet_config_t c = duet__sweep_config_base(hw, sp, DUET_MODE_VENDOR);
     duet_plan_t plan;
     duet_sim_result_t r;
     duet_status_t st = duet_config_complete_split(&c, hw, -1, gemm_sms, comm_ctas);

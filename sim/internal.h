@@ -81,6 +81,9 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan);
 
 /* The JSON builders of sim/api_json.c, shared by the CLI's --json and duet_predict_json(). */
 struct cJSON;
+/* A mode's default configuration with the sweep's comm tile and group_m (p->cm, cn, group_m where set):
+ * what every point of a sweep, its static default and a running vendor split start from. */
+duet_config_t duet__sweep_config_base(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode);
 struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p);
 /**
  * Add a workload's members to o: collective, dtype, m, n, k, mc, nc, world, root, comm_bytes (the

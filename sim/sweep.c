@@ -61,19 +61,25 @@ const duet_sweep_point_t *duet_sweep_best(const duet_sweep_result_t *res, uint32
     return NULL;
 }
 
-/* Fill in the configuration of one sweep point. */
-static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
-                                        duet_gemm_tile_t tile, int32_t split_k, int32_t split)
+duet_config_t duet__sweep_config_base(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode)
 {
     duet_config_t c = duet_config_default(hw, mode);
-    c.tile = tile;
-    c.split_k = split_k;
     if (p->cm > 0)
         c.cm = p->cm;
     if (p->cn > 0)
         c.cn = p->cn;
     if (p->group_m > 0)
         c.group_m = p->group_m;
+    return c;
+}
+
+/* Fill in the configuration of one sweep point. */
+static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode,
+                                        duet_gemm_tile_t tile, int32_t split_k, int32_t split)
+{
+    duet_config_t c = duet__sweep_config_base(hw, p, mode);
+    c.tile = tile;
+    c.split_k = split_k;
     /* Fused: `split` CTAs of the grid start on GEMM. Concurrent and vendor: the two grids (or the
      * GEMM's SM target and the comm grid) partition the SMs. Neither can disagree. */
     if (mode == DUET_MODE_FUSED)
@@ -459,13 +465,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
     /* The static default: fused, 3/4 of the SMs on GEMM, the default tile. It is simulated first, as
      * its makespan is a bar of phase two; a candidate that is the same configuration reuses it. */
     {
-        duet_config_t d = duet_config_default(hw, DUET_MODE_FUSED);
-        if (p.cm > 0)
-            d.cm = p.cm;
-        if (p.cn > 0)
-            d.cn = p.cn;
-        if (p.group_m > 0)
-            d.group_m = p.group_m;
+        duet_config_t d = duet__sweep_config_base(hw, &p, DUET_MODE_FUSED);
         duet_plan_t plan;
         DUET_CHECK_GOTO(duet__sweep_plan(wl, &d, &first, &have_first, &plan), st, fail);
         DUET_CHECK_GOTO(duet__sim_plan(ws, hw, &p, &plan, &res.dflt, &res.events), st, fail);
