@@ -381,6 +381,19 @@ duet_status_t duet_bench_gemm_budget_plan(const duet_hw_t *hw, duet_sim_ws_t *ws
             r->cand_rule[i] = (int8_t)duet_split_k_worth_trying_on(&g, c.tile, c.split_k, sms);
             snprintf(r->cand[i].error, sizeof(r->cand[i].error), "not measured");
         }
+        /* Stream-K, where its plan splits the last wave on these SMs (else it is the unsplit
+         * candidate again); the sweep tries it there too. */
+        duet_config_t c = bench_budget_config(hw, sms, duet_tile_get(t), 1);
+        c.stream_k = 1;
+        duet_plan_t sk;
+        if (r->n_cand < DUET_GEMM_BUDGET_MAX_CANDS && duet_config_validate(&c, &g, hw) >= 0 &&
+            duet_plan_build_queues(&g, &c, 0, &sk) >= 0 && sk.gemm.split_k > 1) {
+            int32_t i = r->n_cand++;
+            r->cand_cfg[i] = c;
+            r->cand_pred_ms[i] = bench_budget_predict(hw, ws, &g, &c);
+            r->cand_rule[i] = 1;
+            snprintf(r->cand[i].error, sizeof(r->cand[i].error), "not measured");
+        }
     }
     /* The picks follow the ranking rule of the sweeps and the tuner, ties included: among the
      * candidates the K-split rule tries, and among all of them. */

@@ -260,11 +260,11 @@ __device__ static inline uint8_t *duet__wg_stages(uint8_t *smem)
     return smem + ((1024u - (duet__smem_addr(smem) & 1023u)) & 1023u);
 }
 
-/* Ring uses of a pass after its k-tiles that hand stages to the consumers: all of them for a
- * K split's sum, else the epilogue's staging (duet__wg_cfg: STAGES - AHEAD). */
-template <class CFG> __device__ static inline int duet__wg_handed(const duet_gemm_geom_t &g)
+/* Ring uses of a pass of queue tile t after its k-tiles that hand stages to the consumers: all
+ * of them for a K part's sum, else the epilogue's staging (duet__wg_cfg: STAGES - AHEAD). */
+template <class CFG> __device__ static inline int duet__wg_handed(const duet_gemm_geom_t &g, long long t)
 {
-    return g.split_k > 1 ? CFG::STAGES : CFG::STAGES - CFG::AHEAD;
+    return duet_gemm_tile_is_part(&g, t) ? CFG::STAGES : CFG::STAGES - CFG::AHEAD;
 }
 
 /* Producer: wait until every consumer has released the previous use of the stage of ring use
@@ -625,7 +625,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
     const duet_gemm_geom_t &g = p.gemm;
     int64_t pid_m, pid_n, k0, k1;
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
-    duet_gemm_part_krange(&g, (int32_t)(tile % g.split_k), &k0, &k1); /* k0: a multiple of bk = DUET_WG_KS */
+    duet_gemm_tile_krange(&g, tile, &k0, &k1); /* k0: a multiple of bk = DUET_WG_KS */
     uint8_t *stages = duet__wg_stages(smem);
     const uint32_t sbase = duet__smem_addr(stages);
     const int tid = threadIdx.x, wg = tid / 128;
@@ -684,13 +684,15 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
 #pragma unroll
                 for (int i = 0; i < MMA::REGS; i++)
                     acc[0][mi][i] += acc[a][mi][i];
-        if (g.split_k > 1) {
-            /* K split: the sum uses the whole of the stages, which the producer hands over. (The
-             * part and its C tile are recomputed here: live across the K loop they cost the
-             * 128-accumulator tiles registers, and ptxas spilled more.) */
+        if (duet_gemm_tile_is_part(&g, tile)) {
+            /* K split (or a stream-K tail part): the sum uses the whole of the stages, which the
+             * producer hands over. (The part and its C tile are recomputed here: live across the
+             * K loop they cost the 128-accumulator tiles registers, and ptxas spilled more.) The
+             * workspace and the counters are indexed by the C tile's slot among the split ones. */
             int64_t mn;
             int32_t part;
             duet_gemm_tile_split(&g, tile, &mn, &part);
+            mn = duet_gemm_split_slot(&g, mn);
             const int rows_valid = (int)(g.m - m0 < CFG::PM ? g.m - m0 : CFG::PM);
             const bool own = g.split_k <= CFG::SK_OWN_MAX && part == g.split_k - 1;
             duet__wg_take<CFG>(gbase, CFG::STAGES);
@@ -767,10 +769,10 @@ __device__ static __forceinline__ void duet__wg_producer(const duet__kparams_t &
             return;
         int64_t pid_m, pid_n, k0, k1;
         duet_gemm_tile_coords(&g, t, &pid_m, &pid_n);
-        duet_gemm_part_krange(&g, (int32_t)(t % g.split_k), &k0, &k1);
+        duet_gemm_tile_krange(&g, t, &k0, &k1);
         const int kt_first = (int)(k0 / DUET_WG_KS);
         const int kt_total = (int)duet_cdiv(k1, DUET_WG_KS) - kt_first;
-        const int handed = duet__wg_handed<CFG>(g);
+        const int handed = duet__wg_handed<CFG>(g, t);
         bool claimed = false;
         long long next = 0;
 #pragma unroll 1

@@ -400,7 +400,9 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
     int32_t part;
     duet_gemm_tile_coords(&g, tile, &pid_m, &pid_n);
     duet_gemm_tile_split(&g, tile, &mn, &part);
-    duet_gemm_part_krange(&g, part, &k0, &k1); /* k0, k1 < K: multiples of bk = 64, so of KS */
+    duet_gemm_tile_krange(&g, tile, &k0, &k1); /* k0, k1 < K: multiples of bk = 64, so of KS */
+    const bool split = duet_gemm_mn_split(&g, mn);
+    mn = duet_gemm_split_slot(&g, mn); /* the workspace's index of a split C tile */
     const int warp = threadIdx.x / DUET_WARP;
     const int wm = warp / CFG::WN, wn = warp % CFG::WN;
     const bool active = warp < CFG::ACTIVE;
@@ -453,8 +455,9 @@ __device__ static void duet__gemm_tile(const duet__kparams_t &p, int64_t tile, u
         duet_dev_cp_async_wait<0>();
         /* Nobody may refill stage 0 (next pass or tile) while a slower warp still reads it. */
         duet_dev_sync();
-        if (g.split_k > 1) {
-            /* K split: store this part's partial; the part that completes the C tile sums. */
+        if (split) {
+            /* K split (or a stream-K tail part): store this part's partial; the part that
+             * completes the C tile sums. */
             if (active)
                 duet__put_partial<CFG>(acc, duet__splitk_block(p, mn, pass, CFG::PASSES, part, CFG::PM * BN), wm, wn);
             if (duet__splitk_arrive(p, mn, pass, CFG::PASSES)) {

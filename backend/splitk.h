@@ -13,6 +13,9 @@
  * it and never wait themselves, so this cannot deadlock; it saves the summing SM storing and
  * reading back one block (duet__bulk_splitk_finish).
  *
+ * Stream-K (plan_map.h, duet_gemm_geom_split_tail) runs the last wave's C tiles this way and the
+ * others whole; the workspace holds blocks of the split C tiles only, by their slot.
+ *
  * A block is one pass of the tile, PM x BN fp32, row-major (the wgmma tile does not store rows
  * beyond M): each tile path stores its fragments there, and the sum streams through it,
  * independent of the fragment layout: on NVIDIA by bulk copies into shared memory
@@ -27,7 +30,8 @@
 #include "backend/convert.h"
 #include "backend/internal.h"
 
-/** The workspace block of (C tile mn, pass, part): PM x BN floats. */
+/** The workspace block of (C tile mn, pass, part): PM x BN floats. Here and below, mn is the C
+ * tile's slot among the split ones (duet_gemm_split_slot: the C tile itself without stream-K). */
 __device__ static inline float *duet__splitk_block(const duet__kparams_t &p, int64_t mn, int pass, int passes, int part,
                                                    int block_elems)
 {

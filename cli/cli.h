@@ -32,6 +32,7 @@ enum {
     OPT_COMM_TILE,
     OPT_GROUP_M,
     OPT_SPLIT_K,
+    OPT_STREAM_K,
     OPT_JSON,
     OPT_HELP,
     OPT_COMM_BYTES,
@@ -52,9 +53,9 @@ enum {
     {"mode", required_argument, NULL, OPT_MODE}, {"num-wgs", required_argument, NULL, OPT_NUM_WGS},                    \
         {"gemm-wgs", required_argument, NULL, OPT_GEMM_WGS}, {"comm-wgs", required_argument, NULL, OPT_COMM_WGS},      \
         {"tile", required_argument, NULL, OPT_TILE}, {"comm-tile", required_argument, NULL, OPT_COMM_TILE},            \
-        {"group-m", required_argument, NULL, OPT_GROUP_M},                                                             \
+        {"group-m", required_argument, NULL, OPT_GROUP_M}, {"split-k", required_argument, NULL, OPT_SPLIT_K},          \
     {                                                                                                                  \
-        "split-k", required_argument, NULL, OPT_SPLIT_K                                                                \
+        "stream-k", no_argument, NULL, OPT_STREAM_K                                                                    \
     }
 
 /* Help text for those flags, shared so every subcommand documents them the same way. */
@@ -70,6 +71,7 @@ typedef struct cli_common {
     int have_gemm, have_comm, have_coll, have_world;
     const char *mode_arg;
     int num_wgs, gemm_wgs, comm_wgs, group_m, split_k; /* -1: not given */
+    int stream_k;                                      /* --stream-k: 1 */
     const char *tile_arg, *comm_tile_arg;
     int64_t comm_bytes; /* --comm-bytes; 0: not given */
     duet_config_t cfg;

@@ -98,6 +98,9 @@ static duet_status_t bench_run(duet_sim_ws_t *ws, const bench_case_t *bc, long l
     sp.split_min = bc->split_min;
     sp.split_max = bc->split_max;
     sp.split_step = bc->split_step;
+    /* A benchmark of the sweep's speed on a fixed set of configurations: the seed's, without
+     * stream-K, so that its figures compare across versions. */
+    sp.stream_k = 0;
     /* The reference sweep's comm tile (256 x 64 elements). */
     sp.cm = 256;
     sp.cn = 64;

@@ -43,11 +43,16 @@ static void cmd_plan_text(FILE *f, const cli_common_t *c, const duet_plan_t *p, 
         fprintf(f, "GEMM   %lld x %lld x %lld, tile %dx%dx%d, group_m %d, split_k %d\n", (long long)p->wl.m,
                 (long long)p->wl.n, (long long)p->wl.k, p->cfg.tile.bm, p->cfg.tile.bn, p->cfg.tile.bk, p->cfg.group_m,
                 p->gemm.split_k);
-        char parts[48] = "";
-        if (p->gemm.split_k > 1)
+        char parts[160] = "";
+        if (p->gemm.split_from > 0)
+            snprintf(parts, sizeof(parts), " C tiles: %lld whole of %lld K steps, then stream-K: %lld in %d K parts",
+                     (long long)p->gemm.split_from, (long long)p->gemm.k_iters_total,
+                     (long long)duet_gemm_split_tiles(&p->gemm), p->gemm.split_k);
+        else if (p->gemm.split_k > 1)
             snprintf(parts, sizeof(parts), " C tiles, each in %d K parts", p->gemm.split_k);
-        fprintf(f, "       %lld tiles (%lld x %lld%s), %lld K steps each, %.4g FLOP\n", (long long)p->gemm.tiles,
-                (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters, p->gemm_flops);
+        fprintf(f, "       %lld tiles (%lld x %lld%s), %lld K steps each%s, %.4g FLOP\n", (long long)p->gemm.tiles,
+                (long long)p->gemm.grid_m, (long long)p->gemm.grid_n, parts, (long long)p->gemm.k_iters,
+                p->gemm.split_from > 0 ? " (a part)" : "", p->gemm_flops);
         fprintf(f, "       one tile: %.2f us on its SM (K step: matrix %.3f us, L2 %.3f us), L2 hit %.1f %%, HBM %s\n",
                 gc->t_sm * 1e6, gc->t_step_mma * 1e6, gc->t_step_l2 * 1e6, gc->l2_hit * 100,
                 cli_bytes(gc->hbm_bytes, b1, sizeof(b1)));
@@ -139,7 +144,7 @@ int cmd_plan(int argc, char **argv)
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
     int64_t active = mode == DUET_MODE_FUSED ? c.cfg.num_wgs : c.cfg.gemm_wgs;
-    duet_cost_gemm_tile(&c.hw, &plan, active, &gc);
+    duet_cost_gemm_tile_kind(&c.hw, &plan, active, 0, &gc); /* stream-K: a whole C tile */
     duet_cost_comm_tile(&c.hw, &plan, &cc);
     double t_static = duet_cost_gemm_static_s(&c.hw, &plan, c.hw.n_sms);
     cli_out_t out;

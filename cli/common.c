@@ -41,7 +41,9 @@ const char cli_config_help[] =
     "  --group-m G           GEMM tile swizzle height in tile rows (default 8)\n"
     "  --split-k S           split each GEMM tile's K range in S parts that run as separate tiles and are\n"
     "                        summed in fp32 by the last one (1-16; default 1: more tiles than SMs rarely\n"
-    "                        need it, a handful of long tiles on many SMs do)\n";
+    "                        need it, a handful of long tiles on many SMs do)\n"
+    "  --stream-k            stream-K: the full waves of C tiles run whole, the last wave's C tiles in K\n"
+    "                        parts that fill the GEMM's CTAs (the plan picks the parts; needs split-k 1)\n";
 
 /* Longest message text shown, bytes; what a user's arguments make longer is cut with a mark. */
 #define CLI_MESSAGE_MAX 2048
@@ -340,6 +342,9 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         return cli__int_flag(cmd, "--group-m", arg, 1, 64, &c->group_m);
     case OPT_SPLIT_K:
         return cli__int_flag(cmd, "--split-k", arg, 1, DUET_MAX_SPLIT_K, &c->split_k);
+    case OPT_STREAM_K:
+        c->stream_k = 1;
+        return 1;
     case OPT_TILE: {
         duet_gemm_tile_t t;
         if (duet_tile_parse(arg, &t) < 0) {
@@ -424,6 +429,8 @@ int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
         cfg.group_m = c->group_m;
     if (c->split_k >= 0)
         cfg.split_k = c->split_k;
+    if (c->stream_k)
+        cfg.stream_k = 1;
     duet_status_t st = duet_config_validate(&cfg, &c->wl, &c->hw);
     if (st < 0)
         return cli_fail(cmd, st);

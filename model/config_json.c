@@ -1,6 +1,7 @@
 /*
  * The JSON codec of a configuration: its members "mode", "num_wgs", "gemm_wgs", "comm_wgs",
- * "tile", "comm_tile", "group_m" and "split_k", in that order, written and read here only. Corpus
+ * "tile", "comm_tile", "group_m" and "split_k", in that order, and "stream_k" (written only when
+ * 1, read as 0 when absent), written and read here only. Corpus
  * rows, the tuning database and every command's --json output share it, so a configuration
  * reads back from any of them with the same strict rules: integers in their ranges, a supported
  * GEMM tile, a comm tile "CMxCN", and the shape checks of duet_config_validate() that need no
@@ -28,6 +29,10 @@ enum {
 
 static const char *const duet__config_keys[DUET__CFG_MEMBERS] = {"mode", "num_wgs",   "gemm_wgs", "comm_wgs",
                                                                  "tile", "comm_tile", "group_m",  "split_k"};
+
+/* Optional, after the members: written only for stream-K, so every other configuration's text is
+ * what it was before stream-K existed. */
+static const char duet__config_key_stream_k[] = "stream_k";
 
 /* CTA counts read back: far above any device (4096 SMs at most), small enough for int32_t. */
 #define DUET__CFG_MAX_CTAS (1 << 20)
@@ -80,7 +85,7 @@ int duet__config_json_key(const char *key)
     for (int i = 0; i < DUET__CFG_MEMBERS; i++)
         if (strcmp(key, duet__config_keys[i]) == 0)
             return 1;
-    return 0;
+    return strcmp(key, duet__config_key_stream_k) == 0;
 }
 
 const char *const *duet__config_key_names(size_t *n_p)
@@ -97,6 +102,8 @@ duet_status_t duet__config_to_cjson(struct cJSON *o, const duet_config_t *cfg)
         if ((m.is_str ? cJSON_AddStringToObject(o, key, m.str) : cJSON_AddNumberToObject(o, key, m.num)) == NULL)
             o = NULL;
     }
+    if (o != NULL && cfg->stream_k && cJSON_AddNumberToObject(o, duet__config_key_stream_k, 1) == NULL)
+        o = NULL;
     if (o == NULL)
         return duet__error(DUET_ERR_NO_MEMORY, "configuration: cannot build its JSON");
     return DUET_OK;
@@ -120,6 +127,8 @@ void duet__config_json_split_text(duet__sbuf_t *b, const duet_config_t *cfg, int
     if (split == DUET__CONFIG_SPLIT_ALWAYS || (split == DUET__CONFIG_SPLIT_IF_SPLIT && cfg->split_k > 1))
         duet__sbuf_printf(b, ", \"%s\": %d", duet__config_keys[DUET__CFG_SPLIT_K],
                           duet__cfg_member(cfg, DUET__CFG_SPLIT_K).num);
+    if (split != DUET__CONFIG_SPLIT_NONE && cfg->stream_k)
+        duet__sbuf_printf(b, ", \"%s\": 1", duet__config_key_stream_k);
 }
 
 /* An integer member into an int32_t field. */
@@ -147,6 +156,11 @@ duet_status_t duet__config_from_json(const struct cJSON *o, const duet_workload_
     c.split_k = 1;
     if (cJSON_GetObjectItemCaseSensitive(o, duet__config_keys[DUET__CFG_SPLIT_K]) != NULL)
         DUET_CHECK(duet__cfg_int(o, DUET__CFG_SPLIT_K, 1, DUET_MAX_SPLIT_K, where, &c.split_k));
+    if (cJSON_GetObjectItemCaseSensitive(o, duet__config_key_stream_k) != NULL) {
+        int64_t v;
+        DUET_CHECK(duet__json_member_int(o, duet__config_key_stream_k, 0, 1, where, &v));
+        c.stream_k = (int32_t)v;
+    }
     char buf[64];
     DUET_CHECK(duet__json_member_str(o, duet__config_keys[DUET__CFG_TILE], where, buf, sizeof(buf)));
     if (duet_tile_parse(buf, &c.tile) < 0)

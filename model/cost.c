@@ -298,16 +298,52 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     return DUET_OK;
 }
 
+duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, int part,
+                                       duet_gemm_cost_t *cost_p)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    if (g->split_from == 0)
+        return duet_cost_gemm_tile(hw, plan, active, cost_p);
+    /* The plan's own units (no second derivation): its tiling, and its split for the parts. */
+    duet_plan_t v = *plan;
+    duet_gemm_geom_init(&v.gemm, g->m, g->n, g->k, plan->cfg.tile, g->group_m, part ? g->split_k : 1);
+    v.gemm.tiles = g->tiles;
+    return duet_cost_gemm_tile(hw, &v, active, cost_p);
+}
+
+/* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
+static double duet__wave_tile_s(const duet_hw_t *hw, const duet_gemm_cost_t *c, int64_t active)
+{
+    return fmax(c->t_sm, c->hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+}
+
+/* Stream-K: the whole tiles' waves, then the parts' rounds, each as the uniform queue prices them. */
+static double duet__gemm_static_stream_k(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas)
+{
+    const duet_gemm_geom_t *g = &plan->gemm;
+    const int64_t counts[2] = {g->split_from, g->tiles - g->split_from};
+    double t = 0.0;
+    for (int part = 0; part < 2; part++) {
+        int64_t active = duet_min64(ctas, g->tiles);
+        duet_gemm_cost_t c;
+        duet_cost_gemm_tile_kind(hw, plan, active, part, &c);
+        double t_tile = duet__wave_tile_s(hw, &c, active);
+        t += (double)duet_cdiv(counts[part], ctas) * (t_tile + hw->dequeue_gemm_us * US);
+    }
+    return duet_cost_stage_s(hw, plan) + t + hw->launch_us * US;
+}
+
 double duet_cost_gemm_static_s(const duet_hw_t *hw, const duet_plan_t *plan, int64_t ctas)
 {
     const duet_gemm_geom_t *g = &plan->gemm;
     if (g->tiles == 0 || ctas <= 0)
         return 0.0;
+    if (g->split_from > 0)
+        return duet__gemm_static_stream_k(hw, plan, ctas);
     int64_t active = duet_min64(ctas, g->tiles);
     duet_gemm_cost_t c;
     duet_cost_gemm_tile(hw, plan, active, &c);
-    /* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */
-    double t_tile = fmax(c.t_sm, c.hbm_bytes * (double)active / (hw->hbm_gbs * GB));
+    double t_tile = duet__wave_tile_s(hw, &c, active);
     double waves = (double)duet_cdiv(g->tiles, ctas);
     return duet_cost_stage_s(hw, plan) + waves * (t_tile + hw->dequeue_gemm_us * US) + hw->launch_us * US;
 }

@@ -128,6 +128,58 @@ static void duet__traffic_add(duet_comm_traffic_t *sum, const duet_comm_traffic_
  * A kernel runs when its queue is in the workload: the comm kernel for any collective, also on a
  * rank whose comm queue is empty (a broadcast's non-root ranks), since it carries the barriers.
  */
+void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_t *split_from_p, int32_t *parts_p)
+{
+    int64_t best_from = 0, best_steps = 0;
+    int32_t best_parts = 1;
+    const int64_t T = g->tiles_mn, KI = g->k_iters_total, B = budget;
+    if (T > 0 && KI > 0 && B >= 2 && T % B != 0) {
+        const int64_t W = T / B, r = T % B;
+        /* A part's fixed cost in K steps: its fp32 block (4 bm bn bytes) written and read back,
+         * against the (bm + bn) bk 2-byte operand elements one K step loads. */
+        const int64_t fix = duet_cdiv(4 * (int64_t)g->bm * g->bn, ((int64_t)g->bm + g->bn) * g->bk);
+        /* Data-parallel: W + 1 waves of whole tiles. Splitting the last full wave too never
+         * helps with equal parts: its B tiles in s parts add s rounds of ceil(KI / s) >= KI
+         * steps, more than the whole wave they replace. */
+        best_steps = (W + 1) * KI;
+        for (int32_t s = 2; s <= DUET_MAX_SPLIT_K && s <= KI; s++) {
+            const int64_t per = duet_cdiv(KI, s);
+            if ((int64_t)(s - 1) * per >= KI)
+                continue; /* the last part would have no K step */
+            const int64_t steps = W * KI + duet_cdiv(r * s, B) * (per + fix);
+            if (steps < best_steps) {
+                best_steps = steps;
+                best_parts = s;
+                best_from = T - r;
+            }
+        }
+    }
+    *split_from_p = best_parts > 1 ? best_from : 0;
+    *parts_p = best_parts;
+}
+
+/*
+ * The GEMM queue's geometry: the configuration's tiling and K split, and with stream-K the tail
+ * split for the GEMM's budget: the CTAs whose GEMM work starts at once (fused with a collective:
+ * the GEMM-home ones; the comm CTAs reach the GEMM queue only after the collective), else every
+ * CTA that may run GEMM tiles.
+ */
+static void duet__plan_gemm_geom(duet_plan_t *p)
+{
+    const duet_config_t *cfg = &p->cfg;
+    duet_gemm_geom_init(&p->gemm, p->wl.m, p->wl.n, p->wl.k, cfg->tile, cfg->group_m, cfg->split_k);
+    if (!cfg->stream_k || p->gemm.tiles == 0 || p->gemm.split_k != 1)
+        return;
+    const duet_kernel_geom_t *kg = &p->kernel[DUET_KERNEL_GEMM];
+    int32_t budget = p->gemm_ctas;
+    if (cfg->mode == DUET_MODE_FUSED && p->wl.coll != DUET_COLL_NONE && kg->gemm_home > 0)
+        budget = kg->gemm_home;
+    int64_t from;
+    int32_t parts;
+    duet_plan_stream_k_choose(&p->gemm, budget, &from, &parts);
+    duet_gemm_geom_split_tail(&p->gemm, from, parts);
+}
+
 static void duet__plan_policy(duet_plan_t *p)
 {
     const duet_config_t *cfg = &p->cfg;
@@ -161,10 +213,13 @@ static void duet__plan_policy(duet_plan_t *p)
     p->steal = kg->steal || kc->steal;
     p->gemm_ctas = (kg->steal ? kg->grid : kg->gemm_home) + (kc->steal ? kc->grid : kc->gemm_home);
     p->comm_grid = kc->grid > 0 ? kc->grid : kg->steal ? kg->grid : 0;
-    /* The K split's partial sums and arrival counters (backend/splitk.h). */
+    /* The GEMM queue (stream-K's tail depends on the CTAs just decided), then the K split's
+     * partial sums and arrival counters (backend/splitk.h). */
+    duet__plan_gemm_geom(p);
     const duet_gemm_geom_t *g = &p->gemm;
-    p->splitk_ws_bytes = g->split_k > 1 ? g->tiles_mn * g->split_k * g->bm * g->bn * (int64_t)sizeof(float) : 0;
-    p->splitk_counters = g->split_k > 1 ? g->tiles_mn * 2 : 0;
+    const int64_t split_tiles = duet_gemm_split_tiles(g);
+    p->splitk_ws_bytes = split_tiles * g->split_k * g->bm * g->bn * (int64_t)sizeof(float);
+    p->splitk_counters = split_tiles * 2;
     /* Operand staging for a K that leaves rows off 16 bytes (duet_plan_t.stage_k). */
     p->stage_k = g->tiles > 0 && p->wl.k % 8 != 0 && cfg->mode != DUET_MODE_VENDOR ? duet_cdiv(p->wl.k, 8) * 8 : 0;
     p->stage_ws_bytes = p->stage_k > 0 ? (p->wl.m + p->wl.n) * p->stage_k * (int64_t)sizeof(uint16_t) : 0;

@@ -13,10 +13,10 @@
 static int duet__rank_cfg_cmp(const duet_config_t *a, const duet_config_t *b)
 {
     int32_t ska = a->split_k > 1 ? a->split_k : 1, skb = b->split_k > 1 ? b->split_k : 1;
-    const int32_t ka[] = {a->mode,     a->tile.bm, a->tile.bn, a->tile.bk, ska,       a->comm_wgs,
-                          a->gemm_wgs, a->num_wgs, a->cm,      a->cn,      a->group_m};
-    const int32_t kb[] = {b->mode,     b->tile.bm, b->tile.bn, b->tile.bk, skb,       b->comm_wgs,
-                          b->gemm_wgs, b->num_wgs, b->cm,      b->cn,      b->group_m};
+    const int32_t ka[] = {a->mode,     a->tile.bm,  a->tile.bn, a->tile.bk, ska,   a->stream_k != 0,
+                          a->comm_wgs, a->gemm_wgs, a->num_wgs, a->cm,      a->cn, a->group_m};
+    const int32_t kb[] = {b->mode,     b->tile.bm,  b->tile.bn, b->tile.bk, skb,   b->stream_k != 0,
+                          b->comm_wgs, b->gemm_wgs, b->num_wgs, b->cm,      b->cn, b->group_m};
     for (size_t i = 0; i < sizeof(ka) / sizeof(ka[0]); i++)
         if (ka[i] != kb[i])
             return ka[i] < kb[i] ? -1 : 1;

@@ -193,13 +193,15 @@ int duet_config_same(const duet_config_t *a, const duet_config_t *b)
     int ska = a->split_k > 1 ? a->split_k : 1, skb = b->split_k > 1 ? b->split_k : 1;
     return a->mode == b->mode && a->num_wgs == b->num_wgs && a->gemm_wgs == b->gemm_wgs && a->comm_wgs == b->comm_wgs &&
            a->tile.bm == b->tile.bm && a->tile.bn == b->tile.bn && a->tile.bk == b->tile.bk && a->cm == b->cm &&
-           a->cn == b->cn && a->group_m == b->group_m && ska == skb;
+           a->cn == b->cn && a->group_m == b->group_m && ska == skb && (a->stream_k != 0) == (b->stream_k != 0);
 }
 
 const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n)
 {
     if (cfg->mode == DUET_MODE_VENDOR)
         snprintf(buf, n, "vendor");
+    else if (cfg->stream_k)
+        snprintf(buf, n, "%dx%dx%d/sk", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk);
     else if (cfg->split_k > 1)
         snprintf(buf, n, "%dx%dx%d/k%d", (int)cfg->tile.bm, (int)cfg->tile.bn, (int)cfg->tile.bk, (int)cfg->split_k);
     else
@@ -391,6 +393,12 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
     int has_comm = wl->coll != DUET_COLL_NONE;
     if (cfg->split_k < 0 || cfg->split_k > DUET_MAX_SPLIT_K)
         return duet__error(DUET_ERR_INVALID_ARG, "split_k %d is outside [1, %d]", (int)cfg->split_k, DUET_MAX_SPLIT_K);
+    if (cfg->stream_k < 0 || cfg->stream_k > 1)
+        return duet__error(DUET_ERR_INVALID_ARG, "stream_k %d is not 0 or 1", (int)cfg->stream_k);
+    if (cfg->stream_k && (cfg->split_k > 1 || cfg->mode == DUET_MODE_VENDOR))
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "stream_k splits the GEMM's last wave itself: it needs split_k 1 and a duet GEMM (not "
+                           "vendor mode)");
     if (cfg->split_k > 1 && has_gemm) {
         /* Every part must own at least one K step, or its partial sum would be an empty tile. */
         duet_gemm_geom_t g;

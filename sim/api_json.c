@@ -214,7 +214,7 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
     int64_t active = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.gemm_wgs;
     memset(&gc, 0, sizeof(gc));
     memset(&cc, 0, sizeof(cc));
-    (void)duet_cost_gemm_tile(hw, p, active, &gc);
+    (void)duet_cost_gemm_tile_kind(hw, p, active, 0, &gc); /* stream-K: a whole C tile */
     (void)duet_cost_comm_tile(hw, p, &cc);
     double t_static = duet_cost_gemm_static_s(hw, p, hw->n_sms);
     cJSON *o = cJSON_CreateObject();
@@ -230,6 +230,13 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
     cJSON_AddNumberToObject(g, "k_iters", (double)p->gemm.k_iters);
     cJSON_AddNumberToObject(g, "split_k", (double)p->gemm.split_k);
     cJSON_AddNumberToObject(g, "c_tiles", (double)p->gemm.tiles_mn);
+    if (p->gemm.split_from > 0) {
+        /* Stream-K: the whole C tiles before the tail's parts; tile_us below is a whole one's. */
+        duet_gemm_cost_t pc;
+        (void)duet_cost_gemm_tile_kind(hw, p, active, 1, &pc);
+        cJSON_AddNumberToObject(g, "stream_k_whole_tiles", (double)p->gemm.split_from);
+        cJSON_AddNumberToObject(g, "stream_k_part_us", pc.t_sm * 1e6);
+    }
     cJSON_AddNumberToObject(g, "flops", p->gemm_flops);
     cJSON_AddNumberToObject(g, "tile_us", gc.t_sm * 1e6);
     cJSON_AddNumberToObject(g, "tile_hbm_bytes", gc.hbm_bytes);

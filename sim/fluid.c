@@ -42,7 +42,12 @@ typedef struct duet__fluid {
     const duet_plan_t *plan;
     duet_sim_ws_t *ws;
     duet_trace_t *trace;
-    double t_tile[DUET_QUEUE_COUNT];       /* seconds at full speed */
+    double t_tile[DUET_QUEUE_COUNT]; /* seconds at full speed (GEMM: a whole C tile's, or a K part's) */
+    /* Stream-K (plan gemm.split_from > 0): GEMM positions from part_from on are K parts, priced
+     * apart (duet_cost_gemm_tile_kind); part_from is past the queue's end otherwise. */
+    int64_t part_from;
+    double t_part;
+    double use_part[R_COUNT];
     double t_pull_comm;                    /* seconds of a comm tile's t_tile spent on remote-load round trips */
     double use[DUET_QUEUE_COUNT][R_COUNT]; /* bytes/s per tile at full speed */
     double inflight_out, inflight_in;      /* bytes in flight per running comm tile */
@@ -129,6 +134,20 @@ static void duet__issue(duet__fluid_t *F, int32_t ci, int hidden)
     }
     c->t_event = F->now + deq;
     c->seq = F->seq++;
+    /* Stream-K: a claim that runs from whole C tiles into K parts splits where the parts begin,
+     * so that each cohort runs tiles of one price. */
+    if (q == DUET_QUEUE_GEMM && got > 0 && c->tile0 < F->part_from && c->tile0 + got > F->part_from) {
+        int32_t whole = (int32_t)(F->part_from - c->tile0);
+        duet__cohort_t *parts = duet__new_cohort(F, c->off + whole, got - whole, c->home, c->kernel, c->shared, ST_DEQ);
+        c = &F->ws->cohorts[ci];
+        parts->queue = q;
+        parts->switched = c->switched;
+        parts->claimed = 1;
+        parts->tile0 = F->part_from;
+        parts->t_event = c->t_event;
+        parts->seq = F->seq++;
+        c->k = whole;
+    }
 }
 
 /* Comm CTAs waiting for an SM (concurrent mode) start on the slots exited GEMM CTAs freed. */
@@ -162,7 +181,7 @@ static duet_status_t duet__dequeue_done(duet__fluid_t *F, int32_t ci)
     duet__cohort_t *c = &F->ws->cohorts[ci];
     if (c->claimed) {
         c->state = ST_RUN;
-        c->rem = F->t_tile[c->queue];
+        c->rem = c->queue == DUET_QUEUE_GEMM && c->tile0 >= F->part_from ? F->t_part : F->t_tile[c->queue];
         c->t_start = F->now;
         c->seq = F->seq++;
         return DUET_OK;
@@ -267,7 +286,7 @@ static void duet__solve(duet__fluid_t *F)
         duet__maxmin_var_t *v = &mm.var[mm.n_var++];
         v->weight = c->k;
         v->bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
-        v->use = F->use[c->queue];
+        v->use = c->queue == DUET_QUEUE_GEMM && c->tile0 >= F->part_from ? F->use_part : F->use[c->queue];
     }
     duet__maxmin_solve(&mm);
     for (int32_t i = 0, n = 0; i < F->ncoh; i++) {
@@ -334,14 +353,21 @@ static void duet__prices(duet__fluid_t *F)
     const duet_hw_t *hw = F->hw;
     const duet_plan_t *p = F->plan;
     memset(F->use, 0, sizeof(F->use));
+    memset(F->use_part, 0, sizeof(F->use_part));
+    F->part_from = p->gemm.split_from > 0 ? p->gemm.split_from : INT64_MAX;
     if (p->gemm.tiles > 0) {
         duet_gemm_cost_t gc;
         /* The GEMM tiles that run at once: the GEMM-home CTAs, or if none, the CTAs that steal
          * them. */
         int64_t active = p->gemm_home_ctas > 0 ? p->gemm_home_ctas : p->gemm_ctas;
-        duet_cost_gemm_tile(hw, p, active, &gc);
+        duet_cost_gemm_tile_kind(hw, p, active, 0, &gc);
         F->t_tile[DUET_QUEUE_GEMM] = gc.t_sm;
         F->use[DUET_QUEUE_GEMM][R_HBM] = gc.hbm_bytes / gc.t_sm;
+        if (p->gemm.split_from > 0) {
+            duet_cost_gemm_tile_kind(hw, p, active, 1, &gc);
+            F->t_part = gc.t_sm;
+            F->use_part[R_HBM] = gc.hbm_bytes / gc.t_sm;
+        }
     }
     if (p->comm.queue_len > 0) {
         duet_comm_cost_t cc;

@@ -18,6 +18,7 @@ duet_sweep_params_t duet_sweep_default_params(void)
     memset(&p, 0, sizeof(p));
     p.policy = &duet_sim_policy_fluid;
     p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    p.stream_k = 1;
     return p;
 }
 
@@ -79,7 +80,8 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
 {
     duet_config_t c = duet__sweep_config_base(hw, p, mode);
     c.tile = tile;
-    c.split_k = split_k;
+    c.split_k = split_k == DUET_SWEEP_STREAM_K ? 1 : split_k;
+    c.stream_k = split_k == DUET_SWEEP_STREAM_K;
     /* Fused: `split` CTAs of the grid start on GEMM. Concurrent and vendor: the two grids (or the
      * GEMM's SM target and the comm grid) partition the SMs. Neither can disagree. */
     if (mode == DUET_MODE_FUSED)
@@ -111,6 +113,10 @@ static int duet__sweep_split_ks(const duet_hw_t *hw, const duet_workload_t *wl, 
             continue;
         out[n++] = list[i];
     }
+    duet_config_t sk = duet__sweep_config(hw, p, mode, tile, DUET_SWEEP_STREAM_K, 1);
+    if (p->n_split_ks == 0 && p->stream_k && !duet_sim_policy_is_frozen(p->policy) &&
+        duet__config_check_shape(&sk, wl) >= 0)
+        out[n++] = DUET_SWEEP_STREAM_K;
     return n;
 }
 
@@ -166,7 +172,8 @@ static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_conf
  * (as duet__fluid_start charges them); then:
  *  - work: the CTAs that may run a queue's tiles cannot finish them sooner than the tiles'
  *    seconds over those CTAs, and in a kernel that does not steal one CTA runs ceil(tiles / grid)
- *    of them one after another (pigeonhole);
+ *    of them one after another (pigeonhole), each at least the cheapest tile's seconds (stream-K's
+ *    K parts cost less than its whole C tiles);
  *  - link: the comm queue's bytes out of (and into) this GPU at the fabric's peak rate;
  *  - HBM: both queues' HBM bytes at the HBM rate.
  * tests/sim/test_sweep_two_phase.c checks it against the simulation over random workloads.
@@ -176,16 +183,28 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
     const double us = 1e-6;
     double t0 =
         hw->launch_us * us + (plan->comm.queue_len > 0 ? hw->comm_sync_us * us : 0.0) + duet_cost_stage_s(hw, plan);
-    double tg = 0, hg = 0, tc = 0, hc = 0, bytes = 0;
+    /* GEMM: tg the cheapest tile's seconds, wg and hg the queue's seconds and HBM bytes. */
+    double tg = 0, wg = 0, hg = 0, tc = 0, hc = 0, bytes = 0;
     int peers = 1;
     const double ng = (double)plan->gemm.tiles, nc = (double)plan->comm.queue_len;
     if (ng > 0) {
-        duet_gemm_cost_t gc;
         int64_t active = plan->gemm_home_ctas > 0 ? plan->gemm_home_ctas : plan->gemm_ctas;
-        duet_cost_gemm_tile(hw, plan, active, &gc);
         int vendor = plan->kernel[DUET_KERNEL_GEMM].role == DUET_ROLE_VENDOR;
-        tg = gc.t_sm + (vendor ? 0.0 : hw->dequeue_gemm_us * us);
-        hg = gc.hbm_bytes;
+        double deq = vendor ? 0.0 : hw->dequeue_gemm_us * us;
+        /* Stream-K: the whole C tiles before split_from and the K parts after it, each at its own
+         * price (as sim/fluid.c prices them); otherwise every tile is a whole one. */
+        const double n_whole = plan->gemm.split_from > 0 ? (double)plan->gemm.split_from : ng;
+        duet_gemm_cost_t gc;
+        duet_cost_gemm_tile_kind(hw, plan, active, 0, &gc);
+        tg = gc.t_sm + deq;
+        wg = n_whole * tg;
+        hg = n_whole * gc.hbm_bytes;
+        if (plan->gemm.split_from > 0) {
+            duet_cost_gemm_tile_kind(hw, plan, active, 1, &gc);
+            wg += (ng - n_whole) * (gc.t_sm + deq);
+            hg += (ng - n_whole) * gc.hbm_bytes;
+            tg = fmin(tg, gc.t_sm + deq);
+        }
     }
     duet_comm_cost_t cc;
     if (nc > 0 && duet_cost_comm_tile(hw, plan, &cc) >= 0) {
@@ -201,7 +220,7 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
     double b = fmax(ng > 0 ? tg : 0.0, nc > 0 ? tc : 0.0);
     if (plan->steal) {
         /* Every CTA of the grid may end up on either queue. */
-        b = fmax(b, (ng * tg + nc * tc) / (double)plan->kernel[DUET_KERNEL_GEMM].grid);
+        b = fmax(b, (wg + nc * tc) / (double)plan->kernel[DUET_KERNEL_GEMM].grid);
     } else {
         if (ng > 0 && plan->gemm_ctas > 0)
             b = fmax(b, ceil(ng / (double)plan->gemm_ctas) * tg);
@@ -211,7 +230,7 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
     double peak = bytes > 0 ? duet_cost_link_capacity(hw, INFINITY, peers > 0 ? peers : 1) : 0.0;
     if (peak > 0)
         b = fmax(b, bytes / peak);
-    b = fmax(b, (ng * hg + nc * hc) / (hw->hbm_gbs * 1e9));
+    b = fmax(b, (hg + nc * hc) / (hw->hbm_gbs * 1e9));
     return t0 + b;
 }
 
@@ -450,6 +469,8 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
                 for (int32_t s = los[mode]; s <= his[mode]; s += step) {
                     duet_plan_t plan;
                     DUET_CHECK_GOTO(duet__sweep_cand_plan(hw, &p, g, s, p.tiles[ti], &plan), st, fail);
+                    if (plan.cfg.stream_k && plan.gemm.split_k == 1)
+                        continue; /* no tail split at this split: the data-parallel point */
                     duet__sweep_cand_t *c = &cand[n_cand];
                     c->group = (int32_t)ng;
                     c->split = s;

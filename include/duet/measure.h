@@ -339,8 +339,9 @@ void duet_bench_derive(const duet_bench_row_t *row, duet_bench_derived_t *d);
 /* duet bench --gemm-only --random: duet's GEMM against the vendor's on an SM budget           */
 /* ========================================================================================== */
 
-/* Candidates of one (shape, budget): the tiles x the K splits of DUET_AUTO_SPLIT_KS (8 x 6). */
-#define DUET_GEMM_BUDGET_MAX_CANDS 48
+/* Candidates of one (shape, budget): the tiles x (the K splits of DUET_AUTO_SPLIT_KS and
+ * stream-K) (8 x 7). */
+#define DUET_GEMM_BUDGET_MAX_CANDS 56
 
 /**
  * The figures of one GEMM on a budget of `sms` SMs: the vendor library planned for that many SMs
@@ -348,7 +349,8 @@ void duet_bench_derive(const duet_bench_row_t *row, duet_bench_derived_t *d);
  * of exactly `sms` CTAs (fused mode, num_wgs = gemm_wgs = sms, comm_wgs 0: one persistent CTA per
  * SM, the way `duet run --mode fused --num-wgs n --gemm-wgs n` runs it) at every tile and every
  * K split of DUET_AUTO_SPLIT_KS the configuration rules allow, each marked with whether
- * duet_split_k_worth_trying_on() would try it on that many SMs. The model's pick is the
+ * duet_split_k_worth_trying_on() would try it on that many SMs, and with stream-K where its
+ * plan splits the last wave on that many SMs (which the rule, as the sweep, tries). The model's pick is the
  * candidate among those the rule tries that the simulator (fluid policy, the measurer's
  * profile) predicts fastest: what the sweep and the tuner would choose; pick_all is its
  * fastest over every candidate (what a wider rule would choose). Every candidate carries its

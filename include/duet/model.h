@@ -635,8 +635,9 @@ typedef struct duet_plan {
     int32_t gemm_home_ctas; /* CTAs whose home queue is GEMM */
     int32_t comm_home_ctas; /* CTAs whose home queue is comm */
     int32_t steal;          /* 1: some CTA steals from the other queue when its own is empty */
-    /* The K split's workspace (split_k > 1; else 0): the fp32 partial sums, gemm.tiles_mn x
-     * split_k blocks of bm x bn, and two arrival counters per C tile (a 256x256 tile sums its two
+    /* The K split's workspace (split_k > 1; else 0): the fp32 partial sums, split_k blocks of bm
+     * x bn per C tile that runs in parts (duet_gemm_split_tiles: every one for a K split, the tail
+     * ones for stream-K), and two arrival counters per such C tile (a 256x256 tile sums its two
      * 128-row passes separately: backend/splitk.h). */
     int64_t splitk_ws_bytes;
     int64_t splitk_counters;
@@ -709,6 +710,18 @@ struct duet_vendor_kernel; /* include/duet/corpus.h */
  */
 duet_status_t duet_plan_vendor_kernel(const duet_hw_t *hw, const struct duet_vendor_kernel *rec, duet_plan_t *plan);
 /**
+ * Stream-K's geometry (configuration stream_k 1) for GEMM tiling `g` (split_k 1) on `budget`
+ * CTAs: the C tiles from *split_from_p on (in dequeue order) run as *parts_p K parts each, the
+ * ones before whole. The rule: the full waves run data-parallel; the last partial wave (r =
+ * tiles_mn mod budget C tiles) is split into the number of parts s (at most DUET_MAX_SPLIT_K,
+ * each with K steps) that gives the busiest CTA the fewest K steps, counting rounds of parts over
+ * the budget, ceil(r s / budget), each one part's K steps plus a fixed charge for its fp32
+ * partial sum: the block written and read back, ceil(4 bm bn / ((bm + bn) bk)) K steps of operand
+ * bytes. Ties go to fewer parts. *parts_p 1 (and *split_from_p 0): no split beats the whole tail
+ * wave, and the GEMM runs data-parallel.
+ */
+void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_t *split_from_p, int32_t *parts_p);
+/**
  * The backend's launches for a plan (backend/run.hip enqueues exactly these): the kernels whose
  * grid is not 0, the GEMM's first on the caller's stream, the comm kernel on a second stream when
  * both run. Pure host code, so the CPU tests compare it with the simulator's workers
@@ -757,6 +770,14 @@ typedef struct duet_gemm_cost {
  */
 duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
                                   duet_gemm_cost_t *cost_p);
+/**
+ * Price one GEMM queue tile of a given kind: part 0 a whole C tile, part 1 a K part. With
+ * stream-K (gemm.split_from > 0) the queue holds both, each priced as duet_cost_gemm_tile()
+ * prices the tile of a plan whose queue is all of that kind (no split, or the uniform split into
+ * gemm.split_k parts), over the real queue's length; otherwise this is duet_cost_gemm_tile().
+ */
+duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, int part,
+                                       duet_gemm_cost_t *cost_p);
 
 /** Cost of one comm tile when it runs alone on an idle fabric. Seconds and bytes. */
 typedef struct duet_comm_cost {

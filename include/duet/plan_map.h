@@ -55,8 +55,13 @@ typedef struct duet_gemm_geom {
     int64_t tiles_mn;       /* grid_m * grid_n: C tiles */
     int64_t tiles;          /* tiles_mn * split_k: length of the GEMM queue */
     int64_t k_iters_total;  /* ceil(k / bk): K steps of a whole C tile */
-    int64_t k_iters;        /* ceil(k_iters_total / split_k): K steps of one queue tile (the last
+    int64_t k_iters;        /* ceil(k_iters_total / split_k): K steps of one K part (the last
                              * part of a C tile may have fewer) */
+    int64_t split_from;     /* C tiles (in dequeue order) before this one run whole, the others in
+                             * split_k parts: 0 for a K split of every C tile (and without one);
+                             * > 0 for stream-K, whose data-parallel tiles come first and whose
+                             * last wave's C tiles share their K steps as parts
+                             * (duet_gemm_geom_split_tail) */
 } duet_gemm_geom_t;
 
 /** Largest K split a configuration may ask for. */
@@ -87,6 +92,48 @@ DUET_HD void duet_gemm_geom_init(duet_gemm_geom_t *g, int64_t m, int64_t n, int6
     }
     g->tiles_mn = g->grid_m * g->grid_n;
     g->tiles = g->tiles_mn * g->split_k;
+    g->split_from = 0;
+}
+
+/**
+ * Stream-K (data-parallel + K-split tail): the first `split_from` C tiles in dequeue order run
+ * whole, and each later one runs as `parts` K parts, consecutive in the queue after the whole
+ * tiles. The geometry must come from duet_gemm_geom_init() with split_k 1; parts < 2 or
+ * split_from outside [0, tiles_mn) leaves it unchanged. The plan decides both
+ * (duet_plan_stream_k_choose).
+ */
+DUET_HD void duet_gemm_geom_split_tail(duet_gemm_geom_t *g, int64_t split_from, int32_t parts)
+{
+    if (parts < 2 || split_from < 0 || split_from >= g->tiles_mn || g->split_k != 1)
+        return;
+    g->split_k = parts;
+    g->split_from = split_from;
+    g->k_iters = duet_cdiv(g->k_iters_total, parts);
+    g->tiles = split_from + (g->tiles_mn - split_from) * parts;
+}
+
+/** C tiles that run in K parts: every one with a K split, the tail ones with stream-K, else 0. */
+DUET_HD int64_t duet_gemm_split_tiles(const duet_gemm_geom_t *g)
+{
+    return g->split_k > 1 ? g->tiles_mn - g->split_from : 0;
+}
+
+/** 1 if C tile `mn` runs in K parts (its partial sums go through the workspace). */
+DUET_HD int duet_gemm_mn_split(const duet_gemm_geom_t *g, int64_t mn)
+{
+    return g->split_k > 1 && mn >= g->split_from;
+}
+
+/** 1 if queue tile `tile` is a K part (the whole C tiles come first in the queue). */
+DUET_HD int duet_gemm_tile_is_part(const duet_gemm_geom_t *g, int64_t tile)
+{
+    return g->split_k > 1 && tile >= g->split_from;
+}
+
+/** The workspace slot of a C tile that runs in K parts: its place among those tiles. */
+DUET_HD int64_t duet_gemm_split_slot(const duet_gemm_geom_t *g, int64_t mn)
+{
+    return mn - g->split_from;
 }
 
 /** 1 if every K part of a C tile has at least one K step (always true without a split). */
@@ -97,12 +144,19 @@ DUET_HD int duet_gemm_parts_nonempty(const duet_gemm_geom_t *g)
 
 /**
  * Queue tile -> (C tile, K part). The split_k parts of one C tile are consecutive in the queue,
- * so they run side by side and the C tile is complete early, as in the unsplit order.
+ * so they run side by side and the C tile is complete early, as in the unsplit order. A whole
+ * C tile (before split_from) is its part 0.
  */
 DUET_HD void duet_gemm_tile_split(const duet_gemm_geom_t *g, int64_t tile, int64_t *mn, int32_t *part)
 {
-    *mn = tile / g->split_k;
-    *part = (int32_t)(tile % g->split_k);
+    if (tile < g->split_from) {
+        *mn = tile;
+        *part = 0;
+        return;
+    }
+    const int64_t u = tile - g->split_from;
+    *mn = g->split_from + u / g->split_k;
+    *part = (int32_t)(u % g->split_k);
 }
 
 /** K range of part `part` of a C tile, in elements: [*k0, *k1), k0 a multiple of bk. */
@@ -113,15 +167,31 @@ DUET_HD void duet_gemm_part_krange(const duet_gemm_geom_t *g, int32_t part, int6
     *k1 = duet_min64(*k0 + step, g->k);
 }
 
+/** K range of queue tile `tile`, in elements: the whole of K for a whole C tile, else its part's. */
+DUET_HD void duet_gemm_tile_krange(const duet_gemm_geom_t *g, int64_t tile, int64_t *k0, int64_t *k1)
+{
+    int64_t mn;
+    int32_t part;
+    duet_gemm_tile_split(g, tile, &mn, &part);
+    if (!duet_gemm_mn_split(g, mn)) {
+        *k0 = 0;
+        *k1 = g->k;
+        return;
+    }
+    duet_gemm_part_krange(g, part, k0, k1);
+}
+
 /**
  * The GROUP_M swizzle of the reference design: consecutive C tiles walk down group_m tile-rows
  * of one tile-column before moving right, so CTAs that run together share rows of A and columns
  * of B in L2. The last group may be shorter than group_m. `tile` is a queue tile: its C tile is
- * tile / split_k.
+ * duet_gemm_tile_split's (tile / split_k without stream-K).
  */
 DUET_HD void duet_gemm_tile_coords(const duet_gemm_geom_t *g, int64_t tile, int64_t *pid_m, int64_t *pid_n)
 {
-    int64_t mn = tile / g->split_k;
+    int64_t mn;
+    int32_t part;
+    duet_gemm_tile_split(g, tile, &mn, &part);
     int64_t per_group = (int64_t)g->group_m * g->grid_n;
     int64_t group = mn / per_group;
     int64_t first_m = group * g->group_m;

@@ -303,6 +303,8 @@ duet_status_t duet_frozen_ref_gemm_full(const duet_hw_t *hw, const duet_workload
 
 #define DUET_SWEEP_MAX_TILES 16
 #define DUET_SWEEP_MAX_SPLIT_KS 8
+/* A value of the sweep's K splits: split_k 1 with stream_k 1 (duet_plan_stream_k_choose). */
+#define DUET_SWEEP_STREAM_K (-1)
 /*
  * Simulation events one sweep may process (docs/simulator.md, "Speed"). Each plan is bounded
  * (DUET_MAX_GEMM_TILES, DUET_MAX_COMM_TILES), but a sweep simulates thousands of them: near the
@@ -324,9 +326,11 @@ typedef struct duet_sweep_params {
     int32_t num_wgs;                          /* fused grid; 0 = one per SM */
     int32_t cm, cn, group_m;                  /* 0 = defaults */
     /* GEMM K splits to try. 0 = automatic: for each tile those of DUET_AUTO_SPLIT_KS that
-     * duet_split_k_worth_trying() accepts; policy frozen (the reference rules) tries 1 only. */
+     * duet_split_k_worth_trying() accepts, then (stream_k 1) stream-K (DUET_SWEEP_STREAM_K) at
+     * every split where its plan splits a tail; policy frozen (the reference rules) tries 1 only. */
     int32_t n_split_ks;
     int32_t split_ks[DUET_SWEEP_MAX_SPLIT_KS];
+    int32_t stream_k;   /* 1 (default): the automatic K splits include stream-K; 0: they do not */
     int64_t max_events; /* the sweep's event budget; 0 = DUET_SWEEP_MAX_EVENTS */
     /* 0 (the default): simulate and rank every configuration. K in 1..DUET_SWEEP_TOP_MAX: the
      * two-phase sweep (docs/simulator.md, "Speed"): a lower bound for every configuration, and the

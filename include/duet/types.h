@@ -103,6 +103,9 @@ typedef struct duet_config {
     int32_t group_m;       /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */
     int32_t split_k;       /* GEMM K split: each C tile's K range in split_k parts, summed in fp32
                             * by the part that finishes last (1 = none; 0 is read as 1) */
+    int32_t stream_k;      /* 1: stream-K: the plan runs the GEMM's full waves data-parallel and
+                            * shares the last wave's K steps among the CTAs of the GEMM's budget
+                            * as K parts (duet_plan_stream_k_choose); needs split_k 1. 0: off */
 } duet_config_t;
 
 #ifdef __cplusplus

@@ -72,7 +72,7 @@ typedef struct shape {
     int matrix;      /* 1: part of the collective x mode x dtype matrix */
 } shape_t;
 
-enum { SI_RAGGED, SI_SMALL_M, SI_ALIGNED, SI_ODD_K, SI_LARGE, SI_ODD_N, SI_BIG, SI_EVEN_K };
+enum { SI_RAGGED, SI_SMALL_M, SI_ALIGNED, SI_ODD_K, SI_LARGE, SI_ODD_N, SI_BIG, SI_EVEN_K, SI_SK200, SI_SK266 };
 static const shape_t SHAPES[] = {
     /* K % 64 != 0; the all_to_all chunks (600 / W rows) straddle 256-row comm tiles */
     {"ragged", 300, 520, 200, 600, 136, 0, 0, 1, 1},
@@ -92,6 +92,13 @@ static const shape_t SHAPES[] = {
     /* K even, K % 8 != 0 (230 = 3 steps of 64 and 38): the mma.sync tile's 4-byte copies; N even,
      * N % 8 != 0: C stored in 32-bit pairs; M <= 128: the second pass of 256x256 lies beyond M */
     {"even-k", 100, 138, 230, 64, 64, 0, 0, 0, 0},
+    /* Stream-K: in 128x256 tiles 10 x 20 = 200 C tiles (1270 = 9 x 128 + 118 rows, 5100 = 19 x
+     * 256 + 236 columns), 2 past a multiple of 33, 66 and 99 CTAs; K = 1096: 17 steps of 64 and
+     * one of 8 */
+    {"sk-200", 1270, 5100, 1096, 512, 256, 0, 0, 0, 0},
+    /* 14 x 19 = 266 C tiles in 128x256 (1790 = 13 x 128 + 126, 4800 = 18 x 256 + 192), 2 past a
+     * multiple of 132 (and of 33 and 66) */
+    {"sk-266", 1790, 4800, 1096, 512, 256, 0, 0, 0, 0},
 };
 #define NSHAPES ((int)(sizeof(SHAPES) / sizeof(SHAPES[0])))
 
@@ -896,6 +903,67 @@ static void test_split_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
                     "split_k 3 on K = 200 is refused: %s (%s)", duet_status_name(st), duet_ctx_last_error(ctx));
 }
 
+/*
+ * Stream-K (stream_k 1): on the budgets of 33, 66, 99 and 132 CTAs (those the device has), the
+ * plan runs the full waves whole and splits the last wave's C tiles in K parts, summed through
+ * the workspace. Shapes sk-200 and sk-266 leave a tail of 2 C tiles of 128x256 at each budget
+ * (the plan's rule: tests/sim/test_stream_k.c), and the other tiles other tails; ragged M, N and
+ * K (the last K step partial). Each (budget, tile, dtype) runs fused (gemm_wgs = the budget,
+ * beside a collective) and concurrent (the GEMM grid = the budget), which plan the same GEMM
+ * queue and schedule it differently: C is checked against the reference per element in both,
+ * and the two must have the same bytes (the parts are summed in part order).
+ */
+static void test_stream_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
+{
+    const duet_hw_t *hw = test_hw();
+    static const int budgets[] = {33, 66, 99, 132};
+    static const duet_gemm_tile_t tiles[] = {{128, 256, 64}, {256, 128, 64}, {256, 256, 64}, {64, 64, 64}};
+    int tails = 0;
+    for (size_t bi = 0; bi < sizeof(budgets) / sizeof(budgets[0]); bi++) {
+        const int b = budgets[bi];
+        if (b > hw->n_sms)
+            continue;
+        const shape_t *s = &SHAPES[b == 132 ? SI_SK266 : SI_SK200];
+        for (int dtype = 0; dtype < DUET_DTYPE_COUNT; dtype++) {
+            for (size_t ti = 0; ti < sizeof(tiles) / sizeof(tiles[0]); ti++) {
+                if (quick && ti != 0)
+                    continue;
+                duet_workload_t wl = make_wl(s, DUET_COLL_ALL_REDUCE, dtype, t->world, 0, 1);
+                const uint64_t seed = next_seed();
+                result_t res[2];
+                int split = 0;
+                for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
+                    duet_config_t cfg = duet_config_default(hw, mode);
+                    cfg.tile = tiles[ti];
+                    cfg.stream_k = 1;
+                    if (mode == DUET_MODE_FUSED)
+                        (void)duet_config_complete_split(&cfg, hw, hw->n_sms, b, -1);
+                    else
+                        (void)duet_config_complete_split(&cfg, hw, -1, b, hw->n_sms - b > 0 ? hw->n_sms - b : 1);
+                    duet_plan_t plan;
+                    if (duet_plan_build(&wl, &cfg, t->rank, &plan) == DUET_OK)
+                        split = plan.gemm.split_from > 0;
+                    tcase_t tc;
+                    tcase_init(&tc, &wl, &cfg, seed);
+                    snprintf(tc.label, sizeof(tc.label), "W=%d stream-K budget %d tile %dx%d %s %s shape %s (%s)",
+                             t->world, b, cfg.tile.bm, cfg.tile.bn, duet_mode_name(mode), duet_dtype_name(dtype),
+                             s->name, split ? "tail split" : "no tail split");
+                    run_check(t, ctx, bf, &tc, &res[mode]);
+                }
+                tails += split;
+                duet_test_check(t, same_bytes(&res[0], &res[1]),
+                                "W=%d stream-K budget %d tile %dx%d %s shape %s: fused == concurrent bytes", t->world,
+                                b, tiles[ti].bm, tiles[ti].bn, duet_dtype_name(dtype), s->name);
+                result_free(&res[0]);
+                result_free(&res[1]);
+            }
+        }
+    }
+    /* 128x256 splits its 2-tile tail at every budget (both dtypes). */
+    duet_test_check(t, tails >= 2 * (hw->n_sms >= 132 ? 4 : 1), "W=%d stream-K: %d runs with a tail split", t->world,
+                    tails);
+}
+
 /* GEMM-only and collective-only operations, and the shape beyond 2048 x 2048 (sampled). */
 static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 {
@@ -1526,6 +1594,7 @@ int main(int argc, char **argv)
     SECTION(&t, "reference", test_reference(&t, &bf));
     SECTION(&t, "matrix", test_matrix(&t, ctx, &bf, quick));
     SECTION(&t, "split_k", test_split_k(&t, ctx, &bf, quick));
+    SECTION(&t, "stream_k", test_stream_k(&t, ctx, &bf, quick));
     if (!skip_vendor)
         SECTION(&t, "vendor", test_vendor(&t, ctx, &bf, quick));
     if (!skip_timeouts)

@@ -273,8 +273,13 @@ Test(sim, sweep_ranks_and_places_the_default)
     sp.split_step = 4;
     duet_sweep_result_t res;
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
-    /* fused 1..132 step 4 (33 values) + concurrent 1..131 step 4 (33 values), two tiles. */
-    cr_assert_eq(res.n, (size_t)(33 + 33) * 2);
+    /* fused 1..132 step 4 (33 values) + concurrent 1..131 step 4 (33 values), two tiles; and
+     * stream-K at the splits whose plan splits the GEMM's last wave (tests/sim/test_stream_k.c). */
+    size_t n_sk = 0;
+    for (size_t i = 0; i < res.n; i++)
+        n_sk += res.points[i].cfg.stream_k != 0;
+    cr_assert_eq(res.n - n_sk, (size_t)(33 + 33) * 2);
+    cr_assert_gt(n_sk, 0);
     /* Ranked by time; tied times (DUET_RANK_TIE_REL) may come in either order. */
     for (size_t i = 1; i < res.n; i++)
         cr_assert(res.points[i - 1].makespan_s <= res.points[i].makespan_s * (1 + DUET_RANK_TIE_REL));
@@ -319,12 +324,17 @@ Test(sim, sweep_tries_k_splits_where_c_tiles_leave_sms_idle)
     /* 256x256: 64 x (S - 1) < 264 for S in {1, 2, 3, 4}, not 6 or 8; 128x128: 256 x (S - 1) <
      * 264 for S in {1, 2}. */
     int seen[2][9] = {{0}};
+    size_t n_sk = 0;
     for (size_t i = 0; i < res.n; i++) {
         const duet_config_t *c = &res.points[i].cfg;
         cr_assert(c->split_k >= 1 && c->split_k <= 8);
+        if (c->stream_k) {
+            n_sk++; /* stream-K: split_k 1, the plan splits the tail */
+            continue;
+        }
         seen[c->tile.bm == 128][c->split_k]++;
     }
-    cr_assert_eq(res.n, (size_t)(4 + 2) * 4);
+    cr_assert_eq(res.n - n_sk, (size_t)(4 + 2) * 4);
     for (int k = 1; k <= 4; k++)
         cr_assert_eq(seen[0][k], 4, "256x256 split %d", k);
     cr_assert(seen[1][1] == 4 && seen[1][2] == 4 && seen[1][3] == 0);
