@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "duet/duet.h"
+#include "sim/request.h"
 
 /* Exit codes (documented in `duet --help`). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILED = 1, CLI_EXIT_USAGE = 2 };
@@ -75,7 +76,8 @@ typedef struct cli_common {
     const char *tile_arg, *comm_tile_arg;
     int64_t comm_bytes; /* --comm-bytes; 0: not given */
     duet_config_t cfg;
-    int json, csv; /* --json, --csv */
+    int json, csv;     /* --json, --csv */
+    duet__request_t r; /* the request the flags fill (cli_common_workload(), cli_common_config()) */
 } cli_common_t;
 
 void cli_common_init(cli_common_t *c);
@@ -88,8 +90,10 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
 int cli_common_take(cli_common_t *c, const char *cmd, int opt, const char *arg);
 /** Load the profile and check the workload. @return an exit code (CLI_EXIT_OK to go on). */
 int cli_common_workload(cli_common_t *c, const char *cmd);
-/** Build c->cfg for `mode` from the defaults and the flags, and validate it. */
+/** Build c->cfg for `mode` from the defaults and the flags, and validate it (c->r.rank: the rank's too). */
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode);
+/** A request's rule broken: a usage error (pointing at --help) or a library failure. @return an exit code. */
+int cli_request_fail(const char *cmd, const duet__request_t *r, duet_status_t st);
 
 /**
  * The built-in profile of a device (duet_hw_builtin_for_device()); when the device is not the one

@@ -130,12 +130,10 @@ static int cmd_plan_parse(cmd_plan_opts_t *o, int argc, char **argv)
     int32_t mode = DUET_MODE_FUSED;
     if (o->c.mode_arg)
         duet_mode_parse(o->c.mode_arg, &mode);
+    o->c.r.rank = o->rank;
     if ((rc = cli_common_config(&o->c, "plan", mode)) != CLI_EXIT_OK)
         return rc;
-    if (o->rank < 0)
-        o->rank = duet_plan_critical_rank(&o->c.wl);
-    if (o->rank >= o->c.wl.world)
-        return cli_usage_error("plan", "--rank %d is outside [0, world = %d)", o->rank, o->c.wl.world);
+    o->rank = o->c.r.rank;
     return CLI_EXIT_OK;
 }
 
@@ -151,8 +149,12 @@ int cmd_plan(int argc, char **argv)
     const cli_common_t *c = &o.c;
     duet_plan_t plan;
     duet_status_t st = duet_plan_build(&c->wl, &c->cfg, o.rank, &plan);
+    /* Vendor mode: the GEMM is the library's kernel, as the model expects it to choose (as simulate). */
+    if (st >= 0)
+        st = duet_plan_vendor_kernel(&c->hw, NULL, &plan);
     if (st < 0)
         return cli_fail("plan", st);
+    o.c.cfg = plan.cfg;
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
     int64_t active = c->cfg.mode == DUET_MODE_FUSED ? c->cfg.num_wgs : c->cfg.gemm_wgs;

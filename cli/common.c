@@ -416,65 +416,55 @@ int cli_no_operands(const char *cmd, int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+int cli_request_fail(const char *cmd, const duet__request_t *r, duet_status_t st)
+{
+    if (!r->usage)
+        return cli_fail(cmd, st);
+    char why[CLI_MESSAGE_MAX];
+    snprintf(why, sizeof(why), "%s", duet_last_error());
+    return cli_usage_error(cmd, "%s", why);
+}
+
 int cli_common_workload(cli_common_t *c, const char *cmd)
 {
-    if (c->hw_arg == NULL)
-        c->hw_arg = cli_default_hw(cmd);
-    duet_status_t st = duet_hw_load(c->hw_arg, &c->hw);
-    if (st < 0) {
-        cli_error(cmd, "--hw: %s", duet_last_error());
-        return CLI_EXIT_USAGE;
+    duet__request_t *r = &c->r;
+    duet__request_init(r, DUET__OP_SIMULATE, 1);
+    r->hw_name = c->hw_arg != NULL ? c->hw_arg : cli_default_hw(cmd);
+    r->wl = c->wl;
+    r->have_gemm = c->have_gemm;
+    r->have_comm = c->have_comm;
+    r->have_coll = c->have_coll;
+    r->have_world = c->have_world;
+    r->comm_bytes = c->comm_bytes;
+    r->num_wgs = c->num_wgs;
+    r->gemm_wgs = c->gemm_wgs;
+    r->comm_wgs = c->comm_wgs;
+    r->group_m = c->group_m;
+    r->split_k = c->split_k;
+    r->stream_k = c->stream_k;
+    r->have_tile = c->tile_arg != NULL && duet_tile_parse(c->tile_arg, &r->tile) >= 0; /* checked when read */
+    long long d[2];
+    if (c->comm_tile_arg != NULL && cli_parse_dims(c->comm_tile_arg, 2, d) == 0) {
+        r->cm = (int32_t)d[0];
+        r->cn = (int32_t)d[1];
     }
-    if (c->comm_bytes > 0) {
-        if (c->have_comm)
-            return cli_usage_error(cmd, "--comm and --comm-bytes: give one");
-        if (!c->have_coll)
-            return cli_usage_error(cmd, "--comm-bytes needs --collective");
-        if (!c->have_world)
-            c->wl.world = 2;
-        if (duet_workload_set_comm_bytes(&c->wl, c->comm_bytes) < 0)
-            return cli_usage_error(cmd, "--comm-bytes: %s", duet_last_error());
-        c->have_comm = 1;
-    }
-    if (c->have_coll && !c->have_comm)
-        return cli_usage_error(cmd, "--collective %s needs --comm McxNc or --comm-bytes S",
-                               duet_collective_name(c->wl.coll));
-    if (c->have_comm && !c->have_coll)
-        return cli_usage_error(cmd, "--comm needs --collective");
-    if (!c->have_gemm && !c->have_coll)
-        return cli_usage_error(cmd, "give --gemm MxNxK, --collective C --comm McxNc, or both");
-    if (c->have_coll && !c->have_world)
-        c->wl.world = 2;
-    st = duet_workload_validate(&c->wl);
+    duet_status_t st = duet__request_resolve_workload(r);
     if (st < 0)
-        return cli_fail(cmd, st);
+        return cli_request_fail(cmd, r, st);
+    c->hw_arg = r->hw_name;
+    c->hw = r->hw;
+    c->wl = r->wl;
+    c->have_comm = r->have_comm;
     return CLI_EXIT_OK;
 }
 
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
 {
-    duet_config_t cfg = duet_config_default(&c->hw, mode);
-    /* The CTA counts not given follow the static default's rules. */
-    if (duet_config_complete_split(&cfg, &c->hw, c->num_wgs, c->gemm_wgs, c->comm_wgs) < 0)
-        return cli_usage_error(cmd, "--num-wgs, --gemm-wgs, --comm-wgs: %s", duet_last_error());
-    if (c->tile_arg)
-        duet_tile_parse(c->tile_arg, &cfg.tile); /* checked when the option was read */
-    if (c->comm_tile_arg) {
-        long long d[2];
-        cli_parse_dims(c->comm_tile_arg, 2, d);
-        cfg.cm = (int32_t)d[0];
-        cfg.cn = (int32_t)d[1];
-    }
-    if (c->group_m >= 0)
-        cfg.group_m = c->group_m;
-    if (c->split_k >= 0)
-        cfg.split_k = c->split_k;
-    if (c->stream_k)
-        cfg.stream_k = 1;
-    duet_status_t st = duet_config_validate(&cfg, &c->wl, &c->hw);
+    c->r.mode = mode;
+    duet_status_t st = duet__request_resolve_op(&c->r);
     if (st < 0)
-        return cli_fail(cmd, st);
-    c->cfg = cfg;
+        return cli_request_fail(cmd, &c->r, st);
+    c->cfg = c->r.cfg;
     return CLI_EXIT_OK;
 }
 
