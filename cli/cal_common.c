@@ -395,15 +395,12 @@ int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t 
     }
 }
 
-int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_cal_option_fn fn, void *o,
-                   const int *help, cli_corpora_t *cs, const char *const *hw_arg)
+int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_option_fn fn, void *o,
+                   int *help, cli_corpora_t *cs, const char *const *hw_arg)
 {
-    int rc, opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
-        if ((rc = fn(o, cmd, opt, optarg, argv)) != CLI_EXIT_OK || *help)
-            return rc;
+    int rc = cli_getopt(cmd, argc, argv, longopts, fn, o, help);
+    if (rc != CLI_EXIT_OK || *help)
+        return rc;
     if ((rc = cli_corpora_operands(cs, cmd, argc, argv)) != CLI_EXIT_OK)
         return rc;
     if (*hw_arg == NULL)

@@ -85,6 +85,74 @@ static void cmd_hw_fit_summary(cmd_hw_row_t *r)
     }
 }
 
+/* `hw list --json`: the built-ins (duet-hw-list/1). */
+static int cmd_hw_list_json(cli_out_t *out, const cmd_hw_row_t *rows, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-hw-list/1");
+    cJSON *arr = cJSON_AddArrayToObject(o, "profiles");
+    for (int i = 0; i < n; i++) {
+        const duet_hw_t *hw = &rows[i].hw;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", hw->name);
+        cJSON_AddStringToObject(e, "device", hw->device);
+        cJSON_AddStringToObject(e, "arch", hw->arch);
+        cJSON_AddNumberToObject(e, "sms", hw->n_sms);
+        cJSON_AddNumberToObject(e, "bf16_tflops", rows[i].bf16_tflops);
+        cJSON_AddNumberToObject(e, "hbm_gbs", hw->hbm_gbs);
+        cJSON_AddStringToObject(e, "fabric", hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+        cJSON_AddNumberToObject(e, "links", hw->n_links);
+        cJSON_AddNumberToObject(e, "link_gbs", hw->link_gbs);
+        if (rows[i].fit[0])
+            cJSON_AddStringToObject(e, "fit", rows[i].fit);
+        else
+            cJSON_AddNullToObject(e, "fit");
+        cJSON_AddNumberToObject(e, "fitted_constants", rows[i].fitted);
+        cJSON_AddItemToArray(arr, e);
+    }
+    return cli_out_json(out, "hw list", o);
+}
+
+/* `hw list --csv`: one built-in per row. */
+static int cmd_hw_list_csv(cli_out_t *out, const cmd_hw_row_t *rows, int n)
+{
+    duet__csv_t c;
+    cli_out_csv(out, &c);
+    duet__csv_names(&c, cmd_hw_list_cols, sizeof(cmd_hw_list_cols) / sizeof(cmd_hw_list_cols[0]));
+    for (int i = 0; i < n; i++) {
+        const duet_hw_t *hw = &rows[i].hw;
+        duet__csv_str(&c, hw->name);
+        duet__csv_str(&c, hw->device);
+        duet__csv_str(&c, hw->arch);
+        duet__csv_printf(&c, "%d", hw->n_sms);
+        duet__csv_num(&c, rows[i].bf16_tflops);
+        duet__csv_num(&c, hw->hbm_gbs);
+        duet__csv_str(&c, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+        duet__csv_printf(&c, "%d", hw->n_links);
+        duet__csv_num(&c, hw->link_gbs);
+        duet__csv_str(&c, rows[i].fit);
+        duet__csv_printf(&c, "%d", rows[i].fitted);
+        duet__csv_end(&c);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* `hw list`: the table for people. */
+static int cmd_hw_list_text(cli_out_t *out, const cmd_hw_row_t *rows, int n)
+{
+    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %-28s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
+            "fabric", "fitted");
+    for (int i = 0; i < n; i++) {
+        const duet_hw_t *hw = &rows[i].hw;
+        char fit[192] = "not fitted";
+        if (rows[i].fitted > 0)
+            snprintf(fit, sizeof(fit), "%d constants; most to %s", rows[i].fitted, rows[i].fit);
+        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %-28s %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
+                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric, fit);
+    }
+    return CLI_EXIT_OK;
+}
+
 static int cmd_hw_list(cli_out_t *out, int json, int csv)
 {
     cmd_hw_row_t rows[16];
@@ -101,63 +169,7 @@ static int cmd_hw_list(cli_out_t *out, int json, int csv)
             snprintf(r->fabric, sizeof(r->fabric), "switch, %.4g GB/s", r->hw.link_gbs);
         cmd_hw_fit_summary(r);
     }
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-hw-list/1");
-        cJSON *arr = cJSON_AddArrayToObject(o, "profiles");
-        for (int i = 0; i < n; i++) {
-            const duet_hw_t *hw = &rows[i].hw;
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "name", hw->name);
-            cJSON_AddStringToObject(e, "device", hw->device);
-            cJSON_AddStringToObject(e, "arch", hw->arch);
-            cJSON_AddNumberToObject(e, "sms", hw->n_sms);
-            cJSON_AddNumberToObject(e, "bf16_tflops", rows[i].bf16_tflops);
-            cJSON_AddNumberToObject(e, "hbm_gbs", hw->hbm_gbs);
-            cJSON_AddStringToObject(e, "fabric", hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-            cJSON_AddNumberToObject(e, "links", hw->n_links);
-            cJSON_AddNumberToObject(e, "link_gbs", hw->link_gbs);
-            if (rows[i].fit[0])
-                cJSON_AddStringToObject(e, "fit", rows[i].fit);
-            else
-                cJSON_AddNullToObject(e, "fit");
-            cJSON_AddNumberToObject(e, "fitted_constants", rows[i].fitted);
-            cJSON_AddItemToArray(arr, e);
-        }
-        return cli_out_json(out, "hw list", o);
-    }
-    if (csv) {
-        duet__csv_t c;
-        cli_out_csv(out, &c);
-        duet__csv_names(&c, cmd_hw_list_cols, sizeof(cmd_hw_list_cols) / sizeof(cmd_hw_list_cols[0]));
-        for (int i = 0; i < n; i++) {
-            const duet_hw_t *hw = &rows[i].hw;
-            duet__csv_str(&c, hw->name);
-            duet__csv_str(&c, hw->device);
-            duet__csv_str(&c, hw->arch);
-            duet__csv_printf(&c, "%d", hw->n_sms);
-            duet__csv_num(&c, rows[i].bf16_tflops);
-            duet__csv_num(&c, hw->hbm_gbs);
-            duet__csv_str(&c, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-            duet__csv_printf(&c, "%d", hw->n_links);
-            duet__csv_num(&c, hw->link_gbs);
-            duet__csv_str(&c, rows[i].fit);
-            duet__csv_printf(&c, "%d", rows[i].fitted);
-            duet__csv_end(&c);
-        }
-        return CLI_EXIT_OK;
-    }
-    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %-28s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
-            "fabric", "fitted");
-    for (int i = 0; i < n; i++) {
-        const duet_hw_t *hw = &rows[i].hw;
-        char fit[192] = "not fitted";
-        if (rows[i].fitted > 0)
-            snprintf(fit, sizeof(fit), "%d constants; most to %s", rows[i].fitted, rows[i].fit);
-        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %-28s %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
-                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric, fit);
-    }
-    return CLI_EXIT_OK;
+    return json ? cmd_hw_list_json(out, rows, n) : csv ? cmd_hw_list_csv(out, rows, n) : cmd_hw_list_text(out, rows, n);
 }
 
 static const char *const cmd_hw_show_cols[] = {"constant", "value", "unit", "source"};
@@ -199,76 +211,72 @@ static int cmd_hw_show(cli_out_t *out, const duet_hw_t *hw, int json, int csv)
     return CLI_EXIT_OK;
 }
 
+/* `hw for-device DEVICE [ARCH]`: operands only, the device's name and, optionally, its architecture. */
+static int cmd_hw_for_device(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            cmd_hw_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+    if (argc < 3 || argc > 4)
+        return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
+                                                "'NVIDIA H100 80GB HBM3' sm_90");
+    printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
+    return CLI_EXIT_OK;
+}
+
+/* One output option of `hw list` and `hw show`. */
+static int cmd_hw_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    (void)cmd;
+    return cli_out_option(arg0, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+}
+
+/* `hw show`'s operand: the profile, checked when it is to be written as a file. */
+static int cmd_hw_show_load(const char *what, int nargs, char **args, const cli_outopt_t *oo, duet_hw_t *hw)
+{
+    if (nargs != 1)
+        return cli_usage_error(what,
+                               nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
+                                          : "takes one profile, got %d arguments",
+                               nargs);
+    duet_status_t st = duet_hw_load(args[0], hw);
+    if (st < 0)
+        return cli_fail(what, st);
+    /* A profile file is written only when it would load again. */
+    if (oo->json && oo->path != NULL && (st = duet_hw_validate(hw)) < 0)
+        return cli_fail(what, st);
+    return CLI_EXIT_OK;
+}
+
 int cmd_hw(int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_OUTPUT_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *sub = argc >= 2 ? argv[1] : NULL;
     if (sub == NULL)
         return cli_usage_error("hw", "missing 'list', 'show' or 'for-device'");
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        cmd_hw_usage(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(sub, "for-device") == 0) {
-        /* Operands only: the device's name and, optionally, its architecture. */
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                cmd_hw_usage(stdout);
-                return CLI_EXIT_OK;
-            }
-        if (argc < 3 || argc > 4)
-            return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
-                                                    "'NVIDIA H100 80GB HBM3' sm_90");
-        printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
+    int help = strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0;
+    if (!help && strcmp(sub, "for-device") == 0)
+        return cmd_hw_for_device(argc, argv);
+    if (!help && strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
         return cli_usage_error("hw", "unknown subcommand '%s' (list, show, for-device)", duet__q(sub));
-
     char what[16];
     snprintf(what, sizeof(what), "hw %s", sub);
-    int rc;
     cli_outopt_t oo = {0, 0, NULL};
-    optind = 1;
-    opterr = 0;
-    int opt;
     /* argv + 1: getopt sees the subcommand as argv[0]. */
-    while ((opt = getopt_long(argc - 1, argv + 1, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
+    int rc = help ? CLI_EXIT_OK : cli_getopt(what, argc - 1, argv + 1, longopts, cmd_hw_option, &oo, &help);
+    if (rc != CLI_EXIT_OK || help || (rc = cli_out_validate(what, &oo)) != CLI_EXIT_OK) {
+        if (help)
             cmd_hw_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            if (!cli_out_option(&oo, opt, optarg))
-                return cli_getopt_error(what, argv + 1, opt);
-        }
-    }
-    if ((rc = cli_out_validate(what, &oo)) != CLI_EXIT_OK)
         return rc;
-    int nargs = argc - 1 - optind;
-    char **args = argv + 1 + optind;
-    int list = strcmp(sub, "list") == 0;
-    if (list && nargs != 0)
-        return cli_usage_error(what, "takes no arguments, got '%s'", duet__q(args[0]));
-    if (!list && nargs != 1)
-        return cli_usage_error(what,
-                               nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
-                                          : "takes one profile, got %d arguments",
-                               nargs);
-    duet_hw_t hw;
-    if (!list) {
-        duet_status_t st = duet_hw_load(args[0], &hw);
-        if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0') {
-            cli_error(what, "'%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
-                      duet__q(args[0]));
-            return CLI_EXIT_USAGE;
-        }
-        if (st < 0)
-            return cli_fail(what, st);
-        /* A profile file is written only when it would load again. */
-        if (oo.json && oo.path != NULL && (st = duet_hw_validate(&hw)) < 0)
-            return cli_fail(what, st);
     }
+    int nargs = argc - 1 - optind, list = strcmp(sub, "list") == 0;
+    duet_hw_t hw;
+    if (list && nargs != 0)
+        return cli_usage_error(what, "takes no arguments, got '%s'", duet__q(argv[1 + optind]));
+    if (!list && (rc = cmd_hw_show_load(what, nargs, argv + 1 + optind, &oo, &hw)) != CLI_EXIT_OK)
+        return rc;
     cli_out_t out;
     if ((rc = cli_out_open(&out, what, oo.path)) != CLI_EXIT_OK)
         return rc;

@@ -7,6 +7,12 @@
 
 #include "base/base.h"
 
+/**
+ * The built-in profiles' names for an error text, with the nearest to `name` first when one is a
+ * near miss: "did you mean h200? built-ins: h100, h200, mi300x, mi350x". @return text.
+ */
+const char *duet__hw_builtin_names(const char *name, char *text, size_t n);
+
 /** Configuration checks that need no profile (mode, tile, comm tile, CTA counts). */
 struct duet_config;
 struct duet_workload;
