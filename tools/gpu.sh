@@ -254,7 +254,7 @@ for step in "$@"; do
     info)
         {
             echo "commit $COMMIT"
-            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg)"
+            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg || echo "not built yet: duet's GPU commands pick it from the device's name")"
             uname -a
             case $GPU_VENDOR in
             nvidia)
