@@ -282,7 +282,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-abi
 	$(Q)python3 tests/mutate/test_mutate.py -q
 
-# The Python package (python/duet, ctypes over the shared library) with the system python3's unittest.
+# The Python package (python/duet_overlap, ctypes over the shared library) with the system python3's unittest.
 # Under SAN=1 the library needs the sanitizer runtime loaded first, which python3 is not built with.
 ifeq ($(SAN),1)
 PYTHON_TESTS := echo "  PYTHON  tests/python skipped under SAN=1 (the sanitizer runtime must load first)"
