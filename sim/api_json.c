@@ -211,7 +211,7 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
 {
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
-    int64_t active = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.gemm_wgs;
+    int64_t active = duet_plan_gemm_concurrent(p);
     memset(&gc, 0, sizeof(gc));
     memset(&cc, 0, sizeof(cc));
     (void)duet_cost_gemm_tile_kind(hw, p, active, 0, &gc); /* stream-K: a whole C tile */
