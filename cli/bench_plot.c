@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "model/internal.h"
 
 /* More rows than this would make a picture 120,000 px tall: no one reads it. */
 #define CLI_BENCH_PLOT_MAX_ROWS 10000
@@ -72,25 +73,11 @@ static duet_status_t cli_bench_ratio(const cJSON *derived, const char *key, cons
 /* One workload of the file: its shape, collective and the two ratios the chart draws. */
 static duet_status_t cli_bench_bar_read(const cJSON *o, const char *where, cli_bench_bar_t *bar)
 {
-    static const char *const dims[] = {"m", "n", "k", "mc", "nc"};
-    int64_t d[5], world;
     const cJSON *derived;
-    if (!cJSON_IsObject(o))
-        return duet__error(DUET_ERR_PARSE, "%s: must be an object", where);
     memset(bar, 0, sizeof(*bar));
-    bar->wl = duet_workload_empty();
-    DUET_CHECK(duet__json_member_named(o, "collective", where, duet_collective_parse, &bar->wl.coll));
+    DUET_CHECK(duet__workload_from_json(o, where, DUET__WORKLOAD_ROOT_OPTIONAL, &bar->wl));
     if (bar->wl.coll == DUET_COLL_NONE)
         return duet__error(DUET_ERR_PARSE, "%s.collective: none: the chart draws a GEMM beside a collective", where);
-    for (int i = 0; i < 5; i++)
-        DUET_CHECK(duet__json_member_int(o, dims[i], 0, INT64_C(1) << 40, where, &d[i]));
-    DUET_CHECK(duet__json_member_int(o, "world", 1, 4096, where, &world));
-    bar->wl.m = d[0];
-    bar->wl.n = d[1];
-    bar->wl.k = d[2];
-    bar->wl.mc = d[3];
-    bar->wl.nc = d[4];
-    bar->wl.world = (int32_t)world;
     DUET_CHECK(duet__json_member(o, "derived", DUET__JSON_OBJECT, where, &derived));
     char w2[160];
     snprintf(w2, sizeof(w2), "%s.derived", where);

@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "model/internal.h"
 
 static void cmd_shapes_usage(FILE *f)
 {
@@ -57,14 +58,7 @@ static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json,
         for (size_t i = 0; i < w->n; i++) {
             const duet_workload_t *x = &w->w[i];
             cJSON *e = cJSON_CreateObject();
-            cJSON_AddNumberToObject(e, "m", (double)x->m);
-            cJSON_AddNumberToObject(e, "n", (double)x->n);
-            cJSON_AddNumberToObject(e, "k", (double)x->k);
-            cJSON_AddNumberToObject(e, "mc", (double)x->mc);
-            cJSON_AddNumberToObject(e, "nc", (double)x->nc);
-            cJSON_AddStringToObject(e, "collective", duet_collective_name(x->coll));
-            cJSON_AddStringToObject(e, "dtype", duet_dtype_name(x->dtype));
-            cJSON_AddNumberToObject(e, "world", x->world);
+            (void)duet__workload_to_cjson(e, x);
             cJSON_AddNumberToObject(e, "comm_bytes", duet_coll_bytes(x));
             cJSON_AddItemToArray(arr, e);
         }
