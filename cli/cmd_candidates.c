@@ -44,9 +44,56 @@ static void cmd_candidates_usage(FILE *f)
             "  duet derive-candidates --corpus a.json --csv -o coverage.csv\n");
 }
 
-static void cmd_candidates_print(FILE *f, const duet_tune_candset_t *set)
+/* The orderings' table (text per arch, CSV of every arch; the JSON is the candidate set file). */
+static const duet__col_t cmd_candidates_cols[] = {
+    {"arch", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"k", NULL, NULL, "%4lld", DUET__CELL_INT, 0, 0},
+    {"mode", NULL, NULL, "  %-10s", DUET__CELL_STR, 0, 0},
+    {"gemm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
+    {"comm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
+    {"tile", NULL, NULL, " %-12s", DUET__CELL_STR, 0, 0},
+    {"gain", NULL, NULL, " %5lld", DUET__CELL_INT, 0, 0},
+    {"mean_rel", NULL, NULL, " %8.4f", DUET__CELL_NUM, 0, 0},
+    {"by", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"share_within_tol", "within", NULL, "   %8.1f%%", DUET__CELL_NUM, 100, 0},
+    {"mean_slowdown", "mean_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
+    {"max_slowdown", "max_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
+    {"note", "", NULL, "%s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+};
+
+static void cmd_candidates_table(duet__table_t *t)
 {
-    for (size_t a = 0; a < set->n_archs; a++) {
+    duet__table_init(t, cmd_candidates_cols, (int)(sizeof(cmd_candidates_cols) / sizeof(cmd_candidates_cols[0])));
+}
+
+/* One arch's ordering, a row per configuration (no coverage: NaN). */
+static void cmd_candidates_rows(duet__table_t *t, const duet_tune_candset_arch_t *A)
+{
+    for (size_t i = 0; i < A->n_order; i++) {
+        const duet_tune_cand_t *x = &A->order[i];
+        const duet_tune_coverage_t *v = i < A->n_coverage ? &A->coverage[i] : NULL;
+        duet__table_str(t, A->arch);
+        duet__table_int(t, (long long)i + 1);
+        duet__table_str(t, duet_mode_name(x->mode));
+        duet__table_num(t, x->gemm_frac);
+        duet__table_num(t, x->comm_frac);
+        duet__table_strf(t, "%dx%dx%d", (int)x->tile.bm, (int)x->tile.bn, (int)x->tile.bk);
+        duet__table_int(t, x->gain);
+        duet__table_num(t, x->mean_rel);
+        duet__table_str(t, x->shape_best ? "shape_best" : "greedy");
+        duet__table_num(t, v ? v->share_within_tol : NAN);
+        duet__table_num(t, v ? v->mean_slowdown : NAN);
+        duet__table_num(t, v ? v->max_slowdown : NAN);
+        duet__table_str(t, x->shape_best ? "  (a shape's own best)" : "");
+    }
+}
+
+/* The text: per arch, what its corpora hold, then its ordering. */
+static int cmd_candidates_print(cli_out_t *o, const duet_tune_candset_t *set)
+{
+    FILE *f = o->f;
+    int rc = CLI_EXIT_OK;
+    for (size_t a = 0; a < set->n_archs && rc == CLI_EXIT_OK; a++) {
         const duet_tune_candset_arch_t *A = &set->archs[a];
         fprintf(f, "%s%s: %d shapes, SMs", a ? "\n" : "", A->arch, (int)A->n_shapes);
         for (int32_t i = 0; i < A->n_sms; i++)
@@ -55,50 +102,21 @@ static void cmd_candidates_print(FILE *f, const duet_tune_candset_t *set)
         for (int32_t i = 0; i < A->n_worlds; i++)
             fprintf(f, "%s%d", i ? "," : " ", (int)A->worlds[i]);
         fprintf(f, ", tolerance %.1f %%\n\n", set->tol * 100);
-        fprintf(f, "%4s  %-10s %9s %9s %-12s %5s %8s   %9s %9s %9s\n", "k", "mode", "gemm_frac", "comm_frac", "tile",
-                "gain", "mean_rel", "within", "mean_slow", "max_slow");
-        for (size_t i = 0; i < A->n_order; i++) {
-            const duet_tune_cand_t *c = &A->order[i];
-            const duet_tune_coverage_t *v = i < A->n_coverage ? &A->coverage[i] : NULL;
-            char tile[48];
-            snprintf(tile, sizeof(tile), "%dx%dx%d", (int)c->tile.bm, (int)c->tile.bn, (int)c->tile.bk);
-            fprintf(f, "%4zu  %-10s %9.4f %9.4f %-12s %5d %8.4f   %8.1f%% %9.4f %9.4f%s\n", i + 1,
-                    duet_mode_name(c->mode), c->gemm_frac, c->comm_frac, tile, (int)c->gain, c->mean_rel,
-                    v ? v->share_within_tol * 100 : 0, v ? v->mean_slowdown : 0, v ? v->max_slowdown : 0,
-                    c->shape_best ? "  (a shape's own best)" : "");
-        }
+        duet__table_t t;
+        cmd_candidates_table(&t);
+        cmd_candidates_rows(&t, A);
+        rc = cli_out_table(o, "derive-candidates", &t, 0, 0, NULL, NULL);
     }
+    return rc;
 }
 
-static const char *const cmd_candidates_cols[] = {
-    "arch", "k",        "mode", "gemm_frac",        "comm_frac",     "tile",
-    "gain", "mean_rel", "by",   "share_within_tol", "mean_slowdown", "max_slowdown"};
-
-static void cmd_candidates_csv(FILE *f, const duet_tune_candset_t *set)
+static int cmd_candidates_csv(cli_out_t *o, const duet_tune_candset_t *set)
 {
-    duet__csv_t c;
-    duet__csv_init(&c, f);
-    duet__csv_names(&c, cmd_candidates_cols, sizeof(cmd_candidates_cols) / sizeof(cmd_candidates_cols[0]));
-    for (size_t a = 0; a < set->n_archs; a++) {
-        const duet_tune_candset_arch_t *A = &set->archs[a];
-        for (size_t i = 0; i < A->n_order; i++) {
-            const duet_tune_cand_t *x = &A->order[i];
-            const duet_tune_coverage_t *v = i < A->n_coverage ? &A->coverage[i] : NULL;
-            duet__csv_str(&c, A->arch);
-            duet__csv_printf(&c, "%zu", i + 1);
-            duet__csv_str(&c, duet_mode_name(x->mode));
-            duet__csv_num(&c, x->gemm_frac);
-            duet__csv_num(&c, x->comm_frac);
-            duet__csv_printf(&c, "%dx%dx%d", (int)x->tile.bm, (int)x->tile.bn, (int)x->tile.bk);
-            duet__csv_printf(&c, "%d", (int)x->gain);
-            duet__csv_num(&c, x->mean_rel);
-            duet__csv_str(&c, x->shape_best ? "shape_best" : "greedy");
-            duet__csv_num(&c, v ? v->share_within_tol : NAN);
-            duet__csv_num(&c, v ? v->mean_slowdown : NAN);
-            duet__csv_num(&c, v ? v->max_slowdown : NAN);
-            duet__csv_end(&c);
-        }
-    }
+    duet__table_t t;
+    cmd_candidates_table(&t);
+    for (size_t a = 0; a < set->n_archs; a++)
+        cmd_candidates_rows(&t, &set->archs[a]);
+    return cli_out_table(o, "derive-candidates", &t, 0, 1, NULL, NULL);
 }
 
 int cmd_derive_candidates(int argc, char **argv)
@@ -176,10 +194,8 @@ int cmd_derive_candidates(int argc, char **argv)
             else
                 fwrite(text, 1, len, o.f);
             free(text);
-        } else if (oo.csv) {
-            cmd_candidates_csv(o.f, &set);
         } else {
-            cmd_candidates_print(o.f, &set);
+            rc = oo.csv ? cmd_candidates_csv(&o, &set) : cmd_candidates_print(&o, &set);
         }
         rc = cli_out_close(&o, cmd, rc);
     }

@@ -89,9 +89,87 @@ static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
         snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
-static const char *const cmd_tune_list_cols[] = {
-    "key", "arch", "sms",  "world",   "modes",    "collective", "dtype", "m",           "n",       "k",
-    "mc",  "nc",   "mode", "num_wgs", "gemm_wgs", "comm_wgs",   "tile",  "measured_us", "pred_us", "date"};
+/* `tune --list`'s table (text and CSV; its JSON is the database's entries). The text joins a
+ * workload's dimensions and the winner's configuration into one column each. */
+static const duet__col_t cmd_tune_list_cols[] = {
+    {"key", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"arch", NULL, NULL, "%-8s", DUET__CELL_STR, 0, 0},
+    {"sms", "SMs", NULL, " %5lld", DUET__CELL_INT, 0, 0},
+    {"world", "W", NULL, " %3lld", DUET__CELL_INT, 0, 0},
+    {"modes", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"modes", NULL, NULL, " %-16s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"collective", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0},
+    {"dtype", NULL, NULL, " %5s", DUET__CELL_STR, 0, 0},
+    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"winner", NULL, NULL, " %-30s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"measured_us", "meas", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0},
+    {"pred_us", "pred", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0},
+    {"date", NULL, NULL, "  %s", DUET__CELL_STR, 0, 0},
+};
+
+/* A workload's dimensions as the text shows them: "MxNxK" and "MCxNC". */
+static void cmd_tune_dims_text(const duet_workload_t *wl, char *gemm, size_t ng, char *comm, size_t nc)
+{
+    snprintf(gemm, ng, "%lldx%lldx%lld", (long long)wl->m, (long long)wl->n, (long long)wl->k);
+    snprintf(comm, nc, "%lldx%lld", (long long)wl->mc, (long long)wl->nc);
+}
+
+/* One database entry's row of `tune --list`. */
+static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
+{
+    char gemm[64], comm[48], cfg[64], tile[32];
+    cmd_tune_dims_text(&e->wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    cmd_tune_cfg_text(&e->cfg, cfg, sizeof(cfg));
+    duet__table_str(t, e->key);
+    duet__table_str(t, e->arch);
+    duet__table_int(t, e->sms);
+    duet__table_int(t, e->wl.world);
+    duet__table_str(t, duet__tune_modes_name(e->modes));
+    duet__table_str(t, e->modes == 3 ? "fused+concurrent" : e->modes == 1 ? "fused" : "concurrent");
+    duet__table_str(t, duet_collective_name(e->wl.coll));
+    duet__table_str(t, duet_dtype_name(e->wl.dtype));
+    const long long dims[] = {e->wl.m, e->wl.n, e->wl.k, e->wl.mc, e->wl.nc};
+    for (int i = 0; i < 5; i++)
+        duet__table_int(t, dims[i]);
+    duet__table_str(t, gemm);
+    duet__table_str(t, comm);
+    duet__table_str(t, duet_mode_name(e->cfg.mode));
+    duet__table_int(t, e->cfg.num_wgs);
+    duet__table_int(t, e->cfg.gemm_wgs);
+    duet__table_int(t, e->cfg.comm_wgs);
+    duet__table_str(t, duet_config_tile_str(&e->cfg, tile, sizeof(tile)));
+    duet__table_str(t, cfg);
+    duet__table_num(t, e->measured_us);
+    duet__table_num(t, e->pred_us);
+    duet__table_str(t, e->date);
+}
+
+/* `tune --list --json`: the database's entries (duet-tune-list/1). */
+static int cmd_tune_list_json(cli_out_t *out, const char *db_path, const duet_tune_entry_t *e, size_t n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-tune-list/1");
+    cJSON_AddStringToObject(o, "db", db_path);
+    cJSON *arr = duet__tune_entries_cjson(e, n);
+    if (arr == NULL) {
+        cJSON_Delete(o);
+        o = NULL; /* reported as out of memory */
+    } else {
+        cJSON_AddItemToObject(o, "entries", arr);
+    }
+    return cli_out_json(out, "tune", o);
+}
 
 static int cmd_tune_list(cli_out_t *out, const char *db_path, int json, int csv)
 {
@@ -104,64 +182,17 @@ static int cmd_tune_list(cli_out_t *out, const char *db_path, int json, int csv)
     st = duet_tune_db_list(&db, &e, &n);
     if (st < 0)
         return cli_fail("tune", st);
-    int rc = CLI_EXIT_OK;
-    FILE *f = out->f;
+    int rc;
     if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-tune-list/1");
-        cJSON_AddStringToObject(o, "db", db.path);
-        cJSON *arr = duet__tune_entries_cjson(e, n);
-        if (arr == NULL) {
-            cJSON_Delete(o);
-            o = NULL; /* reported as out of memory */
-        } else {
-            cJSON_AddItemToObject(o, "entries", arr);
-        }
-        rc = cli_out_json(out, "tune", o);
-    } else if (csv) {
-        duet__csv_t c;
-        cli_out_csv(out, &c);
-        duet__csv_names(&c, cmd_tune_list_cols, sizeof(cmd_tune_list_cols) / sizeof(cmd_tune_list_cols[0]));
-        for (size_t i = 0; i < n; i++) {
-            char tile[32];
-            duet__csv_str(&c, e[i].key);
-            duet__csv_str(&c, e[i].arch);
-            duet__csv_printf(&c, "%d", (int)e[i].sms);
-            duet__csv_printf(&c, "%d", (int)e[i].wl.world);
-            duet__csv_str(&c, duet__tune_modes_name(e[i].modes));
-            duet__csv_str(&c, duet_collective_name(e[i].wl.coll));
-            duet__csv_str(&c, duet_dtype_name(e[i].wl.dtype));
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.m);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.n);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.k);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.mc);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.nc);
-            duet__csv_str(&c, duet_mode_name(e[i].cfg.mode));
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.num_wgs);
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.gemm_wgs);
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.comm_wgs);
-            duet__csv_str(&c, duet_config_tile_str(&e[i].cfg, tile, sizeof(tile)));
-            duet__csv_num(&c, e[i].measured_us);
-            duet__csv_num(&c, e[i].pred_us);
-            duet__csv_str(&c, e[i].date);
-            duet__csv_end(&c);
-        }
+        rc = cmd_tune_list_json(out, db.path, e, n);
     } else {
-        fprintf(f, "%s: %zu entr%s\n", db.path, n, n == 1 ? "y" : "ies");
-        if (n > 0)
-            fprintf(f, "\n%-8s %5s %3s %-16s %-14s %5s %-18s %-12s %-30s %9s %9s  %s\n", "arch", "SMs", "W", "modes",
-                    "collective", "dtype", "gemm", "comm", "winner", "meas ms", "pred ms", "date");
-        for (size_t i = 0; i < n; i++) {
-            char gemm[64], comm[48], cfg[64];
-            snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)e[i].wl.m, (long long)e[i].wl.n,
-                     (long long)e[i].wl.k);
-            snprintf(comm, sizeof(comm), "%lldx%lld", (long long)e[i].wl.mc, (long long)e[i].wl.nc);
-            cmd_tune_cfg_text(&e[i].cfg, cfg, sizeof(cfg));
-            const char *modes = e[i].modes == 3 ? "fused+concurrent" : e[i].modes == 1 ? "fused" : "concurrent";
-            fprintf(f, "%-8s %5d %3d %-16s %-14s %5s %-18s %-12s %-30s %9.4f %9.4f  %s\n", e[i].arch, (int)e[i].sms,
-                    (int)e[i].wl.world, modes, duet_collective_name(e[i].wl.coll), duet_dtype_name(e[i].wl.dtype), gemm,
-                    comm, cfg, e[i].measured_us * 1e-3, e[i].pred_us * 1e-3, e[i].date);
-        }
+        duet__table_t t;
+        duet__table_init(&t, cmd_tune_list_cols, (int)(sizeof(cmd_tune_list_cols) / sizeof(cmd_tune_list_cols[0])));
+        for (size_t i = 0; i < n; i++)
+            cmd_tune_list_row(&t, &e[i]);
+        if (!csv)
+            fprintf(out->f, "%s: %zu entr%s\n%s", db.path, n, n == 1 ? "y" : "ies", n > 0 ? "\n" : "");
+        rc = cli_out_table(out, "tune", &t, 0, csv, NULL, NULL);
     }
     free(e);
     return rc;
