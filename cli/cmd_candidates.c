@@ -119,88 +119,111 @@ static int cmd_candidates_csv(cli_out_t *o, const duet_tune_candset_t *set)
     return cli_out_table(o, "derive-candidates", &t, 0, 1, NULL, NULL);
 }
 
-int cmd_derive_candidates(int argc, char **argv)
+/* derive-candidates' flags. */
+typedef struct cmd_cands_opts {
+    const char *files[CMD_CANDS_MAX_CORPORA];
+    size_t n_files;
+    double tol;
+    cli_outopt_t oo;
+    int help;
+} cmd_cands_opts_t;
+
+/* One more corpus file (--corpus, or a file after the options). @return an exit code. */
+static int cmd_cands_add_file(cmd_cands_opts_t *o, const char *cmd, const char *path)
+{
+    if (o->n_files >= CMD_CANDS_MAX_CORPORA)
+        return cli_usage_error(cmd, "--corpus: at most %d files", CMD_CANDS_MAX_CORPORA);
+    o->files[o->n_files++] = path;
+    return CLI_EXIT_OK;
+}
+
+static int cmd_cands_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    cmd_cands_opts_t *o = arg0;
+    switch (opt) {
+    case OPT_CORPUS:
+        return cmd_cands_add_file(o, cmd, arg);
+    case OPT_TOL:
+        if (cli_parse_double(arg, 0, 1, &o->tol) != 0)
+            return cli_usage_error(cmd, "--tol: '%s' is not a fraction in [0, 1] (0.03 is 3 %%)", duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return cli_out_option(&o->oo, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+    }
+}
+
+/* Parse argv (files after the options are more corpora). @return an exit code (CLI_EXIT_OK to go on). */
+static int cmd_cands_parse(cmd_cands_opts_t *o, const char *cmd, int argc, char **argv)
 {
     static const struct option longopts[] = {{"corpus", required_argument, NULL, OPT_CORPUS},
                                              {"tol", required_argument, NULL, OPT_TOL},
                                              CLI_OUTPUT_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *cmd = "derive-candidates";
-    const char *files[CMD_CANDS_MAX_CORPORA];
-    size_t n_files = 0;
-    double tol = DUET_TUNE_DEFAULT_TOL;
-    int opt, rc;
-    cli_outopt_t oo = {0, 0, NULL};
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cmd_candidates_usage(stdout);
-            return CLI_EXIT_OK;
-        case OPT_CORPUS:
-            if (n_files >= CMD_CANDS_MAX_CORPORA)
-                return cli_usage_error(cmd, "--corpus: at most %d files", CMD_CANDS_MAX_CORPORA);
-            files[n_files++] = optarg;
-            break;
-        case OPT_TOL:
-            if (cli_parse_double(optarg, 0, 1, &tol) != 0)
-                return cli_usage_error(cmd, "--tol: '%s' is not a fraction in [0, 1] (0.03 is 3 %%)", duet__q(optarg));
-            break;
-        default:
-            if (!cli_out_option(&oo, opt, optarg))
-                return cli_getopt_error(cmd, argv, opt);
-        }
-    }
-    for (; optind < argc; optind++) {
-        if (n_files >= CMD_CANDS_MAX_CORPORA)
-            return cli_usage_error(cmd, "--corpus: at most %d files", CMD_CANDS_MAX_CORPORA);
-        files[n_files++] = argv[optind];
-    }
-    if (n_files == 0)
-        return cli_usage_error(cmd, "give at least one --corpus FILE");
-    if ((rc = cli_out_validate(cmd, &oo)) != CLI_EXIT_OK)
+    int rc = cli_getopt(cmd, argc, argv, longopts, cmd_cands_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help)
         return rc;
+    for (; optind < argc; optind++)
+        if ((rc = cmd_cands_add_file(o, cmd, argv[optind])) != CLI_EXIT_OK)
+            return rc;
+    if (o->n_files == 0)
+        return cli_usage_error(cmd, "give at least one --corpus FILE");
+    return cli_out_validate(cmd, &o->oo);
+}
 
-    duet_corpus_t *corpora = calloc(n_files, sizeof(*corpora));
+/* Derive the set from the loaded corpora and write it. @return an exit code. */
+static int cmd_cands_write(const cmd_cands_opts_t *o, const char *cmd, const duet_corpus_t *corpora)
+{
+    duet_tune_candset_t set;
+    duet_status_t st = duet_tune_candset_derive(corpora, o->n_files, o->tol, &set);
+    if (st < 0)
+        return cli_fail(cmd, st);
+    cli_out_t out;
+    int rc;
+    if ((rc = cli_out_open(&out, cmd, o->oo.path)) == CLI_EXIT_OK) {
+        if (o->oo.json) {
+            char *text = NULL;
+            size_t len = 0;
+            st = duet__tune_candset_text(&set, o->files, o->n_files, &text, &len);
+            if (st < 0)
+                rc = cli_fail(cmd, st);
+            else
+                fwrite(text, 1, len, out.f);
+            free(text);
+        } else {
+            rc = o->oo.csv ? cmd_candidates_csv(&out, &set) : cmd_candidates_print(&out, &set);
+        }
+        rc = cli_out_close(&out, cmd, rc);
+    }
+    duet_tune_candset_free(&set);
+    return rc;
+}
+
+int cmd_derive_candidates(int argc, char **argv)
+{
+    const char *cmd = "derive-candidates";
+    cmd_cands_opts_t o = {.n_files = 0, .tol = DUET_TUNE_DEFAULT_TOL, .oo = {0, 0, NULL}, .help = 0};
+    int rc = cmd_cands_parse(&o, cmd, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cmd_candidates_usage(stdout);
+        return rc;
+    }
+    duet_corpus_t *corpora = calloc(o.n_files, sizeof(*corpora));
     if (corpora == NULL) {
         cli_error(cmd, "out of memory");
         return CLI_EXIT_FAILED;
     }
     size_t loaded = 0;
-    duet_tune_candset_t set;
     duet_status_t st = DUET_OK;
-    for (; loaded < n_files && st == DUET_OK; loaded++)
-        st = duet_corpus_load(files[loaded], &corpora[loaded]);
+    for (; loaded < o.n_files && st == DUET_OK; loaded++)
+        st = duet_corpus_load(o.files[loaded], &corpora[loaded]);
     if (st < 0) {
         loaded--; /* the failed load wrote nothing */
         rc = cli_fail(cmd, st);
-        goto out;
+    } else {
+        rc = cmd_cands_write(&o, cmd, corpora);
     }
-    st = duet_tune_candset_derive(corpora, n_files, tol, &set);
-    if (st < 0) {
-        rc = cli_fail(cmd, st);
-        goto out;
-    }
-    cli_out_t o;
-    if ((rc = cli_out_open(&o, cmd, oo.path)) == CLI_EXIT_OK) {
-        if (oo.json) {
-            char *text = NULL;
-            size_t len = 0;
-            st = duet__tune_candset_text(&set, files, n_files, &text, &len);
-            if (st < 0)
-                rc = cli_fail(cmd, st);
-            else
-                fwrite(text, 1, len, o.f);
-            free(text);
-        } else {
-            rc = oo.csv ? cmd_candidates_csv(&o, &set) : cmd_candidates_print(&o, &set);
-        }
-        rc = cli_out_close(&o, cmd, rc);
-    }
-    duet_tune_candset_free(&set);
-out:
     for (size_t i = 0; i < loaded; i++)
         duet_corpus_free(&corpora[i]);
     free(corpora);
