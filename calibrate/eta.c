@@ -46,6 +46,8 @@ duet_status_t duet__cal_eta_update(duet__cal_eta_t *e, const duet_cal_progress_t
     if (!s->seen) {
         s->seen = 1;
         s->start_s = e->done_change_s;
+        s->first_s = p->elapsed_s;
+        s->first_iteration = p->iteration;
     }
     s->last_s = p->elapsed_s;
     e->last_report_s = fmax(e->last_report_s, p->elapsed_s);
@@ -77,7 +79,11 @@ double duet__cal_eta_left_s(const duet__cal_eta_t *e, double now_s)
         double spent = s->last_s - s->start_s;
         if (!s->seen || s->iteration <= 0 || !(spent > 0) || !duet__eta_running(e, i, running))
             continue;
-        double per_iter = spent / s->iteration;
+        /* The first iteration also pays the coarse search before the trust region: the rate is
+         * taken after it once there is an iteration more. */
+        double per_iter = s->iteration > s->first_iteration && s->last_s > s->first_s
+                              ? (s->last_s - s->first_s) / (s->iteration - s->first_iteration)
+                              : spent / s->iteration;
         int32_t to_go = s->max_iter > s->iteration ? s->max_iter - s->iteration : 0;
         double mine = per_iter * to_go - (now_s - s->last_s);
         left = fmax(left, fmax(mine, 0));

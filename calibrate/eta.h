@@ -12,7 +12,8 @@ typedef struct duet__eta_stage {
     int seen;
     double start_s; /* when it began: the last report before a stage finished ahead of its first, or 0 */
     double last_s;  /* its last report */
-    int32_t iteration, max_iter;
+    double first_s; /* its first report, after its first iteration */
+    int32_t first_iteration, iteration, max_iter;
 } duet__eta_stage_t;
 
 typedef struct duet__cal_eta {

@@ -65,3 +65,15 @@ Test(eta, stages_not_started_wait_for_a_running_one, T_TIMEOUT)
     cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 35.0), 95.0, 1e-12), "%g", duet__cal_eta_left_s(&e, 35.0));
     duet__cal_eta_free(&e);
 }
+
+Test(eta, the_first_iterations_search_does_not_set_the_rate, T_TIMEOUT)
+{
+    /* One fit: its first iteration ends at 20 s (19 s of coarse search before it), the 11th at
+     * 30 s: 1 s per iteration after the first, 89 left: 89 s (not 30 / 11 * 89). */
+    duet__cal_eta_t e;
+    duet__cal_eta_init(&e);
+    report(&e, 0, 1, 0, 1, 20.0);
+    report(&e, 0, 1, 0, 11, 30.0);
+    cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 30.0), 89.0, 1e-12), "%g", duet__cal_eta_left_s(&e, 30.0));
+    duet__cal_eta_free(&e);
+}
