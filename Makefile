@@ -392,7 +392,7 @@ format:
 check-format:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 	@echo "check-format: $(words $(FORMAT_SRCS)) files clean"
-	$(Q)python3 tools/check_function_length.py --max 60 --allow tools/function_length_allow.txt cli
+	$(Q)python3 tools/check_function_length.py --max 60 cli
 
 clean:
 	rm -rf build build-san build-cov build-gpu build-check-* build-fuzz demo

@@ -86,15 +86,32 @@ static duet_status_t cli_bench_bar_read(const cJSON *o, const char *where, cli_b
     return DUET_OK;
 }
 
+/* A bench file's header: its schema (duet-bench/1, with makespans), device, vendor and world. */
+static duet_status_t cli_bench_file_header(const cJSON *root, const char *path, char *device, char *vendor, size_t len,
+                                           int64_t *world)
+{
+    char schema[32];
+    if (!cJSON_IsObject(root))
+        return duet__error(DUET_ERR_PARSE, "%s: not a bench file (a JSON object)", path);
+    DUET_CHECK(duet__json_member_str(root, "schema", path, schema, sizeof(schema)));
+    if (strcmp(schema, "duet-bench/1") != 0)
+        return duet__error(DUET_ERR_PARSE, "%s: schema '%s': this duet draws duet-bench/1", path, duet__q(schema));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "gemm_only")))
+        return duet__error(DUET_ERR_PARSE, "%s: a --gemm-only bench has no makespans with a collective to draw", path);
+    DUET_CHECK(duet__json_member_str(root, "device", path, device, len));
+    DUET_CHECK(duet__json_member_str(root, "vendor", path, vendor, len));
+    return duet__json_member_int(root, "world", 1, 4096, path, world);
+}
+
 /* The header and the workloads of a bench file (schema duet-bench/1); *bars_p is malloc'd. */
 static duet_status_t cli_bench_file_read(const char *path, char *device, char *vendor, size_t len, int64_t *world,
                                          cli_bench_bar_t **bars_p, size_t *n_p)
 {
-    char *text = NULL, schema[32];
+    char *text = NULL;
     size_t n = 0;
     cli_bench_bar_t *bars = NULL;
     cJSON *root = NULL;
-    const cJSON *arr, *gemm_only, *e;
+    const cJSON *arr, *e;
     duet_status_t st;
     DUET_CHECK(duet__read_file(path, &text, &n));
     root = duet__json_parse(text, n, path, 1);
@@ -102,23 +119,7 @@ static duet_status_t cli_bench_file_read(const char *path, char *device, char *v
         st = duet__last_status(); /* malformed, or out of memory */
         goto done;
     }
-    if (!cJSON_IsObject(root)) {
-        st = duet__error(DUET_ERR_PARSE, "%s: not a bench file (a JSON object)", path);
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__json_member_str(root, "schema", path, schema, sizeof(schema)), st, done);
-    if (strcmp(schema, "duet-bench/1") != 0) {
-        st = duet__error(DUET_ERR_PARSE, "%s: schema '%s': this duet draws duet-bench/1", path, duet__q(schema));
-        goto done;
-    }
-    gemm_only = cJSON_GetObjectItemCaseSensitive(root, "gemm_only");
-    if (cJSON_IsTrue(gemm_only)) {
-        st = duet__error(DUET_ERR_PARSE, "%s: a --gemm-only bench has no makespans with a collective to draw", path);
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__json_member_str(root, "device", path, device, len), st, done);
-    DUET_CHECK_GOTO(duet__json_member_str(root, "vendor", path, vendor, len), st, done);
-    DUET_CHECK_GOTO(duet__json_member_int(root, "world", 1, 4096, path, world), st, done);
+    DUET_CHECK_GOTO(cli_bench_file_header(root, path, device, vendor, len, world), st, done);
     DUET_CHECK_GOTO(duet__json_member(root, "workloads", DUET__JSON_ARRAY, path, &arr), st, done);
     n = (size_t)cJSON_GetArraySize(arr);
     if (n == 0 || n > CLI_BENCH_PLOT_MAX_ROWS) {
