@@ -6,6 +6,7 @@
 #ifndef DUET_CLI_CAL_COMMON_H
 #define DUET_CLI_CAL_COMMON_H
 
+#include "calibrate/eta.h"
 #include "cli/cli.h"
 #include "duet/calibrate.h"
 
@@ -52,6 +53,7 @@ typedef struct cli_corpora {
 typedef struct cli_progress {
     int tty, quiet, last_done;
     double last_print;
+    duet__cal_eta_t eta; /* the time left, from each stage's progress */
 } cli_progress_t;
 
 /* A column of the accuracy table: a model's metrics under a title (text) and a key (CSV header). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "base/table.h"
 #include "duet/duet.h"
 #include "sim/request.h"
 
@@ -223,6 +224,12 @@ int cli_out_open(cli_out_t *o, const char *cmd, const char *path);
 int cli_out_close(cli_out_t *o, const char *cmd, int rc);
 /** Print a JSON document on o->f with a final newline and delete it. @return an exit code (reported). */
 int cli_out_json(cli_out_t *o, const char *cmd, struct cJSON *doc);
+/**
+ * Render a result table (base/table.h) on o->f: text, --csv, or with --json the document
+ * {"schema": SCHEMA, MEMBER: rows}; then free the table. @return an exit code (reported).
+ */
+int cli_out_table(cli_out_t *o, const char *cmd, duet__table_t *t, int json, int csv, const char *schema,
+                  const char *member);
 /** The CSV writer (base/csv.c) on the result's stream. */
 void cli_out_csv(cli_out_t *o, duet__csv_t *csv);
 

@@ -157,7 +157,7 @@ int cmd_plan(int argc, char **argv)
     o.c.cfg = plan.cfg;
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
-    int64_t active = c->cfg.mode == DUET_MODE_FUSED ? c->cfg.num_wgs : c->cfg.gemm_wgs;
+    int64_t active = duet_plan_gemm_concurrent(&plan);
     duet_cost_gemm_tile_kind(&c->hw, &plan, active, 0, &gc); /* stream-K: a whole C tile */
     duet_cost_comm_tile(&c->hw, &plan, &cc);
     double t_static = duet_cost_gemm_static_s(&c->hw, &plan, c->hw.n_sms);

@@ -606,6 +606,18 @@ int cli_out_json(cli_out_t *o, const char *cmd, cJSON *doc)
     return CLI_EXIT_OK;
 }
 
+int cli_out_table(cli_out_t *o, const char *cmd, duet__table_t *t, int json, int csv, const char *schema,
+                  const char *member)
+{
+    duet_status_t st = duet__table_write(t, o->f,
+                                         json  ? DUET__TABLE_JSON
+                                         : csv ? DUET__TABLE_CSV
+                                               : DUET__TABLE_TEXT,
+                                         schema, member);
+    duet__table_free(t);
+    return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
+}
+
 void cli_out_csv(cli_out_t *o, duet__csv_t *csv)
 {
     duet__csv_init(csv, o->f);

@@ -44,15 +44,7 @@ double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s)
 
 void duet__workload_cjson(cJSON *o, const duet_workload_t *wl)
 {
-    cJSON_AddStringToObject(o, "collective", duet_collective_name(wl->coll));
-    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(wl->dtype));
-    cJSON_AddNumberToObject(o, "m", (double)wl->m);
-    cJSON_AddNumberToObject(o, "n", (double)wl->n);
-    cJSON_AddNumberToObject(o, "k", (double)wl->k);
-    cJSON_AddNumberToObject(o, "mc", (double)wl->mc);
-    cJSON_AddNumberToObject(o, "nc", (double)wl->nc);
-    cJSON_AddNumberToObject(o, "world", wl->world);
-    cJSON_AddNumberToObject(o, "root", wl->root);
+    (void)duet__workload_to_cjson(o, wl); /* cJSON's failures show as a missing member, as below */
     cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(wl));
     cJSON_AddNumberToObject(o, "busbw_factor", duet_coll_busbw_factor(wl->coll, wl->world));
 }
@@ -212,7 +204,7 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
 {
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
-    int64_t active = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.gemm_wgs;
+    int64_t active = duet_plan_gemm_concurrent(p);
     memset(&gc, 0, sizeof(gc));
     memset(&cc, 0, sizeof(cc));
     (void)duet_cost_gemm_tile_kind(hw, p, active, 0, &gc); /* stream-K: a whole C tile */

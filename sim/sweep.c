@@ -193,7 +193,7 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
     int peers = 1;
     const double ng = (double)plan->gemm.tiles, nc = (double)plan->comm.queue_len;
     if (ng > 0) {
-        int64_t active = plan->gemm_home_ctas > 0 ? plan->gemm_home_ctas : plan->gemm_ctas;
+        int64_t active = duet_plan_gemm_concurrent(plan);
         int vendor = plan->kernel[DUET_KERNEL_GEMM].role == DUET_ROLE_VENDOR;
         double deq = vendor ? 0.0 : hw->dequeue_gemm_us * us;
         /* Stream-K: the whole C tiles before split_from and the K parts after it, each at its own

@@ -354,17 +354,9 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
     for (int32_t m = 0; m < DUET_MODE_COUNT; m++)
         if (e->modes & (1u << m))
             cJSON_AddItemToArray(modes, cJSON_CreateString(duet_mode_name(m)));
-    cJSON_AddStringToObject(o, "collective", duet_collective_name(e->wl.coll));
-    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(e->wl.dtype));
-    cJSON_AddNumberToObject(o, "m", (double)e->wl.m);
-    cJSON_AddNumberToObject(o, "n", (double)e->wl.n);
-    cJSON_AddNumberToObject(o, "k", (double)e->wl.k);
-    cJSON_AddNumberToObject(o, "mc", (double)e->wl.mc);
-    cJSON_AddNumberToObject(o, "nc", (double)e->wl.nc);
-    cJSON_AddNumberToObject(o, "world", e->wl.world);
-    cJSON_AddNumberToObject(o, "root", e->wl.root);
     cJSON_AddStringToObject(o, "tiles", e->tiles);
-    if (duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &e->cfg) < 0) {
+    if (duet__workload_to_cjson(o, &e->wl) < 0 ||
+        duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &e->cfg) < 0) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -494,24 +486,7 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
             return duet__error(DUET_ERR_PARSE, "%s.modes: fused or concurrent", where);
         e->modes |= 1u << m;
     }
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "collective");
-    if (!cJSON_IsString(s) || duet_collective_parse(s->valuestring, &e->wl.coll) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.collective: missing or unknown", where);
-    s = cJSON_GetObjectItemCaseSensitive(o, "dtype");
-    if (!cJSON_IsString(s) || duet_dtype_parse(s->valuestring, &e->wl.dtype) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.dtype: missing or unknown", where);
-    double big = (double)(INT64_C(1) << 40);
-    DUET_CHECK(duet__tune_int_member(o, "m", where, 0, big, &e->wl.m));
-    DUET_CHECK(duet__tune_int_member(o, "n", where, 0, big, &e->wl.n));
-    DUET_CHECK(duet__tune_int_member(o, "k", where, 0, big, &e->wl.k));
-    DUET_CHECK(duet__tune_int_member(o, "mc", where, 0, big, &e->wl.mc));
-    DUET_CHECK(duet__tune_int_member(o, "nc", where, 0, big, &e->wl.nc));
-    DUET_CHECK(duet__tune_int_member(o, "world", where, 1, 1024, &v));
-    e->wl.world = (int32_t)v;
-    DUET_CHECK(duet__tune_int_member(o, "root", where, 0, 1023, &v));
-    e->wl.root = (int32_t)v;
-    if (duet_workload_validate(&e->wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s", where, duet_last_error());
+    DUET_CHECK(duet__workload_from_json(o, where, 0, &e->wl));
     char cw[DUET_TUNE_KEY_LEN + 48];
     snprintf(cw, sizeof(cw), "%s.config", where);
     DUET_CHECK(duet__config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
