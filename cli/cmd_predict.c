@@ -348,60 +348,6 @@ static int cmd_predict_best_timeline(const duet__request_t *c, const duet_sweep_
     return st < 0 ? cli_fail("predict", st) : CLI_EXIT_OK;
 }
 
-/*
- * The reference's predict_split on this workload: its candidate range and margin gate over the
- * sweep's tiles (else the reference's default tile), duet's full-chip GEMM time standing in for
- * origami, the profile's seed_* constants. *ref_p is allocated (the curve is large).
- */
-static duet_status_t cmd_predict_reference(duet_sim_ws_t *ws, const duet__request_t *c, const duet_sweep_params_t *sp,
-                                           duet_frozen_ref_result_t **ref_p)
-{
-    duet_frozen_ref_params_t *p = malloc(sizeof(*p));
-    duet_frozen_ref_result_t *r = malloc(sizeof(*r));
-    duet_status_t st = DUET_OK;
-    if (p == NULL || r == NULL) {
-        st = duet__error(DUET_ERR_NO_MEMORY, "out of memory");
-        goto fail;
-    }
-    *p = duet_frozen_ref_default_params();
-    const duet_hw_t *hw = &c->hw;
-    p->gemm_m = c->wl.m;
-    p->gemm_n = c->wl.n;
-    p->gemm_k = c->wl.k;
-    p->comm_m = c->wl.mc;
-    p->comm_n = c->wl.nc;
-    p->coll = c->wl.coll;
-    p->world = c->wl.world;
-    p->num_wgs = sp->num_wgs > 0 ? sp->num_wgs : hw->n_sms;
-    if (sp->cm > 0)
-        p->cb_m = sp->cm;
-    if (sp->cn > 0)
-        p->cb_n = sp->cn;
-    p->c_atomic_gemm_ms = hw->seed_dequeue_gemm_us * 1e-3;
-    p->c_atomic_comm_ms = hw->seed_dequeue_comm_us * 1e-3;
-    p->comm_sat = hw->seed_sat_channels;
-    p->alpha = hw->seed_alpha;
-    p->link_gbs = hw->seed_link_gbs;
-    p->launch_us = hw->seed_launch_us;
-    p->n_tiles =
-        sp->n_tiles > 0 ? (sp->n_tiles < DUET_FROZEN_REF_MAX_TILES ? sp->n_tiles : DUET_FROZEN_REF_MAX_TILES) : 1;
-    for (int i = 0; i < p->n_tiles; i++) {
-        if (sp->n_tiles > 0)
-            p->tiles[i] = sp->tiles[i];
-        if (c->wl.m > 0)
-            DUET_CHECK_GOTO(duet_frozen_ref_gemm_full(hw, &c->wl, p->tiles[i], p->num_wgs, &p->gemm_full_ms[i]), st,
-                            fail);
-    }
-    DUET_CHECK_GOTO(duet_frozen_ref_predict(ws, p, r), st, fail);
-    free(p);
-    *ref_p = r;
-    return DUET_OK;
-fail:
-    free(r);
-    free(p);
-    return st;
-}
-
 /* What `duet predict`'s command line gives beyond the request. */
 typedef struct cmd_predict_opts {
     cli_common_t c; /* the workload and configuration flags; c.r the request */
@@ -641,25 +587,15 @@ static void cmd_predict_text_tail(FILE *f, const duet__request_t *r, const duet_
 }
 
 /* The result in the format asked for. @return an exit code. */
-static int cmd_predict_print(cli_out_t *out, const cmd_predict_opts_t *o, const duet__predicted_t *p,
-                             const duet_frozen_ref_result_t *ref)
+static int cmd_predict_print(cli_out_t *out, const cmd_predict_opts_t *o, const duet__predicted_t *p)
 {
     const duet__request_t *r = &o->c.r;
     if (o->c.csv) {
         cmd_predict_csv(out, r, p);
     } else if (!o->c.json) {
-        cmd_predict_text(out->f, r, p, ref);
+        cmd_predict_text(out->f, r, p, p->ref);
     } else {
-        cJSON *j = duet__request_predict_cjson(r, p);
-        if (j != NULL && ref != NULL) {
-            cJSON *rp = cJSON_AddObjectToObject(j, "reference_predict_split");
-            char tile[32];
-            snprintf(tile, sizeof(tile), "%dx%dx%d", ref->tile.bm, ref->tile.bn, ref->tile.bk);
-            cJSON_AddNumberToObject(rp, "gemm_wgs", ref->gemm_wgs);
-            cJSON_AddStringToObject(rp, "tile", tile);
-            cJSON_AddNumberToObject(rp, "pred_us", ref->pred_ms * 1e3);
-        }
-        return cli_out_json(out, "predict", j);
+        return cli_out_json(out, "predict", duet__request_predict_cjson(r, p));
     }
     return CLI_EXIT_OK;
 }
@@ -683,45 +619,28 @@ static int cmd_predict_files(const cmd_predict_opts_t *o, const duet__predicted_
     return CLI_EXIT_OK;
 }
 
-/* --reference-pricing: the reference's own pick. */
-static duet_status_t cmd_predict_ref(const duet__request_t *r, duet_frozen_ref_result_t **ref_p)
-{
-    duet_sim_ws_t *ws = NULL;
-    *ref_p = NULL;
-    if (!r->reference_pricing)
-        return DUET_OK;
-    DUET_CHECK(duet_sim_ws_create(&ws));
-    duet_status_t st = cmd_predict_reference(ws, r, &r->sp, ref_p);
-    duet_sim_ws_destroy(ws);
-    return st;
-}
-
 int cmd_predict(int argc, char **argv)
 {
     cmd_predict_opts_t *o = calloc(1, sizeof(*o));
     duet__predicted_t *p = calloc(1, sizeof(*p));
-    duet_frozen_ref_result_t *ref = NULL;
     int rc = o == NULL || p == NULL ? (cli_error("predict", "out of memory"), CLI_EXIT_FAILED)
                                     : cmd_predict_parse(o, argc, argv);
     if (rc == CLI_EXIT_OK && o->help)
         cmd_predict_usage(stdout);
     if (rc != CLI_EXIT_OK || o->help)
         goto done;
-    duet_status_t st = cmd_predict_ref(&o->c.r, &ref);
-    if (st >= 0 && (st = duet__request_predict(&o->c.r, p)) < 0)
-        free(p), p = NULL;
+    duet_status_t st = duet__request_predict(&o->c.r, p);
     if (st < 0) {
         rc = cli_fail("predict", st);
         goto done;
     }
     cli_out_t out;
     if ((rc = cli_out_open(&out, "predict", o->out_path)) == CLI_EXIT_OK)
-        rc = cli_out_close(&out, "predict", cmd_predict_print(&out, o, p, ref));
+        rc = cli_out_close(&out, "predict", cmd_predict_print(&out, o, p));
     if (rc == CLI_EXIT_OK)
         rc = cmd_predict_files(o, p);
     duet__predicted_free(p);
 done:
-    free(ref);
     free(p);
     free(o);
     return rc;

@@ -290,6 +290,10 @@ static const char *const duet__req_members[] = {
     "tiles",
     "split_ks",
     "split_step",
+    "num_wgs",
+    "comm_tile",
+    "group_m",
+    "reference_pricing",
     "top",
     "max_events",
     "emit",
@@ -373,6 +377,23 @@ static duet_status_t duet__req_workload(const cJSON *req, duet__request_t *r)
     return duet__req_int(req, "comm_bytes", 0, INT64_MAX, &r->comm_bytes);
 }
 
+/* "comm_tile": "CMxCN" of object o (named `where` in messages); absent leaves r's as they are. */
+static duet_status_t duet__req_comm_tile(const cJSON *o, const char *where, duet__request_t *r)
+{
+    const char *s;
+    int64_t d[2];
+    DUET_CHECK(duet__req_str(o, "comm_tile", &s));
+    if (s == NULL)
+        return DUET_OK;
+    /* Two positive integers, as --comm-tile takes (a 0 would silently mean the default). */
+    if (duet_dims_parse(s, 2, 1 << 20, d) < 0 || d[0] < 1 || d[1] < 1)
+        return duet__error(DUET_ERR_PARSE, "%s.comm_tile: '%s' is not CMxCN (two positive integers)", where,
+                           duet__q(s));
+    r->cm = (int32_t)d[0];
+    r->cn = (int32_t)d[1];
+    return DUET_OK;
+}
+
 /* The configuration's members, as given (the request's rules complete it from the static default). */
 static duet_status_t duet__req_config(const cJSON *req, duet__request_t *r)
 {
@@ -395,14 +416,7 @@ static duet_status_t duet__req_config(const cJSON *req, duet__request_t *r)
     DUET_CHECK(duet__req_str(o, "tile", &s));
     if (s != NULL && (r->have_tile = 1))
         DUET_CHECK(duet_tile_parse(s, &r->tile));
-    DUET_CHECK(duet__req_str(o, "comm_tile", &s));
-    if (s != NULL) {
-        int64_t d[2];
-        if (duet_dims_parse(s, 2, 1 << 20, d) < 0)
-            return duet__error(DUET_ERR_PARSE, "request.config.comm_tile: '%s' is not CMxCN", duet__q(s));
-        r->cm = (int32_t)d[0];
-        r->cn = (int32_t)d[1];
-    }
+    DUET_CHECK(duet__req_comm_tile(o, "request.config", r));
     DUET_CHECK(duet__req_i32(o, "group_m", 1, 64, &r->group_m));
     return duet__req_i32(o, "split_k", 1, DUET_MAX_SPLIT_K, &r->split_k);
 }
@@ -463,13 +477,27 @@ static duet_status_t duet__req_policy(const cJSON *req, duet__request_t *r)
     return DUET_OK;
 }
 
-/* The sweep's other members: split_step, top, max_events, emit and the stack's versions. */
+/* The sweep's grid, comm tile and swizzle (the bounds of duet predict's flags), and reference_pricing. */
+static duet_status_t duet__req_sweep_shape(const cJSON *req, duet__request_t *r)
+{
+    DUET_CHECK(duet__req_i32(req, "num_wgs", 1, 1 << 20, &r->num_wgs));
+    DUET_CHECK(duet__req_comm_tile(req, "request", r));
+    DUET_CHECK(duet__req_i32(req, "group_m", 1, 64, &r->group_m));
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "reference_pricing");
+    if (v != NULL && !cJSON_IsBool(v))
+        return duet__error(DUET_ERR_PARSE, "request.reference_pricing: must be true or false");
+    r->reference_pricing = cJSON_IsTrue(v);
+    return DUET_OK;
+}
+
+/* The sweep's other members: split_step, the shape, top, max_events, emit and the stack's versions. */
 static duet_status_t duet__req_sweep(const cJSON *req, duet__request_t *r)
 {
     duet_sweep_params_t *sp = &r->sp;
     const char *s;
     DUET_CHECK(duet__req_lists(req, r));
     DUET_CHECK(duet__req_i32(req, "split_step", 1, 4096, &sp->split_step));
+    DUET_CHECK(duet__req_sweep_shape(req, r));
     DUET_CHECK(duet__req_int(req, "top", 0, INT64_C(1) << 30, &r->top));
     /* The caller's bound on the sweep's work, at most the library's own (DUET_SWEEP_MAX_EVENTS). */
     DUET_CHECK(duet__req_int(req, "max_events", 1, DUET_SWEEP_MAX_EVENTS, &sp->max_events));

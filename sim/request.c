@@ -206,20 +206,78 @@ duet_status_t duet__request_resolve(duet__request_t *r)
     return duet__request_resolve_op(r);
 }
 
+/*
+ * The reference's predict_split on this workload: its candidate range and margin gate over the
+ * sweep's tiles (else the reference's default tile), duet's full-chip GEMM time standing in for
+ * origami, the profile's seed_* constants. *ref_p is allocated (the curve is large).
+ */
+static duet_status_t duet__req_reference(duet_sim_ws_t *ws, const duet__request_t *c, duet_frozen_ref_result_t **ref_p)
+{
+    const duet_sweep_params_t *sp = &c->sp;
+    duet_frozen_ref_params_t *p = malloc(sizeof(*p));
+    duet_frozen_ref_result_t *r = malloc(sizeof(*r));
+    duet_status_t st = DUET_OK;
+    if (p == NULL || r == NULL) {
+        st = duet__error(DUET_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    *p = duet_frozen_ref_default_params();
+    const duet_hw_t *hw = &c->hw;
+    p->gemm_m = c->wl.m;
+    p->gemm_n = c->wl.n;
+    p->gemm_k = c->wl.k;
+    p->comm_m = c->wl.mc;
+    p->comm_n = c->wl.nc;
+    p->coll = c->wl.coll;
+    p->world = c->wl.world;
+    p->num_wgs = sp->num_wgs > 0 ? sp->num_wgs : hw->n_sms;
+    if (sp->cm > 0)
+        p->cb_m = sp->cm;
+    if (sp->cn > 0)
+        p->cb_n = sp->cn;
+    p->c_atomic_gemm_ms = hw->seed_dequeue_gemm_us * 1e-3;
+    p->c_atomic_comm_ms = hw->seed_dequeue_comm_us * 1e-3;
+    p->comm_sat = hw->seed_sat_channels;
+    p->alpha = hw->seed_alpha;
+    p->link_gbs = hw->seed_link_gbs;
+    p->launch_us = hw->seed_launch_us;
+    p->n_tiles =
+        sp->n_tiles > 0 ? (sp->n_tiles < DUET_FROZEN_REF_MAX_TILES ? sp->n_tiles : DUET_FROZEN_REF_MAX_TILES) : 1;
+    for (int i = 0; i < p->n_tiles; i++) {
+        if (sp->n_tiles > 0)
+            p->tiles[i] = sp->tiles[i];
+        if (c->wl.m > 0)
+            DUET_CHECK_GOTO(duet_frozen_ref_gemm_full(hw, &c->wl, p->tiles[i], p->num_wgs, &p->gemm_full_ms[i]), st,
+                            fail);
+    }
+    DUET_CHECK_GOTO(duet_frozen_ref_predict(ws, p, r), st, fail);
+    free(p);
+    *ref_p = r;
+    return DUET_OK;
+fail:
+    free(r);
+    free(p);
+    return st;
+}
+
 duet_status_t duet__request_predict(const duet__request_t *r, duet__predicted_t *p)
 {
     memset(p, 0, sizeof(*p));
     duet_sim_ws_t *ws = NULL;
     DUET_CHECK(duet_sim_ws_create(&ws));
-    duet_status_t st = duet_sweep_run(ws, &r->hw, &r->wl, &r->sp, &p->res);
-    if (st >= 0) {
+    /* --reference-pricing: the reference's own pick first, as the command line always priced it. */
+    duet_status_t st = r->reference_pricing ? duet__req_reference(ws, r, &p->ref) : DUET_OK;
+    if (st >= 0 && (st = duet_sweep_run(ws, &r->hw, &r->wl, &r->sp, &p->res)) >= 0) {
         st = duet__predict_decide(ws, &r->hw, &r->wl, &r->sp, &p->res, r->run_gemm_sms, r->run_comm_ctas, &p->dec);
         if (st < 0)
             duet_sweep_result_free(&p->res);
     }
     duet_sim_ws_destroy(ws);
-    if (st < 0)
+    if (st < 0) {
+        free(p->ref);
+        p->ref = NULL;
         return st;
+    }
     p->shown = r->top == 0 || (size_t)r->top > p->res.n ? p->res.n : (size_t)r->top;
     st = duet__predict_emit_text(r->emit, &r->hw, &r->ver, &r->wl, &p->res, p->settings, sizeof(p->settings));
     if (st < 0)
@@ -229,13 +287,24 @@ duet_status_t duet__request_predict(const duet__request_t *r, duet__predicted_t 
 
 cJSON *duet__request_predict_cjson(const duet__request_t *r, const duet__predicted_t *p)
 {
-    return duet__predict_cjson(&r->hw, &r->wl, &r->sp, &p->res, &p->dec, p->shown, r->emit,
-                               r->emit >= 0 ? &r->lim : NULL, p->settings);
+    cJSON *j = duet__predict_cjson(&r->hw, &r->wl, &r->sp, &p->res, &p->dec, p->shown, r->emit,
+                                   r->emit >= 0 ? &r->lim : NULL, p->settings);
+    const duet_frozen_ref_result_t *ref = p->ref;
+    if (j != NULL && ref != NULL) {
+        cJSON *rp = cJSON_AddObjectToObject(j, "reference_predict_split");
+        char tile[32];
+        snprintf(tile, sizeof(tile), "%dx%dx%d", ref->tile.bm, ref->tile.bn, ref->tile.bk);
+        cJSON_AddNumberToObject(rp, "gemm_wgs", ref->gemm_wgs);
+        cJSON_AddStringToObject(rp, "tile", tile);
+        cJSON_AddNumberToObject(rp, "pred_us", ref->pred_ms * 1e3);
+    }
+    return j;
 }
 
 void duet__predicted_free(duet__predicted_t *p)
 {
     duet_decision_free(&p->dec);
     duet_sweep_result_free(&p->res);
+    free(p->ref);
     memset(p, 0, sizeof(*p));
 }

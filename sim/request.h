@@ -62,17 +62,18 @@ duet_status_t duet__request_resolve(duet__request_t *r);
 duet_status_t duet__request_resolve_workload(duet__request_t *r);
 duet_status_t duet__request_resolve_op(duet__request_t *r);
 
-/** What a predict request answers: the ranked sweep, the decision, --emit's settings. */
+/** What a predict request answers: the ranked sweep, the decision, --emit's settings, the reference's pick. */
 typedef struct duet__predicted {
     duet_sweep_result_t res;
     duet_decision_t dec;
     size_t shown; /* rows shown (top) */
     char settings[4096];
+    duet_frozen_ref_result_t *ref; /* reference_pricing: the reference's own pick; else NULL */
 } duet__predicted_t;
 
-/** Sweep, decide and write --emit's settings for a resolved predict request. */
+/** Sweep, decide, write --emit's settings and (reference_pricing) price the reference's own pick. */
 duet_status_t duet__request_predict(const duet__request_t *r, duet__predicted_t *p);
-/** The predict answer as JSON (schema duet-predict/2). */
+/** The predict answer as JSON (schema duet-predict/2; with the reference's pick, "reference_predict_split"). */
 struct cJSON *duet__request_predict_cjson(const duet__request_t *r, const duet__predicted_t *p);
 void duet__predicted_free(duet__predicted_t *p);
 

@@ -480,7 +480,8 @@ duet_status_t duet_decide_vendor_point(duet_sim_ws_t *ws, const duet_hw_t *hw, c
  * name, a file path or a profile object (default "h200"); the workload is "collective", "dtype",
  * "m", "n", "k", "mc", "nc" or "comm_bytes", "world", "root"; simulate and plan take "config"
  * (members as the configuration codec; what is missing follows the static default) and "rank";
- * predict takes "modes", "tiles", "split_ks", "split_step", "top" (> 0: the two-phase sweep,
+ * predict takes "modes", "tiles", "split_ks", "split_step", "num_wgs", "comm_tile", "group_m",
+ * "reference_pricing" (with policy frozen; adds "reference_predict_split"), "top" (> 0: the two-phase sweep,
  * duet_sweep_params_t.top, unless "running_vendor" is given), "policy", "emit" (with "nccl_version",
  * "rccl_version", "hipblaslt_version"), "running_vendor" ({"gemm_sms", "comm_ctas"}: the vendor split
  * the caller runs, the decision's safe choice) and "max_events" (the sweep's event budget, 1 to

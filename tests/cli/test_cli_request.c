@@ -55,6 +55,12 @@ static const t_pair_t t_pairs[] = {
     {"{\"hw\": \"mi300x\", " AR ", \"world\": 8, \"modes\": [\"fused\", \"concurrent\", \"vendor\"], "
      "\"split_step\": 16}",
      {"predict", "--hw", "mi300x", AR_ARGS, "--world", "8", "--mode", "all", "--splits", "step:16", "--json"}},
+    /* the sweep's grid, comm tile and swizzle; the reference's own pick beside frozen's ranking */
+    {"{" AG ", \"num_wgs\": 120, \"comm_tile\": \"128x64\", \"group_m\": 4, \"split_step\": 8}",
+     {"predict", AG_ARGS, "--num-wgs", "120", "--comm-tile", "128x64", "--group-m", "4", "--splits", "step:8",
+      "--json"}},
+    {"{" AG ", \"policy\": \"frozen\", \"reference_pricing\": true, \"tiles\": [\"256x128x64\", \"128x128x64\"]}",
+     {"predict", AG_ARGS, "--policy", "frozen", "--reference-pricing", "--tiles", "256x128x64,128x128x64", "--json"}},
     /* hw */
     {"{\"op\": \"hw\", \"hw\": \"mi350x\"}", {"hw", "show", "mi350x", "--json"}},
 };
@@ -103,6 +109,14 @@ static const t_pair_t t_refused[] = {
     {"{" AG ", \"tiles\": [\"256x256x256\"]}", {"predict", AG_ARGS, "--tiles", "256x256x256"}},
     {"{\"op\": \"plan\", " AG ", \"config\": {\"mode\": \"fused\", \"num_wgs\": 200}}",
      {"plan", AG_ARGS, "--mode", "fused", "--num-wgs", "200"}},
+    /* h200 has 132 SMs; a comm tile of 0 rows, or of one number; the swizzle's bounds 1 to 64; the
+     * reference's pricing is frozen's. */
+    {"{" AG ", \"num_wgs\": 200}", {"predict", AG_ARGS, "--num-wgs", "200"}},
+    {"{" AG ", \"num_wgs\": 0}", {"predict", AG_ARGS, "--num-wgs", "0"}},
+    {"{" AG ", \"comm_tile\": \"0x64\"}", {"predict", AG_ARGS, "--comm-tile", "0x64"}},
+    {"{" AG ", \"comm_tile\": \"256\"}", {"predict", AG_ARGS, "--comm-tile", "256"}},
+    {"{" AG ", \"group_m\": 65}", {"predict", AG_ARGS, "--group-m", "65"}},
+    {"{" AG ", \"reference_pricing\": true}", {"predict", AG_ARGS, "--reference-pricing"}},
 };
 
 Test(cli_request, both_refuse_the_same_requests, .timeout = 60)
