@@ -8,6 +8,7 @@
 #include "calibrate/eta.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,12 +49,46 @@ duet_status_t duet__cal_eta_update(duet__cal_eta_t *e, const duet_cal_progress_t
         s->start_s = e->done_change_s;
         s->first_s = p->elapsed_s;
         s->first_iteration = p->iteration;
+        const char *name = p->stage != NULL ? p->stage : "";
+        size_t len = strcspn(name, ":");
+        snprintf(s->kind, sizeof(s->kind), "%.*s", (int)(len < sizeof(s->kind) ? len : sizeof(s->kind) - 1), name);
     }
     s->last_s = p->elapsed_s;
     e->last_report_s = fmax(e->last_report_s, p->elapsed_s);
     s->iteration = p->iteration;
     s->max_iter = p->max_iter;
     return DUET_OK;
+}
+
+/* Stage i's own seconds per iteration once it has reported an iteration after its first (whose time
+ * also pays the coarse search before the trust region); NaN before. */
+static double duet__eta_own_rate(const duet__eta_stage_t *s)
+{
+    if (!s->seen || s->iteration <= s->first_iteration || !(s->last_s > s->first_s))
+        return NAN;
+    return (s->last_s - s->first_s) / (s->iteration - s->first_iteration);
+}
+
+/*
+ * The rate of a stage that has no rate of its own yet: the mean of the stages of its kind that have
+ * one, running or finished (fits of one kind fit the same constants on similar rows), else the mean
+ * of every stage that has one; NaN when none has.
+ */
+static double duet__eta_borrowed_rate(const duet__cal_eta_t *e, int32_t i)
+{
+    double sum[2] = {0, 0}; /* s: its kind's, every stage's */
+    int32_t n[2] = {0, 0};
+    for (int32_t j = 0; j < e->n; j++) {
+        double r = duet__eta_own_rate(&e->st[j]);
+        if (j == i || isnan(r))
+            continue;
+        int same = strcmp(e->st[j].kind, e->st[i].kind) == 0;
+        sum[0] += same ? r : 0;
+        n[0] += same;
+        sum[1] += r;
+        n[1]++;
+    }
+    return n[0] > 0 ? sum[0] / n[0] : n[1] > 0 ? sum[1] / n[1] : NAN;
 }
 
 /* Whether stage i is among the `running` most recently reported stages. */
@@ -79,11 +114,13 @@ double duet__cal_eta_left_s(const duet__cal_eta_t *e, double now_s)
         double spent = s->last_s - s->start_s;
         if (!s->seen || s->iteration <= 0 || !(spent > 0) || !duet__eta_running(e, i, running))
             continue;
-        /* The first iteration also pays the coarse search before the trust region: the rate is
-         * taken after it once there is an iteration more. */
-        double per_iter = s->iteration > s->first_iteration && s->last_s > s->first_s
-                              ? (s->last_s - s->first_s) / (s->iteration - s->first_iteration)
-                              : spent / s->iteration;
+        /* The first iteration also pays the coarse search before the trust region: until there is
+         * an iteration more, the other fits' rate, and only when none has one, its own so far. */
+        double per_iter = duet__eta_own_rate(s);
+        if (isnan(per_iter))
+            per_iter = duet__eta_borrowed_rate(e, i);
+        if (isnan(per_iter))
+            per_iter = spent / s->iteration;
         int32_t to_go = s->max_iter > s->iteration ? s->max_iter - s->iteration : 0;
         double mine = per_iter * to_go - (now_s - s->last_s);
         left = fmax(left, fmax(mine, 0));

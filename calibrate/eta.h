@@ -14,6 +14,7 @@ typedef struct duet__eta_stage {
     double last_s;  /* its last report */
     double first_s; /* its first report, after its first iteration */
     int32_t first_iteration, iteration, max_iter;
+    char kind[32]; /* its name up to the first ':' ("duet", "reference rules"): fits of one kind cost alike */
 } duet__eta_stage_t;
 
 typedef struct duet__cal_eta {
@@ -30,7 +31,8 @@ void duet__cal_eta_free(duet__cal_eta_t *e);
 duet_status_t duet__cal_eta_update(duet__cal_eta_t *e, const duet_cal_progress_t *p);
 /**
  * Seconds left at `now_s`: the running stage furthest from its planned iterations (its own time
- * per iteration times the iterations left to max_iter), plus the stages not yet started, in
+ * per iteration times the iterations left to max_iter; until it has reported a second iteration, the
+ * mean rate of the stages of its kind that have, else of every stage that has), plus the stages not yet started, in
  * rounds of as many as are running, each costing the running stages' mean planned time. Stages
  * that finished stop reporting: the running ones are taken as the most recently reported.
  * @return NaN while no running stage has a rate.

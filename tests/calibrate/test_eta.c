@@ -8,9 +8,10 @@
 #include "../test_util.h"
 #include "calibrate/eta.h"
 
-static void report(duet__cal_eta_t *e, int32_t stage, int32_t n, int32_t done, int32_t it, double t)
+static void report_named(duet__cal_eta_t *e, const char *name, int32_t stage, int32_t n, int32_t done, int32_t it,
+                         double t)
 {
-    duet_cal_progress_t p = {.stage = "s",
+    duet_cal_progress_t p = {.stage = name,
                              .stage_index = stage,
                              .n_stages = n,
                              .stages_done = done,
@@ -19,6 +20,11 @@ static void report(duet__cal_eta_t *e, int32_t stage, int32_t n, int32_t done, i
                              .rms_log = 0.1,
                              .elapsed_s = t};
     cr_assert_eq(duet__cal_eta_update(e, &p), DUET_OK);
+}
+
+static void report(duet__cal_eta_t *e, int32_t stage, int32_t n, int32_t done, int32_t it, double t)
+{
+    report_named(e, "s", stage, n, done, it, t);
 }
 
 Test(eta, nothing_reported_gives_no_estimate, T_TIMEOUT)
@@ -75,5 +81,44 @@ Test(eta, the_first_iterations_search_does_not_set_the_rate, T_TIMEOUT)
     report(&e, 0, 1, 0, 1, 20.0);
     report(&e, 0, 1, 0, 11, 30.0);
     cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 30.0), 89.0, 1e-12), "%g", duet__cal_eta_left_s(&e, 30.0));
+    duet__cal_eta_free(&e);
+}
+
+Test(eta, a_new_fit_takes_the_rate_of_its_kind_until_its_second_iteration, T_TIMEOUT)
+{
+    /* Three fits on two threads. "reference rules: fold 1/2" does 10 iterations after its first in
+     * 2 s (0.2 s each) and finishes; "duet: fold 1/2" does 20 after its first in 10 s (0.5 s each). */
+    duet__cal_eta_t e;
+    duet__cal_eta_init(&e);
+    report_named(&e, "reference rules: fold 1/2", 1, 3, 0, 1, 1.0);
+    report_named(&e, "reference rules: fold 1/2", 1, 3, 0, 11, 3.0);
+    report_named(&e, "duet: fold 1/2", 0, 3, 0, 1, 5.0);
+    report_named(&e, "duet: fold 1/2", 0, 3, 0, 21, 15.0);
+    /* "duet: fold 2/2" took the free thread after the report at 15 s; its first iteration, with the
+     * coarse search, ends at 40 s. Its own 25 s per iteration would say 99 * 25 = 2475 s; duet's
+     * other fit's 0.5 s says 99 * 0.5 = 49.5 s (not the mean of both kinds, 0.35 s: 34.65 s). The
+     * first duet fit has 79 * 0.5 - (40 - 15) = 14.5 s left, less. */
+    report_named(&e, "duet: fold 2/2", 2, 3, 1, 1, 40.0);
+    cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 40.0), 49.5, 1e-12), "%g", duet__cal_eta_left_s(&e, 40.0));
+    /* Its second iteration, 1 s later, gives its own rate: 1 s each, 98 left: 98 s. */
+    report_named(&e, "duet: fold 2/2", 2, 3, 1, 2, 41.0);
+    cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 41.0), 98.0, 1e-12), "%g", duet__cal_eta_left_s(&e, 41.0));
+    duet__cal_eta_free(&e);
+}
+
+Test(eta, a_new_fit_of_a_new_kind_takes_the_mean_rate, T_TIMEOUT)
+{
+    /* Three fits on three threads from t = 0: "duet: fold 1/2" at 0.5 s per iteration after its
+     * first (80 in 40 s), "duet: fold 2/2" at 0.3 s (80 in 24 s); "selection" reports its first
+     * iteration at 41 s. No fit of its kind has a rate: the mean, 0.4 s, times 99 = 39.6 s (its own
+     * 41 s would say 4059 s). The others: 19 * 0.5 = 9.5 s and 19 * 0.3 - (41 - 25) < 0. */
+    duet__cal_eta_t e;
+    duet__cal_eta_init(&e);
+    report_named(&e, "duet: fold 1/2", 0, 3, 0, 1, 1.0);
+    report_named(&e, "duet: fold 2/2", 1, 3, 0, 1, 1.0);
+    report_named(&e, "duet: fold 2/2", 1, 3, 0, 81, 25.0);
+    report_named(&e, "duet: fold 1/2", 0, 3, 0, 81, 41.0);
+    report_named(&e, "selection", 2, 3, 0, 1, 41.0);
+    cr_assert(t_rel_eq(duet__cal_eta_left_s(&e, 41.0), 39.6, 1e-12), "%g", duet__cal_eta_left_s(&e, 41.0));
     duet__cal_eta_free(&e);
 }
