@@ -167,26 +167,28 @@ static void cmd_bench_plot_usage(FILE *f)
                "  duet bench-plot bench/results/bench-h200-w2.json --svg bench-h200-w2.svg\n");
 }
 
+enum { CMD_BENCH_PLOT_SVG = 300 };
+
+/* bench-plot's one option (it writes a picture, not a table: no -o). */
+static int cmd_bench_plot_option(void *o, const char *cmd, int opt, const char *arg)
+{
+    (void)cmd;
+    if (opt != CMD_BENCH_PLOT_SVG)
+        return CLI_OPT_UNKNOWN;
+    *(const char **)o = arg;
+    return CLI_EXIT_OK;
+}
+
 int cmd_bench_plot(int argc, char **argv)
 {
-    enum { O_SVG = 300 };
     static const struct option longopts[] = {
-        {"svg", required_argument, NULL, O_SVG}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"svg", required_argument, NULL, CMD_BENCH_PLOT_SVG}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *cmd = "bench-plot", *svg = NULL;
-    int opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
+    int help = 0, rc = cli_getopt(cmd, argc, argv, longopts, cmd_bench_plot_option, (void *)&svg, &help);
+    if (rc != CLI_EXIT_OK || help) {
+        if (help)
             cmd_bench_plot_usage(stdout);
-            return CLI_EXIT_OK;
-        case O_SVG:
-            svg = optarg;
-            break;
-        default:
-            return cli_getopt_error(cmd, argv, opt);
-        }
+        return rc;
     }
     if (optind + 1 != argc)
         return optind < argc ? cli_usage_error(cmd, "give one bench file (got '%s' and more)", duet__q(argv[optind]))

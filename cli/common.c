@@ -400,7 +400,10 @@ int cli_getopt(const char *cmd, int argc, char **argv, const struct option *long
             *help = 1;
             return CLI_EXIT_OK;
         }
-        rc = opt == '?' || opt == ':' ? CLI_OPT_UNKNOWN : fn(o, cmd, opt, optarg);
+        int seen = opt == '?' || opt == ':'; /* getopt's own refusal, optopt set */
+        rc = seen ? CLI_OPT_UNKNOWN : fn(o, cmd, opt, optarg);
+        if (rc == CLI_OPT_UNKNOWN && !seen && opt < 256)
+            optopt = opt; /* a short option the command does not take (-o): named as getopt would */
         if (rc == CLI_OPT_UNKNOWN)
             return cli_getopt_error(cmd, argv, opt);
         if (rc != CLI_EXIT_OK)
