@@ -45,18 +45,23 @@ static const char *const duet__tune_cand_times[2][4] = {{"pred_us", "us", "min_u
                                                         {"pred_ms", "ms", "min_ms", "max_ms"}};
 
 /*
- * A /1 object that also holds a time under its /2 name: a /1 writer never wrote those, so which
- * value is meant is unknown and the object does not read (an upgrade leaves both, see
- * duet__tune_rename, so that the first store into the file keeps it as it was).
+ * A /1 object whose times do not read as us: one also held under its /2 name (a /1 writer never
+ * wrote those, so which value is meant is unknown), or one whose ms value is finite but beyond a
+ * double's range in us. Either makes the object unreadable; an upgrade leaves such members as they
+ * are (duet__tune_rename), so that the first store into the file keeps the entry as it was.
  */
-static duet_status_t duet__tune_v1_clash(const cJSON *o, const char *const *v2, const char *const *v1, int n,
+static duet_status_t duet__tune_v1_check(const cJSON *o, const char *const *v2, const char *const *v1, int n,
                                          const char *where)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (cJSON_GetObjectItemCaseSensitive(o, v2[i]) != NULL)
             return duet__error(DUET_ERR_PARSE,
                                "%s.%s: a duet-tuning/2 member in a duet-tuning/1 entry (whose time is %s)", where,
                                v2[i], v1[i]);
+        double ms = duet__tune_json_get_num(o, v1[i]);
+        if (isfinite(ms) && !isfinite(ms * 1e3))
+            return duet__error(DUET_ERR_PARSE, "%s.%s: %g ms is beyond the range of a double in us", where, v1[i], ms);
+    }
     return DUET_OK;
 }
 
@@ -231,13 +236,15 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
 
 /*
  * Rename member `from` of o to `to`, its number (if it is one) times `scale`. Where o already has
- * a member `to`, both are left as they are: the rename would write the name twice, which makes
- * the whole entry bad and costs it at the store that upgrades the file (duet__tune_v1_clash).
+ * a member `to`, or the scaled number is beyond a double's range, the member is left as it is: the
+ * rename would write the name twice or a number that is not JSON, either of which makes the whole
+ * entry bad and costs it at the store that upgrades the file (duet__tune_v1_check).
  */
 static duet_status_t duet__tune_rename(cJSON *o, const char *from, const char *to, double scale)
 {
     cJSON *it = cJSON_GetObjectItemCaseSensitive(o, from);
-    if (it == NULL || cJSON_GetObjectItemCaseSensitive(o, to) != NULL)
+    if (it == NULL || cJSON_GetObjectItemCaseSensitive(o, to) != NULL ||
+        (cJSON_IsNumber(it) && !isfinite(it->valuedouble * scale)))
         return DUET_OK;
     char *name = cJSON_malloc(strlen(to) + 1);
     if (name == NULL)
@@ -449,7 +456,7 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
     if (duet__tune_int_member(co, "model_rank", where, 0, 1e9, &v) == DUET_OK)
         c->model_rank = (int32_t)v;
     if (v1)
-        DUET_CHECK(duet__tune_v1_clash(co, duet__tune_cand_times[0], duet__tune_cand_times[1], 4, where));
+        DUET_CHECK(duet__tune_v1_check(co, duet__tune_cand_times[0], duet__tune_cand_times[1], 4, where));
     c->pred_us = duet__tune_time_get(co, tk[0], v1);
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(co, "ok");
     if (!cJSON_IsBool(ok))
@@ -513,7 +520,7 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
     snprintf(cw, sizeof(cw), "%s.config", where);
     DUET_CHECK(duet__config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
     if (v1)
-        DUET_CHECK(duet__tune_v1_clash(o, duet__tune_entry_times[0], duet__tune_entry_times[1], 2, where));
+        DUET_CHECK(duet__tune_v1_check(o, duet__tune_entry_times[0], duet__tune_entry_times[1], 2, where));
     e->measured_us = duet__tune_time_get(o, tk[0], v1);
     e->pred_us = duet__tune_time_get(o, tk[1], v1);
     if (!(e->measured_us > 0) || !(e->measured_us <= DUET__TUNE_MAX_US))

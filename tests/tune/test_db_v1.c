@@ -157,3 +157,34 @@ Test(tune_db_v1, an_old_entry_with_a_new_time_name_is_kept_by_a_store, T_TIMEOUT
     cr_assert_eq(duet_tune_db_lookup(&db, mine.key, &e), DUET_OK, "%s", duet_last_error());
     tt_rmdir(dir);
 }
+
+/*
+ * A /1 time whose ms value is finite but whose us value is not (1e307 ms is 1e310 us, beyond a
+ * double): it does not read, and the store that upgrades the file keeps the entry with the member
+ * as it was instead of writing an infinite time, which made the entry bad and dropped it.
+ */
+Test(tune_db_v1, an_old_time_beyond_a_double_in_us_is_kept_by_a_store, T_TIMEOUT)
+{
+    char dir[64], key[DUET_TUNE_KEY_LEN];
+    tt_warnings_t w;
+    duet_tune_db_t db = begin_v1(dir, key, sizeof(key), &w);
+    char *text = t_slurp(db.path);
+    const char *from = "\"pred_ms\": 1.25, \"ok\"";
+    char *at = strstr(text, from), edited[8192];
+    cr_assert_not_null(at);
+    snprintf(edited, sizeof(edited), "%.*s\"pred_ms\": 1e307, \"ok\"%s", (int)(at - text), text, at + strlen(from));
+    free(text);
+    cr_assert_eq(t_spill(db.path, edited), 0);
+    duet_tune_entry_t e, mine = tt_entry_for(4096);
+    cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_ERR_NOT_FOUND);
+    cr_assert(strstr(w.text, "candidates[0].pred_ms: 1e+307 ms is beyond the range of a double in us") != NULL, "%s",
+              w.text);
+    cr_assert_eq(duet_tune_db_store(&db, &mine), DUET_OK, "%s", duet_last_error());
+    cr_assert(strstr(w.text, "dropping") == NULL, "%s", w.text);
+    text = t_slurp(db.path);
+    cr_assert(strstr(text, key) != NULL, "the entry was dropped: %s", text);
+    cr_assert(strstr(text, "\"pred_ms\":\t1e+307") != NULL, "%s", text);
+    free(text);
+    cr_assert_eq(duet_tune_db_lookup(&db, mine.key, &e), DUET_OK, "%s", duet_last_error());
+    tt_rmdir(dir);
+}
