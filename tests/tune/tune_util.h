@@ -37,6 +37,19 @@ static inline void tt_rmdir(const char *dir)
     t_rmtree(dir);
 }
 
+/* Replace the first `from` in the file at `path` by `to` (a hand edit of a stored file). */
+static inline void tt_edit(const char *path, const char *from, const char *to)
+{
+    char *text = t_slurp(path);
+    cr_assert_not_null(text);
+    char *p = strstr(text, from);
+    cr_assert_not_null(p, "no '%s' in %s", from, text);
+    char *out = t_splice(text, (size_t)(p - text), strlen(from), to);
+    cr_assert_eq(t_spill(path, out), 0);
+    free(out);
+    free(text);
+}
+
 /* Collects warnings instead of printing them. */
 typedef struct tt_warnings {
     int n;
