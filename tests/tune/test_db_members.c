@@ -39,16 +39,27 @@ Test(db_members, the_rules_of_the_workload_the_winner_and_a_candidate, .timeout 
         /* A number beyond a double's range inside an array has no member name: "[]" stands for it. */
         {"\"modes\":\t[\"fused\"", "\"modes\":\t[1e999, \"fused\"", ".[]: a number beyond the range of a double"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char dir[64];
-        tt_warnings_t w;
-        duet_tune_db_t db = tt_db_begin(dir, &w);
-        duet_tune_entry_t a = tt_entry_for(1000);
-        cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
-        tt_edit(db.path, cases[i].from, cases[i].to);
-        expect_dropped(&db, &w, cases[i].to, cases[i].why);
-        tt_rmdir(dir);
-    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        tt_expect_edit_drops(cases[i].from, cases[i].to, cases[i].why);
+}
+
+/* Make the candidates of the entry `key` in the file at `path` n copies of its first one. */
+static void copy_first_candidate(const char *path, const char *key, int n)
+{
+    char *text = t_slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "entries"), key);
+    cJSON *first = cJSON_Duplicate(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "candidates"), 0), 1);
+    cJSON *more = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(more, cJSON_Duplicate(first, 1));
+    cJSON_ReplaceItemInObject(e, "candidates", more);
+    cJSON_Delete(first);
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    cr_assert_eq(t_spill(path, text), 0);
+    free(text);
 }
 
 Test(db_members, more_than_64_candidates_cost_the_entry, T_TIMEOUT)
@@ -56,36 +67,13 @@ Test(db_members, more_than_64_candidates_cost_the_entry, T_TIMEOUT)
     char dir[64];
     tt_warnings_t w;
     duet_tune_db_t db = tt_db_begin(dir, &w);
-    duet_tune_entry_t a = tt_entry_for(1000);
+    duet_tune_entry_t a = tt_entry_for(1000), back;
     cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
-    /* 65 copies of the first candidate: one more than an entry holds. */
-    char *text = t_slurp(db.path);
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "entries"), a.key);
-    cJSON *arr = cJSON_GetObjectItem(e, "candidates");
-    cJSON *first = cJSON_Duplicate(cJSON_GetArrayItem(arr, 0), 1);
-    cJSON *more = cJSON_CreateArray();
-    for (int i = 0; i < DUET_TUNE_MAX_CANDIDATES + 1; i++)
-        cJSON_AddItemToArray(more, cJSON_Duplicate(first, 1));
-    cJSON_ReplaceItemInObject(e, "candidates", more);
-    cJSON_Delete(first);
-    text = cJSON_Print(root);
-    cJSON_Delete(root);
-    cr_assert_eq(t_spill(db.path, text), 0);
-    free(text);
+    /* One more than an entry holds. */
+    copy_first_candidate(db.path, a.key, DUET_TUNE_MAX_CANDIDATES + 1);
     expect_dropped(&db, &w, "65 candidates", ".candidates: missing or more than 64");
-    /* 64 is the limit, not past it: the same entry with one copy fewer reads. */
-    text = t_slurp(db.path);
-    root = cJSON_Parse(text);
-    free(text);
-    e = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "entries"), a.key);
-    cJSON_DeleteItemFromArray(cJSON_GetObjectItem(e, "candidates"), 0);
-    text = cJSON_Print(root);
-    cJSON_Delete(root);
-    cr_assert_eq(t_spill(db.path, text), 0);
-    free(text);
-    duet_tune_entry_t back;
+    /* 64 is the limit, not past it. */
+    copy_first_candidate(db.path, a.key, DUET_TUNE_MAX_CANDIDATES);
     cr_assert_eq(duet_tune_db_lookup(&db, a.key, &back), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(back.n_cands, DUET_TUNE_MAX_CANDIDATES);
     cr_assert_eq(back.cands[63].us, 510);

@@ -15,10 +15,36 @@ static int starts(const char *text, const char *prefix)
     return strncmp(text, prefix, strlen(prefix)) == 0;
 }
 
-static duet_workload_t edge_wl(void)
+/* What every test here starts from: a private folder (DUET_CACHE in it), the H200, a small
+ * all_gather workload and quiet parameters (each test runs in its own process). */
+static struct {
+    char dir[64];
+    tt_warnings_t w;
+    duet_hw_t hw;
+    duet_workload_t wl;
+    duet_tune_params_t p;
+} fx;
+
+static void fx_setup(void)
 {
-    return t_wl(2048, 2048, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    tt_tmpdir(fx.dir, sizeof(fx.dir));
+    fx.hw = t_hw("h200");
+    fx.wl = t_wl(2048, 2048, 2048, DUET_COLL_ALL_GATHER, 512, 2048, 2);
+    fx.p = tt_quiet_params(&fx.w);
 }
+
+static void fx_teardown(void)
+{
+    tt_rmdir(fx.dir);
+}
+
+static void fx_setup_stderr(void)
+{
+    cr_redirect_stderr();
+    fx_setup();
+}
+
+TestSuite(tuner_edges, .init = fx_setup, .fini = fx_teardown, T_TIMEOUT);
 
 /* A benchmark that answers `med` ms (NaN allowed) with no minimum or maximum. */
 static duet_status_t nan_spread_bench(void *user, const duet_config_t *cfg, double *med, double *lo, double *hi)
@@ -30,20 +56,14 @@ static duet_status_t nan_spread_bench(void *user, const duet_config_t *cfg, doub
     return DUET_OK;
 }
 
-Test(tuner_edges, a_median_that_is_not_a_positive_time_fails_the_candidate, T_TIMEOUT)
+Test(tuner_edges, a_median_that_is_not_a_positive_time_fails_the_candidate)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
     static const double bad[] = {NAN, 0.0, -1.0, INFINITY};
     static const char *const text[] = {"nan", "0", "-1", "inf"};
+    fx.p.top_k = 2;
     for (int i = 0; i < 4; i++) {
-        tt_warnings_t w = {0};
-        duet_tune_params_t p = tt_quiet_params(&w);
-        p.top_k = 2;
         duet_tune_result_t r;
-        cr_assert_eq(duet_tune_run(&wl, &hw, &p, nan_spread_bench, NULL, (void *)&bad[i], &r), DUET_OK);
+        cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, nan_spread_bench, NULL, (void *)&bad[i], &r), DUET_OK);
         cr_assert_eq(r.fell_back, 1, "%s ms", text[i]);
         cr_assert_eq(r.stored, 0);
         char want[64];
@@ -52,57 +72,44 @@ Test(tuner_edges, a_median_that_is_not_a_positive_time_fails_the_candidate, T_TI
         cr_assert_eq(r.cands[0].status, DUET_ERR_INTERNAL);
     }
     /* A good median without a spread: the fastest and slowest runs are the median. */
-    tt_warnings_t w = {0};
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.top_k = 2;
     double ms = 0.25;
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, nan_spread_bench, NULL, &ms, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, nan_spread_bench, NULL, &ms, &r), DUET_OK, "%s",
+                 duet_last_error());
     cr_assert_eq(r.winner, 0, "equal medians: the first candidate");
     cr_assert_eq(r.cands[0].us, 250);
     cr_assert_eq(r.cands[0].min_us, 250);
     cr_assert_eq(r.cands[0].max_us, 250);
     cr_assert_eq(r.measured_us, 250);
     cr_assert_eq(r.stored, 1);
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, warnings_past_the_results_room_are_counted_not_written, T_TIMEOUT)
+Test(tuner_edges, warnings_past_the_results_room_are_counted_not_written)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.top_k = 20;
+    fx.p.top_k = 20;
     tt_bench_t b = {.fail_all = 1};
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_OK);
     /* One warning per failed candidate and one for the fall-back, each longer than 50 characters:
      * more than the 1024 bytes the result holds, so its text stops full (1023 characters and the NUL)
      * while the count goes on. */
     cr_assert_geq(r.n_cands, 21);
     cr_assert_eq(r.n_warnings, r.n_cands + 1);
-    cr_assert_eq(w.n, r.n_warnings, "the callback saw every one");
+    cr_assert_eq(fx.w.n, r.n_warnings, "the callback saw every one");
     cr_assert_eq(strlen(r.warnings), sizeof(r.warnings) - 1);
     cr_assert(starts(r.warnings, "candidate 0 ("), "%s", r.warnings);
-    cr_assert(strstr(w.text, "every one of the") != NULL, "%s", w.text);
+    cr_assert(strstr(fx.w.text, "every one of the") != NULL, "%s", fx.w.text);
     cr_assert(strstr(r.warnings, "every one of the") == NULL, "the last warning did not fit");
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, without_a_callback_warnings_go_to_stderr, .init = cr_redirect_stderr, T_TIMEOUT)
+Test(tuner_edges, without_a_callback_warnings_go_to_stderr, .init = fx_setup_stderr)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = duet_tune_default_params();
-    p.top_k = 1;
+    fx.p.warn = NULL;
+    fx.p.warn_user = NULL;
+    fx.p.top_k = 1;
     tt_bench_t b = {.fail_all = 1};
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_OK);
     cr_assert_eq(r.n_warnings, r.n_cands + 1);
     fflush(stderr);
     FILE *f = cr_get_redirected_stderr();
@@ -111,30 +118,25 @@ Test(tuner_edges, without_a_callback_warnings_go_to_stderr, .init = cr_redirect_
     text[len] = '\0';
     cr_assert(starts(text, "duet: warning: candidate 0 ("), "%s", text);
     cr_assert(strstr(text, "\nduet: warning: every one of the") != NULL, "%s", text);
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, an_unloadable_or_empty_candidate_set_leaves_the_model_leading, T_TIMEOUT)
+Test(tuner_edges, an_unloadable_or_empty_candidate_set_leaves_the_model_leading)
 {
-    char dir[64], path[128];
-    tt_tmpdir(dir, sizeof(dir));
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    tt_warnings_t w = {0};
-    duet_tune_params_t p = tt_quiet_params(&w), rp;
-    p.top_k = 3;
-    cr_assert_eq(duet_tune_params_resolve(&p, &rp), DUET_OK);
+    char path[128];
+    duet_tune_params_t rp;
+    fx.p.top_k = 3;
+    cr_assert_eq(duet_tune_params_resolve(&fx.p, &rp), DUET_OK);
     duet_tune_outcome_t c[DUET_TUNE_MAX_CANDIDATES];
     int32_t n = 0, led = -1;
 
     /* A variable naming no file: a warning, and the model leads. */
-    snprintf(path, sizeof(path), "%s/none.json", dir);
+    snprintf(path, sizeof(path), "%s/none.json", fx.dir);
     setenv("DUET_TUNE_CANDIDATES", path, 1);
-    cr_assert_eq(duet_tune_candidates(&wl, &hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_candidates(&fx.wl, &fx.hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(led, 1);
-    cr_assert(strstr(w.text, "DUET_TUNE_CANDIDATES: ") != NULL, "%s", w.text);
-    cr_assert(strstr(w.text, "none.json") != NULL, "%s", w.text);
-    cr_assert(strstr(w.text, "; going on without a candidate set") != NULL, "%s", w.text);
+    cr_assert(strstr(fx.w.text, "DUET_TUNE_CANDIDATES: ") != NULL, "%s", fx.w.text);
+    cr_assert(strstr(fx.w.text, "none.json") != NULL, "%s", fx.w.text);
+    cr_assert(strstr(fx.w.text, "; going on without a candidate set") != NULL, "%s", fx.w.text);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(c[i].source, DUET_TUNE_SRC_MODEL);
 
@@ -145,10 +147,10 @@ Test(tuner_edges, an_unloadable_or_empty_candidate_set_leaves_the_model_leading,
     snprintf(arch.arch, sizeof(arch.arch), "sm_90");
     duet_tune_candset_t set = {0.03, DUET_TILE_LIST_VERSION, 1, &arch};
     rp.candset = &set;
-    w.n = 0;
-    cr_assert_eq(duet_tune_candidates(&wl, &hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
+    fx.w.n = 0;
+    cr_assert_eq(duet_tune_candidates(&fx.wl, &fx.hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(led, 1);
-    cr_assert_eq(w.n, 0, "%s", w.text);
+    cr_assert_eq(fx.w.n, 0, "%s", fx.w.text);
 
     /* A set of concurrent configurations only, for a tuner allowed fused only: none is taken, the
      * model fills the list alone. */
@@ -156,46 +158,43 @@ Test(tuner_edges, an_unloadable_or_empty_candidate_set_leaves_the_model_leading,
     arch.n_order = 1;
     arch.order = order;
     rp.modes = 1u << DUET_MODE_FUSED;
-    cr_assert_eq(duet_tune_candidates(&wl, &hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_candidates(&fx.wl, &fx.hw, &rp, c, &n, &led), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(led, 0, "the set of the arch leads");
     for (int32_t i = 0; i < n; i++) {
         cr_assert_eq(c[i].cfg.mode, DUET_MODE_FUSED);
         cr_assert_neq(c[i].source, DUET_TUNE_SRC_CANDSET);
     }
     unsetenv("DUET_TUNE_CANDIDATES");
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, the_inputs_a_run_and_a_candidate_list_refuse, T_TIMEOUT)
+Test(tuner_edges, the_inputs_a_run_and_a_candidate_list_refuse)
 {
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl(), bad_wl = wl;
+    duet_workload_t bad_wl = fx.wl;
     bad_wl.m = 0;
-    duet_tune_params_t p = duet_tune_default_params();
     tt_bench_t b = {0};
     duet_tune_result_t r;
     duet_tune_outcome_t c[DUET_TUNE_MAX_CANDIDATES];
     int32_t n = 0, led = 0;
 
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, NULL, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, NULL, NULL, &b, &r), DUET_ERR_INVALID_ARG);
     cr_assert_str_eq(duet_last_error(), "tune: workload, profile, benchmark and result are required");
-    cr_assert_eq(duet_tune_run(NULL, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
-    cr_assert_eq(duet_tune_run(&wl, NULL, &p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, NULL), DUET_ERR_INVALID_ARG);
-    cr_assert_eq(duet_tune_run(&bad_wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
-    duet_hw_t bad_hw = hw;
+    cr_assert_eq(duet_tune_run(NULL, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&fx.wl, NULL, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, NULL), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&bad_wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    duet_hw_t bad_hw = fx.hw;
     bad_hw.n_sms = 0;
-    cr_assert_eq(duet_tune_run(&wl, &bad_hw, &p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&fx.wl, &bad_hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
     cr_assert_eq(b.calls, 0);
 
-    cr_assert_eq(duet_tune_candidates(&bad_wl, &hw, &p, c, &n, &led), DUET_ERR_INVALID_ARG);
-    p.top_k = DUET_TUNE_MAX_TOPK + 1;
-    cr_assert_eq(duet_tune_candidates(&wl, &hw, &p, c, &n, &led), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_candidates(&bad_wl, &fx.hw, &fx.p, c, &n, &led), DUET_ERR_INVALID_ARG);
+    fx.p.top_k = DUET_TUNE_MAX_TOPK + 1;
+    cr_assert_eq(duet_tune_candidates(&fx.wl, &fx.hw, &fx.p, c, &n, &led), DUET_ERR_INVALID_ARG);
     cr_assert_str_eq(duet_last_error(), "tune: top_k 64 is outside [1, 63]");
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_ERR_INVALID_ARG);
 }
 
-Test(tuner_edges, every_field_of_the_parameters_has_both_bounds, T_TIMEOUT)
+Test(tuner_edges, every_field_of_the_parameters_has_both_bounds)
 {
     static const struct {
         int field;
@@ -211,44 +210,39 @@ Test(tuner_edges, every_field_of_the_parameters_has_both_bounds, T_TIMEOUT)
         {6, -1, "tune: cm, cn and group_m must not be negative (0 = default)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        duet_tune_params_t p = duet_tune_default_params(), r;
-        int32_t *f[] = {&p.top_k, &p.n_warmup, &p.n_repeat, &p.write_cache, &p.calibrated, &p.cn, &p.group_m};
+        duet_tune_params_t q = duet_tune_default_params(), r;
+        int32_t *f[] = {&q.top_k, &q.n_warmup, &q.n_repeat, &q.write_cache, &q.calibrated, &q.cn, &q.group_m};
         *f[cases[i].field] = cases[i].value;
-        cr_assert_eq(duet_tune_params_resolve(&p, &r), DUET_ERR_INVALID_ARG, "%zu", i);
+        cr_assert_eq(duet_tune_params_resolve(&q, &r), DUET_ERR_INVALID_ARG, "%zu", i);
         cr_assert_str_eq(duet_last_error(), cases[i].why);
     }
     /* The limits themselves are allowed. */
-    duet_tune_params_t p = duet_tune_default_params(), r;
-    p.top_k = DUET_TUNE_MAX_TOPK;
-    p.n_warmup = 1000000;
-    p.n_repeat = 1000000;
-    p.calibrated = 1;
-    cr_assert_eq(duet_tune_params_resolve(&p, &r), DUET_OK, "%s", duet_last_error());
+    duet_tune_params_t q = duet_tune_default_params(), r;
+    q.top_k = DUET_TUNE_MAX_TOPK;
+    q.n_warmup = 1000000;
+    q.n_repeat = 1000000;
+    q.calibrated = 1;
+    cr_assert_eq(duet_tune_params_resolve(&q, &r), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(r.top_k, 63);
 }
 
-Test(tuner_edges, a_database_path_that_cannot_be_used_only_warns, T_TIMEOUT)
+Test(tuner_edges, a_database_path_that_cannot_be_used_only_warns)
 {
-    char dir[64], path[1100];
-    tt_tmpdir(dir, sizeof(dir));
+    char path[1100];
     memset(path, 'd', sizeof(path));
     path[0] = '/';
     path[1000] = '\0';
     setenv("DUET_CACHE", path, 1);
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.top_k = 2;
+    fx.p.top_k = 2;
     tt_bench_t b = {.target = 110};
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK, "%s", duet_last_error());
-    cr_assert_str_eq(w.text, "tuning database: tuning database: path longer than 992 characters; tuning without it\n");
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert_str_eq(fx.w.text,
+                     "tuning database: tuning database: path longer than 992 characters; tuning without it\n");
     cr_assert_eq(r.stored, 0);
     cr_assert_str_eq(r.db_path, "");
     cr_assert_geq(r.winner, 0);
     cr_assert_eq(b.calls, r.n_cands);
-    tt_rmdir(dir);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -303,24 +297,19 @@ static int32_t edge_cands(const duet_workload_t *wl, const duet_hw_t *hw, const 
     return n;
 }
 
-Test(tuner_edges, rank_0s_winner_at_another_index_is_found_in_this_ranks_list, T_TIMEOUT)
+Test(tuner_edges, rank_0s_winner_at_another_index_is_found_in_this_ranks_list)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.write_cache = 0;
-    p.top_k = 4;
+    fx.p.write_cache = 0;
+    fx.p.top_k = 4;
     duet_tune_outcome_t c[DUET_TUNE_MAX_CANDIDATES];
-    int32_t n = edge_cands(&wl, &hw, &p, c);
+    int32_t n = edge_cands(&fx.wl, &fx.hw, &fx.p, c);
     cr_assert_geq(n, 3);
     /* Rank 0 sends index 0 but the configuration of this rank's candidate 2. */
     int32_t head[] = {0, 0};
     edge_rank_t k = edge_script(head, 2, &c[2].cfg);
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &k, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &k, &r), DUET_OK, "%s",
+                 duet_last_error());
     cr_assert_eq(k.pos, 13);
     cr_assert_eq(r.winner, 2);
     cr_assert(memcmp(&r.cfg, &c[2].cfg, sizeof(r.cfg)) == 0);
@@ -329,26 +318,20 @@ Test(tuner_edges, rank_0s_winner_at_another_index_is_found_in_this_ranks_list, T
     cr_assert_eq(r.pred_us, c[2].pred_us);
     cr_assert(strstr(r.warnings, "rank 0 built a different candidate list; using its winner") != NULL, "%s",
               r.warnings);
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, rank_0s_winner_that_failed_here_is_used_and_not_stored, T_TIMEOUT)
+Test(tuner_edges, rank_0s_winner_that_failed_here_is_used_and_not_stored)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.top_k = 4;
+    fx.p.top_k = 4;
     duet_tune_outcome_t c[DUET_TUNE_MAX_CANDIDATES];
-    int32_t n = edge_cands(&wl, &hw, &p, c);
+    int32_t n = edge_cands(&fx.wl, &fx.hw, &fx.p, c);
     cr_assert_geq(n, 2);
     int32_t head[] = {0, 0};
     edge_rank_t k = edge_script(head, 2, &c[0].cfg);
     k.bench.fail_gemm_wgs = c[0].cfg.gemm_wgs; /* rank 0 measured it; it failed here */
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &k, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &k, &r), DUET_OK, "%s",
+                 duet_last_error());
     cr_assert_eq(r.winner, 0);
     cr_assert_eq(r.cands[0].ok, 0);
     cr_assert(isnan(r.measured_us), "nothing measured here is claimed for it");
@@ -357,21 +340,14 @@ Test(tuner_edges, rank_0s_winner_that_failed_here_is_used_and_not_stored, T_TIME
     duet_tune_entry_t e;
     cr_assert_eq(duet_tune_db_open(NULL, &db), DUET_OK);
     cr_assert_eq(duet_tune_db_lookup(&db, r.key, &e), DUET_ERR_NOT_FOUND);
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, rank_0s_configuration_that_does_not_fit_here_is_an_error, T_TIMEOUT)
+Test(tuner_edges, rank_0s_configuration_that_does_not_fit_here_is_an_error)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.write_cache = 0;
-    p.top_k = 2;
+    fx.p.write_cache = 0;
+    fx.p.top_k = 2;
     /* A fused grid of 200 CTAs: more than this device's 132 SMs. */
-    duet_config_t big = duet_config_default(&hw, DUET_MODE_FUSED);
+    duet_config_t big = duet_config_default(&fx.hw, DUET_MODE_FUSED);
     big.num_wgs = 200;
     big.gemm_wgs = 150;
     big.comm_wgs = 50;
@@ -379,38 +355,32 @@ Test(tuner_edges, rank_0s_configuration_that_does_not_fit_here_is_an_error, T_TI
     memset(&r, 0x5a, sizeof(r));
     int32_t hit[] = {1};
     edge_rank_t h = edge_script(hit, 1, &big);
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &h, &r), DUET_ERR_INTERNAL);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &h, &r), DUET_ERR_INTERNAL);
     cr_assert(starts(duet_last_error(), "tune: rank 0's cached configuration does not fit this rank: "), "%s",
               duet_last_error());
     cr_assert_eq(h.bench.calls, 0);
     int32_t miss[] = {0, 40};
     edge_rank_t m = edge_script(miss, 2, &big);
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &m, &r), DUET_ERR_INTERNAL);
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &m, &r), DUET_ERR_INTERNAL);
     cr_assert(starts(duet_last_error(), "tune: rank 0's winner does not fit this rank: "), "%s", duet_last_error());
     cr_assert_eq(r.n_cands, 0x5a5a5a5a, "the result is written only on success");
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, a_local_hit_gives_way_to_rank_0s_other_configuration, T_TIMEOUT)
+Test(tuner_edges, a_local_hit_gives_way_to_rank_0s_other_configuration)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.top_k = 2;
+    fx.p.top_k = 2;
     tt_bench_t b = {.target = 110};
     duet_tune_result_t r;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, NULL, &b, &r), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, NULL, &b, &r), DUET_OK, "%s", duet_last_error());
     cr_assert_eq(r.stored, 1);
     /* This rank now hits; rank 0 hit another configuration. */
-    duet_config_t other = duet_config_default(&hw, DUET_MODE_CONCURRENT);
+    duet_config_t other = duet_config_default(&fx.hw, DUET_MODE_CONCURRENT);
     cr_assert(memcmp(&other, &r.cfg, sizeof(other)) != 0);
     int32_t hit[] = {1};
     edge_rank_t h = edge_script(hit, 1, &other);
     duet_tune_result_t r2;
-    cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &h, &r2), DUET_OK, "%s", duet_last_error());
+    cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &h, &r2), DUET_OK, "%s",
+                 duet_last_error());
     cr_assert_eq(h.sent[0], 1, "this rank's verdict was a hit");
     cr_assert_eq(h.sent[3], r.cfg.gemm_wgs, "and it offered its own configuration");
     cr_assert_eq(r2.cached, 1);
@@ -418,20 +388,13 @@ Test(tuner_edges, a_local_hit_gives_way_to_rank_0s_other_configuration, T_TIMEOU
     cr_assert(isnan(r2.measured_us), "this rank's cached time is not rank 0's configuration's");
     cr_assert_eq(r2.n_cands, 0);
     cr_assert_eq(h.bench.calls, 0);
-    tt_rmdir(dir);
 }
 
-Test(tuner_edges, a_broadcast_failing_half_way_fails_the_run, T_TIMEOUT)
+Test(tuner_edges, a_broadcast_failing_half_way_fails_the_run)
 {
-    char dir[64];
-    tt_tmpdir(dir, sizeof(dir));
-    tt_warnings_t w = {0};
-    duet_hw_t hw = t_hw("h200");
-    duet_workload_t wl = edge_wl();
-    duet_tune_params_t p = tt_quiet_params(&w);
-    p.write_cache = 0;
-    p.top_k = 2;
-    duet_config_t d = duet_tune_static_default(&hw, &p);
+    fx.p.write_cache = 0;
+    fx.p.top_k = 2;
+    duet_config_t d = duet_tune_static_default(&fx.hw, &fx.p);
     /* A hit: the third call is the configuration's second field. A miss: the second call is the
      * winner's index, the fourth its configuration's second field. */
     static const struct {
@@ -442,9 +405,8 @@ Test(tuner_edges, a_broadcast_failing_half_way_fails_the_run, T_TIMEOUT)
         edge_rank_t k = edge_script(cases[i].head, cases[i].n_head, &d);
         k.fail_at = cases[i].fail_at;
         duet_tune_result_t r;
-        cr_assert_eq(duet_tune_run(&wl, &hw, &p, tt_bench_fn, edge_agree, &k, &r), DUET_ERR_MPI, "%zu", i);
+        cr_assert_eq(duet_tune_run(&fx.wl, &fx.hw, &fx.p, tt_bench_fn, edge_agree, &k, &r), DUET_ERR_MPI, "%zu", i);
         cr_assert_eq(k.pos, cases[i].fail_at - 1, "%zu", i);
         cr_assert_eq(k.bench.calls > 0, cases[i].benched, "%zu", i);
     }
-    tt_rmdir(dir);
 }

@@ -162,6 +162,25 @@ static inline duet_tune_entry_t tt_entry_for(int64_t m)
     return e;
 }
 
+/* A fresh database holding tt_entry_for(1000), edited by hand (`from` -> `to`): its listing drops the entry
+ * with a warning that holds `why`. */
+static inline void tt_expect_edit_drops(const char *from, const char *to, const char *why)
+{
+    char dir[64];
+    tt_warnings_t w;
+    duet_tune_db_t db = tt_db_begin(dir, &w);
+    duet_tune_entry_t a = tt_entry_for(1000);
+    cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
+    tt_edit(db.path, from, to);
+    duet_tune_entry_t *list = NULL;
+    size_t n = 9;
+    cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK, "%s: %s", to, duet_last_error());
+    cr_assert_eq(n, 0, "%s", to);
+    free(list);
+    cr_assert(strstr(w.text, why) != NULL, "%s: %s", to, w.text);
+    tt_rmdir(dir);
+}
+
 /* One op row. */
 static inline duet_corpus_row_t tt_row(duet_workload_t wl, int32_t mode, int32_t num_wgs, int32_t gemm_wgs,
                                        int32_t comm_wgs, duet_gemm_tile_t tile, double ms)
