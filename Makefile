@@ -71,13 +71,15 @@ TEST_BACKEND_OBJS := $(BUILD)/backend/bootstrap_file.o
 
 LIB        := $(BUILD)/libduet.a
 
-# The version is written once, in include/duet/version.h; the shared library is named after it and its
-# soname carries the major number, so a program linked against 0.x keeps running on any later 0.x that
-# keeps the ABI.
+# The version is written once, in include/duet/version.h; the shared library is named after it. Its
+# soname carries the ABI version (docs/abi.md): MAJOR from 1.0 on, MAJOR.MINOR while MAJOR is 0, since
+# every 0.x minor release may change a public struct; a program keeps running on any later release
+# with the same soname.
 VERSION_PART = $(shell sed -n 's/^\#define DUET_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/duet/version.h)
 VERSION_MAJOR := $(call VERSION_PART,MAJOR)
 VERSION       := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
-SONAME     := libduet.so.$(VERSION_MAJOR)
+SOVERSION  := $(if $(filter 0,$(VERSION_MAJOR)),0.$(call VERSION_PART,MINOR),$(VERSION_MAJOR))
+SONAME     := libduet.so.$(SOVERSION)
 SHLIB      := $(BUILD)/libduet.so.$(VERSION)
 # Only the public API (duet_*, declared in include/duet/) is exported; the internal duet__* functions
 # stay inside the library (base/libduet.map). A plain build refuses undefined symbols in the library,
@@ -100,7 +102,7 @@ CRITERION_LIBS   := $(if $(CRITERION_PC),$(shell $(PKG_CONFIG) --libs criterion)
 $(TEST_OBJS): DEP_TEST_CFLAGS := $(CRITERION_CFLAGS)
 
 .PHONY: all lib test demo clean help deps sanitize bench-sim format check-format valgrind mutate coverage fuzz fuzz-build \
-        fuzz-smoke shared install uninstall check-install config FORCE
+        fuzz-smoke shared install uninstall check-install check-abi config FORCE
 
 all: $(DUET) $(SHLIB)
 
@@ -149,12 +151,12 @@ $(LIB): $(LIB_OBJS) $(CAL_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# $(call so_links,DIR,FILE,SONAME): in DIR, the links SONAME -> FILE and the name without the major
-# number (libduet.so) -> SONAME.
-so_links = ln -sf $(2) $(1)/$(3) && ln -sf $(3) $(1)/$(basename $(3))
+# $(call so_links,DIR,FILE,SONAME): in DIR, the links SONAME -> FILE and the name without the ABI
+# version (libduet.so) -> SONAME.
+so_links = ln -sf $(2) $(1)/$(3) && ln -sf $(3) $(1)/$(firstword $(subst .so.,.so ,$(3)))
 
-# libduet.so.X.Y.Z with the links libduet.so.X (the soname, what a program loads) and libduet.so (what
-# -lduet finds at link time).
+# libduet.so.X.Y.Z with the links libduet.so.SOVERSION (the soname, what a program loads) and
+# libduet.so (what -lduet finds at link time).
 $(SHLIB): $(LIB_OBJS) $(CAL_OBJS) base/libduet.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FINAL_CFLAGS) $(SHLIB_LDFLAGS) -o $@ $(LIB_OBJS) $(CAL_OBJS) $(LDFLAGS) $(SAN_LDFLAGS) \
@@ -196,11 +198,22 @@ pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 # A .pc file: $(call pc_write,NAME,DESCRIPTION,LIBS,LIBS_PRIVATE,CFLAGS) writes $@. It names the
 # dependencies pkg-config knows as packages (Requires.private) and the others by their -l names
 # (Libs.private), for static linking; a shared library carries its own.
+# Libs also puts libdir into the program's run path, so that `cc prog.c $(pkg-config --cflags --libs
+# duet)` builds a program that runs as it is, wherever PREFIX is (without it the loader finds no
+# libduet.so.* outside its default directories and the program exits 127). A run path, not static
+# linking: the program keeps loading the shared library, so a later release with the same soname
+# (docs/abi.md) reaches it. Where LIBDIR is one of the loader's default directories the run path is
+# left out (the loader already looks there, and distributions refuse needless run paths); PC_RPATH=0
+# leaves it out anywhere.
 PC_REQUIRES := $(strip $(CJSON_PC) $(GSL_PC))
 PC_LIBS_DEPS := $(strip $(if $(CJSON_PC),,-lcjson) $(if $(GSL_PC),,-lgsl -lgslcblas)) -lm -lpthread
+LOADER_DIRS := /lib /lib64 /usr/lib /usr/lib64 /lib/$(shell $(CC) -dumpmachine 2>/dev/null) \
+               /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)
+PC_RPATH    ?= $(if $(filter $(patsubst %/,%,$(LIBDIR)),$(LOADER_DIRS)),0,1)
 pc_write = printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' 'includedir=$(call pc_dir,$(INCLUDEDIR))' \
     '' 'Name: $(1)' 'Description: $(2)' 'Version: $(VERSION)' 'Requires.private: $(PC_REQUIRES)' \
-    'Libs: -L$${libdir} $(strip $(3))' 'Libs.private: $(strip $(4))' 'Cflags: -I$${includedir}$(if $(strip $(5)), $(strip $(5)))' > $@.tmp && mv $@.tmp $@
+    'Libs: -L$${libdir}$(if $(filter 1,$(PC_RPATH)), -Wl$(comma)-rpath$(comma)$${libdir}) $(strip $(3))' \
+    'Libs.private: $(strip $(4))' 'Cflags: -I$${includedir}$(if $(strip $(5)), $(strip $(5)))' > $@.tmp && mv $@.tmp $@
 
 $(PC_FILE): FORCE
 	@mkdir -p $(dir $@)
@@ -231,6 +244,12 @@ uninstall:
 check-install: $(DUET) $(SHLIB) $(LIB)
 	$(Q)MAKE="$(MAKE)" CC="$(CC)" ./tools/check_install.sh
 
+# Every public struct's layout is the one recorded for the ABI version in tools/abi_layout.txt, and the
+# check catches a planted change (tools/check_abi.py; docs/abi.md; part of make test).
+check-abi:
+	$(Q)CC="$(CC)" python3 tools/check_abi.py
+	$(Q)CC="$(CC)" python3 tools/check_abi.py --self-test
+
 # Where each dependency's flags come from: pkg-config (name found) or the Debian fallback.
 config:
 	@echo "PKG_CONFIG=$(PKG_CONFIG) PKG_CONFIG_PATH=$(PKG_CONFIG_PATH)"
@@ -250,8 +269,9 @@ deps:
 # missing first. Tests run from the repository root so they find tests/data and the golden file.
 # Then the install check (not under SAN=1: a sanitized libduet.so would need the sanitizer runtime
 # preloaded into the example), every repository path the documentation and the sources cite must
-# exist (tools/check_doc_paths.py, whose self-test plants stale citations it must catch), and the
-# mutation runner must leave no process behind (tests/mutate/test_mutate.py).
+# exist (tools/check_doc_paths.py, whose self-test plants stale citations it must catch), no public
+# struct may change without an ABI version bump (make check-abi), and the mutation runner must leave
+# no process behind (tests/mutate/test_mutate.py).
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TESTBIN) $(SHLIB)
 	$(Q)DUET_BIN=$(DUET) ./$(TESTBIN) -j$(JOBS) $(TEST_ARGS)
@@ -259,9 +279,10 @@ test: deps
 	$(Q)$(if $(filter 1,$(SAN)),,$(MAKE) --no-print-directory check-install)
 	$(Q)python3 tools/check_doc_paths.py
 	$(Q)python3 tools/check_doc_paths.py --self-test
+	$(Q)$(MAKE) --no-print-directory check-abi
 	$(Q)python3 tests/mutate/test_mutate.py -q
 
-# The Python package (python/duet, ctypes over the shared library) with the system python3's unittest.
+# The Python package (python/duet_overlap, ctypes over the shared library) with the system python3's unittest.
 # Under SAN=1 the library needs the sanitizer runtime loaded first, which python3 is not built with.
 ifeq ($(SAN),1)
 PYTHON_TESTS := echo "  PYTHON  tests/python skipped under SAN=1 (the sanitizer runtime must load first)"
@@ -371,6 +392,7 @@ format:
 check-format:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 	@echo "check-format: $(words $(FORMAT_SRCS)) files clean"
+	$(Q)python3 tools/check_function_length.py --max 60 cli
 
 clean:
 	rm -rf build build-san build-cov build-gpu build-check-* build-fuzz demo
@@ -381,6 +403,7 @@ help:
 	@echo "  make shared       build only the shared library (soname $(SONAME))"
 	@echo "  make install      install CLI, libraries, headers, duet.pc (PREFIX=$(PREFIX) DESTDIR=, LIBDIR=...)"
 	@echo "  make check-install  install into a temporary prefix, build and run examples/ from it (in make test)"
+	@echo "  make check-abi    no public struct changed without an ABI version bump (docs/abi.md; in make test)"
 	@echo "  make config       print each dependency's flags and whether pkg-config found it"
 	@echo "  make test         install missing packages (as root), build and run the CPU test suite, check the docs' paths"
 	@echo "  make demo         install missing packages, build, and write demo/*.svg and demo/*.json"

@@ -103,10 +103,11 @@ GPU_HEADERS   := $(wildcard backend/*.h) $(wildcard baseline/*.h) $(wildcard inc
 
 # ------------------------------------------------------------------------------------------------
 # The GPU build as one shared library, and its installation. libduet_backend.so.X.Y.Z (soname
-# libduet_backend.so.X) holds the backend, the baselines and all of libduet (the backend calls the
-# library's internals, which libduet.so does not export), and exports the public API of both
-# (duet_*, base/libduet.map): a program links it instead of libduet, through duet-backend.pc. The
-# objects are position-independent so that one set serves libduet_backend.a and the .so.
+# libduet_backend.so.SOVERSION, as libduet's) holds the backend, the baselines and all of libduet
+# (the backend calls the library's internals, which libduet.so does not export), and exports the
+# public API of both (duet_*, base/libduet.map): a program links it instead of libduet, through
+# duet-backend.pc. The objects are position-independent so that one set serves libduet_backend.a
+# and the .so.
 # make install-gpu installs the CPU parts (make install), then the GPU duet in
 # place of the CPU one, both backend libraries, the headers that need MPI and duet-backend.pc.
 ifeq ($(GPU),cuda)
@@ -120,7 +121,7 @@ $(GPU_BUILD)/flags.txt: FORCE
 	$(call flags_stamp,$(GPU_CXX) $(GPU_CXXFLAGS) $(CC) $(FINAL_CFLAGS))
 $(GPU_OBJS) $(GPU_TEST_OBJS): $(GPU_BUILD)/flags.txt
 
-BACKEND_SONAME := libduet_backend.so.$(VERSION_MAJOR)
+BACKEND_SONAME := libduet_backend.so.$(SOVERSION)
 BACKEND_SHLIB  := $(GPU_BUILD)/libduet_backend.so.$(VERSION)
 BACKEND_PC     := $(GPU_BUILD)/duet-backend.pc
 BACKEND_LIBS   := $(GPU_LDLIBS) $(if $(BASELINE_SRCS),$(BASELINE_LDLIBS)) $(MPI_LIBS) $(LDLIBS_BASE) $(LDLIBS_CAL)

@@ -168,7 +168,7 @@ out:
     return st;
 }
 
-/* The built-in profile of this device's architecture, with its SM count and shared memory. */
+/* The built-in profile of this device (duet_hw_builtin_for_device), with its SM count and shared memory. */
 static duet_status_t duet__ctx_profile(duet_ctx_h ctx, const char *name)
 {
     duet_status_t st = DUET_OK;
@@ -178,11 +178,14 @@ static duet_status_t duet__ctx_profile(duet_ctx_h ctx, const char *name)
     HIP_CHECK(hipDeviceGetAttribute(&sms, hipDevAttrSmCount, ctx->device), st, out);
     HIP_CHECK(hipDeviceGetAttribute(&smem, hipDevAttrSmemOptin, ctx->device), st, out);
     if (name == NULL) {
+        /* By the device's name, not its architecture alone: an H100 and an H200 are both sm_90. */
+        char arch[64];
 #if defined(DUET_GPU_AMD)
-        name = strncmp(prop.gcnArchName, "gfx950", 6) == 0 ? "mi350x" : "mi300x";
+        snprintf(arch, sizeof(arch), "%.63s", prop.gcnArchName);
 #else
-        name = "h200";
+        snprintf(arch, sizeof(arch), "sm_%d%d", prop.major, prop.minor);
 #endif
+        name = duet_hw_builtin_for_device(prop.name, arch, NULL);
     }
     DUET_CHECK_GOTO(duet_hw_load(name, &ctx->hw), st, out);
     /* Validation must judge the device we run on, not the profile's nominal chip. */

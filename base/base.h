@@ -147,6 +147,11 @@ duet_status_t duet__json_known_members(const struct cJSON *o, const char *const 
  */
 int duet__edit_distance(const char *a, const char *b);
 /**
+ * The index of the name among names[0..n) nearest to `name` (compared in lower case) within two
+ * edits, never one that replaces most of either; -1 when none is that near.
+ */
+int duet__nearest_name(const char *name, const char *const *names, size_t n);
+/**
  * The shortest text that reads back as exactly `v` (at least 32 bytes in buf). @return 0, or -1
  * with "null" in buf when `v` is not finite: writers refuse to write such a number.
  */

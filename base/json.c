@@ -4,6 +4,7 @@
  * uses, which refuses infinity and NaN (JSON has neither).
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,28 +219,39 @@ int duet__edit_distance(const char *a, const char *b)
     return d[na][nb];
 }
 
+int duet__nearest_name(const char *name, const char *const *names, size_t n)
+{
+    /* Compared in lower case, so that a name in capitals is one of its own spelling. */
+    char low[17];
+    size_t len = 0;
+    for (; name[len] != '\0' && len < sizeof(low) - 1; len++)
+        low[len] = (char)tolower((unsigned char)name[len]);
+    low[len] = '\0';
+    int best = -1, best_d = 3; /* a suggestion is at most two edits away */
+    for (size_t i = 0; i < n; i++) {
+        int d = duet__edit_distance(low, names[i]);
+        /* Never suggest by replacing most of the name ("m" is not a near miss of "n"). */
+        if (d < best_d && (size_t)d < strlen(names[i]) && (size_t)d < strlen(name)) {
+            best_d = d;
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
 duet_status_t duet__json_known_members(const struct cJSON *o, const char *const *keys, size_t n, const char *where)
 {
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
         const char *name = it->string ? it->string : "";
-        size_t best = n;
-        int best_d = 3; /* a suggestion is at most two edits away */
-        for (size_t i = 0; i < n; i++) {
-            if (strcmp(name, keys[i]) == 0) {
-                best_d = -1;
-                break;
-            }
-            int d = duet__edit_distance(name, keys[i]);
-            /* Never suggest by replacing most of the name ("m" is not a near miss of "n"). */
-            if (d < best_d && (size_t)d < strlen(keys[i]) && (size_t)d < strlen(name)) {
-                best_d = d;
-                best = i;
-            }
-        }
-        if (best_d < 0)
+        int known = 0;
+        for (size_t i = 0; i < n && !known; i++)
+            known = strcmp(name, keys[i]) == 0;
+        if (known)
             continue;
+        int near = duet__nearest_name(name, keys, n);
+        size_t best = near >= 0 ? (size_t)near : n;
         if (best < n)
             return duet__error(DUET_ERR_INVALID_ARG, "%s: unknown member \"%s\" (did you mean \"%s\"?)", where,
                                duet__q(name), keys[best]);

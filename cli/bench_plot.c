@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "model/internal.h"
 
 /* More rows than this would make a picture 120,000 px tall: no one reads it. */
 #define CLI_BENCH_PLOT_MAX_ROWS 10000
@@ -72,25 +73,11 @@ static duet_status_t cli_bench_ratio(const cJSON *derived, const char *key, cons
 /* One workload of the file: its shape, collective and the two ratios the chart draws. */
 static duet_status_t cli_bench_bar_read(const cJSON *o, const char *where, cli_bench_bar_t *bar)
 {
-    static const char *const dims[] = {"m", "n", "k", "mc", "nc"};
-    int64_t d[5], world;
     const cJSON *derived;
-    if (!cJSON_IsObject(o))
-        return duet__error(DUET_ERR_PARSE, "%s: must be an object", where);
     memset(bar, 0, sizeof(*bar));
-    bar->wl = duet_workload_empty();
-    DUET_CHECK(duet__json_member_named(o, "collective", where, duet_collective_parse, &bar->wl.coll));
+    DUET_CHECK(duet__workload_from_json(o, where, DUET__WORKLOAD_ROOT_OPTIONAL, &bar->wl));
     if (bar->wl.coll == DUET_COLL_NONE)
         return duet__error(DUET_ERR_PARSE, "%s.collective: none: the chart draws a GEMM beside a collective", where);
-    for (int i = 0; i < 5; i++)
-        DUET_CHECK(duet__json_member_int(o, dims[i], 0, INT64_C(1) << 40, where, &d[i]));
-    DUET_CHECK(duet__json_member_int(o, "world", 1, 4096, where, &world));
-    bar->wl.m = d[0];
-    bar->wl.n = d[1];
-    bar->wl.k = d[2];
-    bar->wl.mc = d[3];
-    bar->wl.nc = d[4];
-    bar->wl.world = (int32_t)world;
     DUET_CHECK(duet__json_member(o, "derived", DUET__JSON_OBJECT, where, &derived));
     char w2[160];
     snprintf(w2, sizeof(w2), "%s.derived", where);
@@ -99,15 +86,32 @@ static duet_status_t cli_bench_bar_read(const cJSON *o, const char *where, cli_b
     return DUET_OK;
 }
 
+/* A bench file's header: its schema (duet-bench/1, with makespans), device, vendor and world. */
+static duet_status_t cli_bench_file_header(const cJSON *root, const char *path, char *device, char *vendor, size_t len,
+                                           int64_t *world)
+{
+    char schema[32];
+    if (!cJSON_IsObject(root))
+        return duet__error(DUET_ERR_PARSE, "%s: not a bench file (a JSON object)", path);
+    DUET_CHECK(duet__json_member_str(root, "schema", path, schema, sizeof(schema)));
+    if (strcmp(schema, "duet-bench/1") != 0)
+        return duet__error(DUET_ERR_PARSE, "%s: schema '%s': this duet draws duet-bench/1", path, duet__q(schema));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "gemm_only")))
+        return duet__error(DUET_ERR_PARSE, "%s: a --gemm-only bench has no makespans with a collective to draw", path);
+    DUET_CHECK(duet__json_member_str(root, "device", path, device, len));
+    DUET_CHECK(duet__json_member_str(root, "vendor", path, vendor, len));
+    return duet__json_member_int(root, "world", 1, 4096, path, world);
+}
+
 /* The header and the workloads of a bench file (schema duet-bench/1); *bars_p is malloc'd. */
 static duet_status_t cli_bench_file_read(const char *path, char *device, char *vendor, size_t len, int64_t *world,
                                          cli_bench_bar_t **bars_p, size_t *n_p)
 {
-    char *text = NULL, schema[32];
+    char *text = NULL;
     size_t n = 0;
     cli_bench_bar_t *bars = NULL;
     cJSON *root = NULL;
-    const cJSON *arr, *gemm_only, *e;
+    const cJSON *arr, *e;
     duet_status_t st;
     DUET_CHECK(duet__read_file(path, &text, &n));
     root = duet__json_parse(text, n, path, 1);
@@ -115,23 +119,7 @@ static duet_status_t cli_bench_file_read(const char *path, char *device, char *v
         st = duet__last_status(); /* malformed, or out of memory */
         goto done;
     }
-    if (!cJSON_IsObject(root)) {
-        st = duet__error(DUET_ERR_PARSE, "%s: not a bench file (a JSON object)", path);
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__json_member_str(root, "schema", path, schema, sizeof(schema)), st, done);
-    if (strcmp(schema, "duet-bench/1") != 0) {
-        st = duet__error(DUET_ERR_PARSE, "%s: schema '%s': this duet draws duet-bench/1", path, duet__q(schema));
-        goto done;
-    }
-    gemm_only = cJSON_GetObjectItemCaseSensitive(root, "gemm_only");
-    if (cJSON_IsTrue(gemm_only)) {
-        st = duet__error(DUET_ERR_PARSE, "%s: a --gemm-only bench has no makespans with a collective to draw", path);
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__json_member_str(root, "device", path, device, len), st, done);
-    DUET_CHECK_GOTO(duet__json_member_str(root, "vendor", path, vendor, len), st, done);
-    DUET_CHECK_GOTO(duet__json_member_int(root, "world", 1, 4096, path, world), st, done);
+    DUET_CHECK_GOTO(cli_bench_file_header(root, path, device, vendor, len, world), st, done);
     DUET_CHECK_GOTO(duet__json_member(root, "workloads", DUET__JSON_ARRAY, path, &arr), st, done);
     n = (size_t)cJSON_GetArraySize(arr);
     if (n == 0 || n > CLI_BENCH_PLOT_MAX_ROWS) {

@@ -143,15 +143,13 @@ void cli_progress_fn(void *arg, const duet_cal_progress_t *p)
     cli_progress_t *pr = arg;
     if (pr->quiet)
         return;
-    /* Fits run in parallel and finish in any order: the estimate is the rate of finished fits
-     * so far, applied to the fits left (the reference rules' fits are cheaper than duet's, so
-     * it errs long at first and corrects itself). */
+    /* Fits run in parallel, finish in any order and differ in cost: the estimate is each running
+     * fit's own rate over the iterations it may still take (calibrate/eta.c). */
     int changed = p->stages_done != pr->last_done;
     char eta[48] = "";
-    if (p->stages_done > 0) {
-        double left = p->elapsed_s / p->stages_done * (p->n_stages - p->stages_done);
+    double left = duet__cal_eta_update(&pr->eta, p) == DUET_OK ? duet__cal_eta_left_s(&pr->eta, p->elapsed_s) : NAN;
+    if (isfinite(left))
         snprintf(eta, sizeof(eta), ", ~%.0f s left", left);
-    }
     if (pr->tty) {
         if (p->elapsed_s - pr->last_print < 0.1 && !changed)
             return;
@@ -173,6 +171,7 @@ void cli_progress_end(cli_progress_t *pr)
 {
     if (!pr->quiet && pr->tty && pr->last_print > -1e9)
         fprintf(stderr, "\r\033[K");
+    duet__cal_eta_free(&pr->eta);
 }
 
 void cli_progress_init(cli_progress_t *pr, int quiet)
@@ -182,6 +181,7 @@ void cli_progress_init(cli_progress_t *pr, int quiet)
     pr->tty = isatty(STDERR_FILENO);
     pr->last_done = -1;
     pr->last_print = -1e9;
+    duet__cal_eta_init(&pr->eta);
 }
 
 /* --rows FILE: the library's CSV writer (duet_cal_rows_csv_t); NULL path: none. */
@@ -395,15 +395,12 @@ int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t 
     }
 }
 
-int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_cal_option_fn fn, void *o,
-                   const int *help, cli_corpora_t *cs, const char *const *hw_arg)
+int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_option_fn fn, void *o,
+                   int *help, cli_corpora_t *cs, const char *const *hw_arg)
 {
-    int rc, opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
-        if ((rc = fn(o, cmd, opt, optarg, argv)) != CLI_EXIT_OK || *help)
-            return rc;
+    int rc = cli_getopt(cmd, argc, argv, longopts, fn, o, help);
+    if (rc != CLI_EXIT_OK || *help)
+        return rc;
     if ((rc = cli_corpora_operands(cs, cmd, argc, argv)) != CLI_EXIT_OK)
         return rc;
     if (*hw_arg == NULL)

@@ -6,6 +6,7 @@
 #ifndef DUET_CLI_CAL_COMMON_H
 #define DUET_CLI_CAL_COMMON_H
 
+#include "calibrate/eta.h"
 #include "cli/cli.h"
 #include "duet/calibrate.h"
 
@@ -52,6 +53,7 @@ typedef struct cli_corpora {
 typedef struct cli_progress {
     int tty, quiet, last_done;
     double last_print;
+    duet__cal_eta_t eta; /* the time left, from each stage's progress */
 } cli_progress_t;
 
 /* A column of the accuracy table: a model's metrics under a title (text) and a key (CSV header). */
@@ -120,16 +122,13 @@ void cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
 int cli_cal_fit_option(const char *cmd, int opt, const char *arg, cli_corpora_t *cs, const char **hw_arg,
                        duet_cal_params_t *p, int *quiet, int *help);
 
-/** A command's handler of one option (`o` its options struct). @return an exit code. */
-typedef int (*cli_cal_option_fn)(void *o, const char *cmd, int opt, const char *arg, char **argv);
-
 /**
- * The argument loop of `calibrate fit` and `calibrate select`: each option (short options "ho:")
- * to `fn`, until one fails or asks for help (*help); then the corpus operands into cs, and a base
- * profile required (*hw_arg, set by the loop). @return an exit code (CLI_EXIT_OK to go on).
+ * The argument loop of `calibrate fit` and `calibrate select` (cli_getopt()), then the corpus
+ * operands into cs, and a base profile required (*hw_arg, set by the loop). @return an exit code
+ * (CLI_EXIT_OK to go on, or to print the usage when *help).
  */
-int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_cal_option_fn fn, void *o,
-                   const int *help, cli_corpora_t *cs, const char *const *hw_arg);
+int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_option_fn fn, void *o,
+                   int *help, cli_corpora_t *cs, const char *const *hw_arg);
 
 /** `duet calibrate select` (cli/cmd_select.c); argv[0] is "select". */
 int cmd_calibrate_select(int argc, char **argv);

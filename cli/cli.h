@@ -9,7 +9,9 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "base/table.h"
 #include "duet/duet.h"
+#include "sim/request.h"
 
 /* Exit codes (documented in `duet --help`). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILED = 1, CLI_EXIT_USAGE = 2 };
@@ -75,7 +77,8 @@ typedef struct cli_common {
     const char *tile_arg, *comm_tile_arg;
     int64_t comm_bytes; /* --comm-bytes; 0: not given */
     duet_config_t cfg;
-    int json, csv; /* --json, --csv */
+    int json, csv;     /* --json, --csv */
+    duet__request_t r; /* the request the flags fill (cli_common_workload(), cli_common_config()) */
 } cli_common_t;
 
 void cli_common_init(cli_common_t *c);
@@ -84,10 +87,14 @@ void cli_common_init(cli_common_t *c);
  * @return 1 if handled, 0 if not ours, -1 on a bad value (already reported).
  */
 int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg);
+/** cli_common_option() for cli_getopt(): CLI_EXIT_OK when taken, CLI_EXIT_USAGE, or CLI_OPT_UNKNOWN. */
+int cli_common_take(cli_common_t *c, const char *cmd, int opt, const char *arg);
 /** Load the profile and check the workload. @return an exit code (CLI_EXIT_OK to go on). */
 int cli_common_workload(cli_common_t *c, const char *cmd);
-/** Build c->cfg for `mode` from the defaults and the flags, and validate it. */
+/** Build c->cfg for `mode` from the defaults and the flags, and validate it (c->r.rank: the rank's too). */
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode);
+/** A request's rule broken: a usage error (pointing at --help) or a library failure. @return an exit code. */
+int cli_request_fail(const char *cmd, const duet__request_t *r, duet_status_t st);
 
 /**
  * The built-in profile of a device (duet_hw_builtin_for_device()); when the device is not the one
@@ -115,6 +122,27 @@ void cli_gpu_build_note(FILE *f, const char *what, const char *cmd);
  * (exit 0); otherwise the one-line error (exit 2).
  */
 int cli_gpu_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *f));
+
+/* What an option handler answers for an option that is not one of its own. */
+enum { CLI_OPT_UNKNOWN = -1 };
+
+/**
+ * A command's handler of one option (`o` its options struct, `arg` the value or NULL).
+ * @return CLI_EXIT_OK when taken, an exit code after a bad value (reported), or CLI_OPT_UNKNOWN.
+ */
+typedef int (*cli_option_fn)(void *o, const char *cmd, int opt, const char *arg);
+
+/**
+ * The argument loop of every command: getopt_long over argv with the short options -h and -o FILE
+ * and `longopts`; -h (or --help mapped to 'h') sets *help and stops; every other option goes to
+ * `fn`, until one fails; an option no handler takes is reported as getopt saw it. Operands are left
+ * at argv[optind..] (cli_no_operands() refuses them).
+ * @return an exit code (CLI_EXIT_OK to go on, or to print the usage when *help).
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_option_fn fn, void *o,
+               int *help);
+/** Refuse the first operand left after cli_getopt() ("unexpected argument"). @return an exit code. */
+int cli_no_operands(const char *cmd, int argc, char **argv);
 
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Report a failed library call (its last error text) and map the status to an exit code. */
@@ -196,6 +224,12 @@ int cli_out_open(cli_out_t *o, const char *cmd, const char *path);
 int cli_out_close(cli_out_t *o, const char *cmd, int rc);
 /** Print a JSON document on o->f with a final newline and delete it. @return an exit code (reported). */
 int cli_out_json(cli_out_t *o, const char *cmd, struct cJSON *doc);
+/**
+ * Render a result table (base/table.h) on o->f: text, --csv, or with --json the document
+ * {"schema": SCHEMA, MEMBER: rows}; then free the table. @return an exit code (reported).
+ */
+int cli_out_table(cli_out_t *o, const char *cmd, duet__table_t *t, int json, int csv, const char *schema,
+                  const char *member);
 /** The CSV writer (base/csv.c) on the result's stream. */
 void cli_out_csv(cli_out_t *o, duet__csv_t *csv);
 

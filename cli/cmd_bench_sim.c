@@ -146,8 +146,181 @@ static void cmd_bench_sim_usage(FILE *f)
                "  duet bench-sim --repeat 5 --csv -o bench-sim.csv\n");
 }
 
+/* bench-sim's flags. */
+typedef struct bench_opts {
+    long long repeat;
+    cli_outopt_t oo;
+    int help;
+} bench_opts_t;
+
 static const char *const cmd_bench_sim_cols[] = {"case",   "policy", "hw",     "configs",           "median_us",
                                                  "min_us", "max_us", "events", "events_per_second", "us_per_config"};
+
+/* The reference design's split sweeps and duet's fluid sweep, and the policies they time. */
+static const char *const bench_policies[] = {"frozen", "fluid"};
+#define BENCH_FUSED (1u << DUET_MODE_FUSED)
+#define BENCH_BOTH (BENCH_FUSED | (1u << DUET_MODE_CONCURRENT))
+static const bench_case_t bench_cases[] = {
+    {"frozen-a", "mi300x", "frozen", 4096, 4096, 4096, 512, 2048, DUET_COLL_ALL_GATHER, 2, 38, 302, 8, BENCH_FUSED},
+    {"frozen-b", "mi300x", "frozen", 8192, 8192, 8192, 2048, 4096, DUET_COLL_ALL_GATHER, 8, 38, 302, 8, BENCH_FUSED},
+    {"frozen-c", "mi300x", "frozen", 16384, 16384, 16384, 2048, 4096, DUET_COLL_ALL_REDUCE, 8, 38, 302, 8, BENCH_FUSED},
+    {"fluid", "h200", "fluid", 8192, 8192, 8192, 4096, 8192, DUET_COLL_ALL_GATHER, 2, 0, 0, 1, BENCH_BOTH},
+};
+enum {
+    BENCH_NCASES = sizeof(bench_cases) / sizeof(bench_cases[0]),
+    BENCH_NPOL = sizeof(bench_policies) / sizeof(bench_policies[0])
+};
+
+/* One run of bench-sim: the machine, each sweep's times and each policy's totals. */
+typedef struct bench_result {
+    const bench_case_t *cases;
+    long long repeat;
+    bench_row_t rows[BENCH_NCASES];
+    char cpu[256];
+    long cpus;
+    double load;
+    int64_t pol_events[BENCH_NPOL];
+    double pol_s[BENCH_NPOL];
+    int pol_sweeps[BENCH_NPOL];
+} bench_result_t;
+
+/* Time every sweep, then total each policy's. */
+static duet_status_t bench_measure(bench_result_t *r)
+{
+    r->cases = bench_cases;
+    cpu_model(r->cpu, sizeof(r->cpu));
+    r->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    r->load = -1;
+    if (getloadavg(&r->load, 1) != 1)
+        r->load = -1;
+
+    double *t = calloc((size_t)r->repeat, sizeof(double));
+    duet_sim_ws_t *ws = NULL;
+    duet_status_t st = t ? duet_sim_ws_create(&ws) : DUET_ERR_NO_MEMORY;
+    for (int i = 0; i < BENCH_NCASES && st >= 0; i++)
+        st = bench_run(ws, &r->cases[i], r->repeat, t, &r->rows[i]);
+    duet_sim_ws_destroy(ws);
+    free(t);
+    if (st < 0)
+        return st;
+
+    /* Per policy: every event of its sweeps over the sum of their median times. */
+    for (int i = 0; i < BENCH_NCASES; i++)
+        for (int p = 0; p < BENCH_NPOL; p++)
+            if (strcmp(r->cases[i].policy, bench_policies[p]) == 0) {
+                r->pol_events[p] += r->rows[i].events;
+                r->pol_s[p] += r->rows[i].med_s;
+                r->pol_sweeps[p]++;
+            }
+    return DUET_OK;
+}
+
+/* bench-sim --json (duet-bench-sim/1). */
+static int bench_json(cli_out_t *out, const bench_result_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-bench-sim/1");
+    cJSON_AddNumberToObject(o, "repeat", (double)r->repeat);
+    cJSON *mach = cJSON_AddObjectToObject(o, "machine");
+    cJSON_AddStringToObject(mach, "cpu", r->cpu);
+    cJSON_AddNumberToObject(mach, "cpus_online", (double)r->cpus);
+    cli_json_add_num(mach, "load_average_1min", r->load >= 0 ? r->load : NAN);
+    cJSON *arr = cJSON_AddArrayToObject(o, "cases");
+    for (int i = 0; i < BENCH_NCASES; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "case", r->cases[i].name);
+        cJSON_AddStringToObject(c, "policy", r->cases[i].policy);
+        cJSON_AddStringToObject(c, "hw", r->cases[i].hw);
+        cJSON_AddNumberToObject(c, "configs", (double)r->rows[i].configs);
+        cJSON_AddNumberToObject(c, "median_us", r->rows[i].med_s * 1e6);
+        cJSON_AddNumberToObject(c, "min_us", r->rows[i].min_s * 1e6);
+        cJSON_AddNumberToObject(c, "max_us", r->rows[i].max_s * 1e6);
+        cJSON_AddNumberToObject(c, "events", (double)r->rows[i].events);
+        cli_json_add_num(c, "events_per_second", (double)r->rows[i].events / r->rows[i].med_s);
+        cli_json_add_num(c, "us_per_config", r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
+        cJSON_AddItemToArray(arr, c);
+    }
+    arr = cJSON_AddArrayToObject(o, "policies");
+    for (int p = 0; p < BENCH_NPOL; p++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "policy", bench_policies[p]);
+        cJSON_AddNumberToObject(c, "sweeps", r->pol_sweeps[p]);
+        cJSON_AddNumberToObject(c, "events", (double)r->pol_events[p]);
+        cJSON_AddNumberToObject(c, "median_us_sum", r->pol_s[p] * 1e6);
+        cli_json_add_num(c, "events_per_second", (double)r->pol_events[p] / r->pol_s[p]);
+        cJSON_AddItemToArray(arr, c);
+    }
+    cJSON *ref = cJSON_AddObjectToObject(o, "reference");
+    cJSON_AddStringToObject(ref, "source", ref_source);
+    cJSON_AddStringToObject(ref, "machine", ref_machine);
+    arr = cJSON_AddArrayToObject(ref, "cases");
+    for (size_t j = 0; j < sizeof(ref_times) / sizeof(ref_times[0]); j++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "case", ref_times[j].name);
+        cJSON_AddNumberToObject(c, "us", ref_times[j].ms * 1e3);
+        cJSON_AddItemToArray(arr, c);
+    }
+    return cli_out_json(out, "bench-sim", o);
+}
+
+/* bench-sim --csv: one row per sweep. */
+static void bench_csv(cli_out_t *out, const bench_result_t *r)
+{
+    duet__csv_t c;
+    cli_out_csv(out, &c);
+    duet__csv_names(&c, cmd_bench_sim_cols, sizeof(cmd_bench_sim_cols) / sizeof(cmd_bench_sim_cols[0]));
+    for (int i = 0; i < BENCH_NCASES; i++) {
+        duet__csv_str(&c, r->cases[i].name);
+        duet__csv_str(&c, r->cases[i].policy);
+        duet__csv_str(&c, r->cases[i].hw);
+        duet__csv_printf(&c, "%zu", r->rows[i].configs);
+        /* The clock reads nanoseconds: three decimals of a microsecond say all it measured. */
+        duet__csv_printf(&c, "%.3f", r->rows[i].med_s * 1e6);
+        duet__csv_printf(&c, "%.3f", r->rows[i].min_s * 1e6);
+        duet__csv_printf(&c, "%.3f", r->rows[i].max_s * 1e6);
+        duet__csv_printf(&c, "%lld", (long long)r->rows[i].events);
+        duet__csv_printf(&c, "%.0f", (double)r->rows[i].events / r->rows[i].med_s);
+        duet__csv_printf(&c, "%.4f", r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
+        duet__csv_end(&c);
+    }
+}
+
+/* bench-sim's text: the sweeps, the policies, the reference's times. */
+static void bench_text(FILE *f, const bench_result_t *r)
+{
+    fprintf(f, "duet bench-sim: %lld runs of each sweep on one thread; %s, %ld CPUs online", r->repeat, r->cpu,
+            r->cpus);
+    if (r->load >= 0)
+        fprintf(f, ", load average %.2f at the start", r->load);
+    fprintf(f, "\n\n%-9s %-7s %-7s %7s %10s %10s %10s %10s %11s %10s\n", "case", "policy", "hw", "configs", "ms/sweep",
+            "min ms", "max ms", "events", "events/s", "us/config");
+    for (int i = 0; i < BENCH_NCASES; i++)
+        fprintf(f, "%-9s %-7s %-7s %7zu %10.3f %10.3f %10.3f %10lld %11.3g %10.2f\n", r->cases[i].name,
+                r->cases[i].policy, r->cases[i].hw, r->rows[i].configs, r->rows[i].med_s * 1e3, r->rows[i].min_s * 1e3,
+                r->rows[i].max_s * 1e3, (long long)r->rows[i].events, (double)r->rows[i].events / r->rows[i].med_s,
+                r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
+    fprintf(f, "\nper policy (the sweeps' events over the sum of their median times):\n");
+    for (int p = 0; p < BENCH_NPOL; p++)
+        fprintf(f, "  %-7s %d sweep%s, %lld events in %.3f ms: %.3g events/s\n", bench_policies[p], r->pol_sweeps[p],
+                r->pol_sweeps[p] == 1 ? "" : "s", (long long)r->pol_events[p], r->pol_s[p] * 1e3,
+                (double)r->pol_events[p] / r->pol_s[p]);
+    fprintf(f, "\nfor reference, not measured here: %s took", ref_source);
+    for (size_t j = 0; j < sizeof(ref_times) / sizeof(ref_times[0]); j++)
+        fprintf(f, "%s %g ms (%s)", j == 0 ? "" : ",", ref_times[j].ms, ref_times[j].name);
+    fprintf(f, "\non %s.\n", ref_machine);
+}
+
+/* bench-sim's one option besides the output's. */
+static int bench_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    bench_opts_t *o = arg0;
+    if (opt == OPT_REPEAT) {
+        if (cli_parse_i64(arg, 1, 10000, &o->repeat) != 0)
+            return cli_usage_error(cmd, "--repeat: '%s' is not an integer in [1, 10000]", duet__q(arg));
+        return CLI_EXIT_OK;
+    }
+    return cli_out_option(&o->oo, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+}
 
 int cmd_bench_sim(int argc, char **argv)
 {
@@ -155,155 +328,31 @@ int cmd_bench_sim(int argc, char **argv)
                                              CLI_OUTPUT_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    long long repeat = 15;
-    int opt, rc;
-    cli_outopt_t oo = {0, 0, NULL};
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
+    bench_opts_t o = {15, {0, 0, NULL}, 0};
+    int rc = cli_getopt("bench-sim", argc, argv, longopts, bench_option, &o, &o.help);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
             cmd_bench_sim_usage(stdout);
-            return CLI_EXIT_OK;
-        case OPT_REPEAT:
-            if (cli_parse_i64(optarg, 1, 10000, &repeat) != 0)
-                return cli_usage_error("bench-sim", "--repeat: '%s' is not an integer in [1, 10000]", duet__q(optarg));
-            break;
-        default:
-            if (!cli_out_option(&oo, opt, optarg))
-                return cli_getopt_error("bench-sim", argv, opt);
-        }
+        return rc;
     }
-    if (optind < argc)
-        return cli_usage_error("bench-sim", "unexpected argument '%s'", duet__q(argv[optind]));
-    if ((rc = cli_out_validate("bench-sim", &oo)) != CLI_EXIT_OK)
+    if ((rc = cli_no_operands("bench-sim", argc, argv)) != CLI_EXIT_OK ||
+        (rc = cli_out_validate("bench-sim", &o.oo)) != CLI_EXIT_OK)
         return rc;
 
-    const uint32_t fused = 1u << DUET_MODE_FUSED, both = fused | (1u << DUET_MODE_CONCURRENT);
-    static const char *const policies[] = {"frozen", "fluid"};
-    const bench_case_t cases[] = {
-        {"frozen-a", "mi300x", "frozen", 4096, 4096, 4096, 512, 2048, DUET_COLL_ALL_GATHER, 2, 38, 302, 8, fused},
-        {"frozen-b", "mi300x", "frozen", 8192, 8192, 8192, 2048, 4096, DUET_COLL_ALL_GATHER, 8, 38, 302, 8, fused},
-        {"frozen-c", "mi300x", "frozen", 16384, 16384, 16384, 2048, 4096, DUET_COLL_ALL_REDUCE, 8, 38, 302, 8, fused},
-        {"fluid", "h200", "fluid", 8192, 8192, 8192, 4096, 8192, DUET_COLL_ALL_GATHER, 2, 0, 0, 1, both},
-    };
-    enum { NCASES = sizeof(cases) / sizeof(cases[0]), NPOL = sizeof(policies) / sizeof(policies[0]) };
-    bench_row_t rows[NCASES];
-    char cpu[256];
-    cpu_model(cpu, sizeof(cpu));
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double load = -1;
-    if (getloadavg(&load, 1) != 1)
-        load = -1;
-
-    double *t = calloc((size_t)repeat, sizeof(double));
-    duet_sim_ws_t *ws = NULL;
-    duet_status_t st = t ? duet_sim_ws_create(&ws) : DUET_ERR_NO_MEMORY;
-    for (int i = 0; i < NCASES && st >= 0; i++)
-        st = bench_run(ws, &cases[i], repeat, t, &rows[i]);
-    duet_sim_ws_destroy(ws);
-    free(t);
+    bench_result_t r;
+    memset(&r, 0, sizeof(r));
+    r.repeat = o.repeat;
+    duet_status_t st = bench_measure(&r);
     if (st < 0)
         return cli_fail("bench-sim", st);
-
-    /* Per policy: every event of its sweeps over the sum of their median times. */
-    int64_t pol_events[NPOL] = {0};
-    double pol_s[NPOL] = {0};
-    int pol_sweeps[NPOL] = {0};
-    for (int i = 0; i < NCASES; i++)
-        for (int p = 0; p < NPOL; p++)
-            if (strcmp(cases[i].policy, policies[p]) == 0) {
-                pol_events[p] += rows[i].events;
-                pol_s[p] += rows[i].med_s;
-                pol_sweeps[p]++;
-            }
-
     cli_out_t out;
-    if ((rc = cli_out_open(&out, "bench-sim", oo.path)) != CLI_EXIT_OK)
+    if ((rc = cli_out_open(&out, "bench-sim", o.oo.path)) != CLI_EXIT_OK)
         return rc;
-    FILE *f = out.f;
-    if (oo.json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-bench-sim/1");
-        cJSON_AddNumberToObject(o, "repeat", (double)repeat);
-        cJSON *mach = cJSON_AddObjectToObject(o, "machine");
-        cJSON_AddStringToObject(mach, "cpu", cpu);
-        cJSON_AddNumberToObject(mach, "cpus_online", (double)cpus);
-        cli_json_add_num(mach, "load_average_1min", load >= 0 ? load : NAN);
-        cJSON *arr = cJSON_AddArrayToObject(o, "cases");
-        for (int i = 0; i < NCASES; i++) {
-            cJSON *c = cJSON_CreateObject();
-            cJSON_AddStringToObject(c, "case", cases[i].name);
-            cJSON_AddStringToObject(c, "policy", cases[i].policy);
-            cJSON_AddStringToObject(c, "hw", cases[i].hw);
-            cJSON_AddNumberToObject(c, "configs", (double)rows[i].configs);
-            cJSON_AddNumberToObject(c, "median_us", rows[i].med_s * 1e6);
-            cJSON_AddNumberToObject(c, "min_us", rows[i].min_s * 1e6);
-            cJSON_AddNumberToObject(c, "max_us", rows[i].max_s * 1e6);
-            cJSON_AddNumberToObject(c, "events", (double)rows[i].events);
-            cli_json_add_num(c, "events_per_second", (double)rows[i].events / rows[i].med_s);
-            cli_json_add_num(c, "us_per_config", rows[i].med_s * 1e6 / (double)rows[i].configs);
-            cJSON_AddItemToArray(arr, c);
-        }
-        arr = cJSON_AddArrayToObject(o, "policies");
-        for (int p = 0; p < NPOL; p++) {
-            cJSON *c = cJSON_CreateObject();
-            cJSON_AddStringToObject(c, "policy", policies[p]);
-            cJSON_AddNumberToObject(c, "sweeps", pol_sweeps[p]);
-            cJSON_AddNumberToObject(c, "events", (double)pol_events[p]);
-            cJSON_AddNumberToObject(c, "median_us_sum", pol_s[p] * 1e6);
-            cli_json_add_num(c, "events_per_second", (double)pol_events[p] / pol_s[p]);
-            cJSON_AddItemToArray(arr, c);
-        }
-        cJSON *ref = cJSON_AddObjectToObject(o, "reference");
-        cJSON_AddStringToObject(ref, "source", ref_source);
-        cJSON_AddStringToObject(ref, "machine", ref_machine);
-        arr = cJSON_AddArrayToObject(ref, "cases");
-        for (size_t r = 0; r < sizeof(ref_times) / sizeof(ref_times[0]); r++) {
-            cJSON *c = cJSON_CreateObject();
-            cJSON_AddStringToObject(c, "case", ref_times[r].name);
-            cJSON_AddNumberToObject(c, "us", ref_times[r].ms * 1e3);
-            cJSON_AddItemToArray(arr, c);
-        }
-        rc = cli_out_json(&out, "bench-sim", o);
-    } else if (oo.csv) {
-        duet__csv_t c;
-        cli_out_csv(&out, &c);
-        duet__csv_names(&c, cmd_bench_sim_cols, sizeof(cmd_bench_sim_cols) / sizeof(cmd_bench_sim_cols[0]));
-        for (int i = 0; i < NCASES; i++) {
-            duet__csv_str(&c, cases[i].name);
-            duet__csv_str(&c, cases[i].policy);
-            duet__csv_str(&c, cases[i].hw);
-            duet__csv_printf(&c, "%zu", rows[i].configs);
-            /* The clock reads nanoseconds: three decimals of a microsecond say all it measured. */
-            duet__csv_printf(&c, "%.3f", rows[i].med_s * 1e6);
-            duet__csv_printf(&c, "%.3f", rows[i].min_s * 1e6);
-            duet__csv_printf(&c, "%.3f", rows[i].max_s * 1e6);
-            duet__csv_printf(&c, "%lld", (long long)rows[i].events);
-            duet__csv_printf(&c, "%.0f", (double)rows[i].events / rows[i].med_s);
-            duet__csv_printf(&c, "%.4f", rows[i].med_s * 1e6 / (double)rows[i].configs);
-            duet__csv_end(&c);
-        }
-    } else {
-        fprintf(f, "duet bench-sim: %lld runs of each sweep on one thread; %s, %ld CPUs online", repeat, cpu, cpus);
-        if (load >= 0)
-            fprintf(f, ", load average %.2f at the start", load);
-        fprintf(f, "\n\n%-9s %-7s %-7s %7s %10s %10s %10s %10s %11s %10s\n", "case", "policy", "hw", "configs",
-                "ms/sweep", "min ms", "max ms", "events", "events/s", "us/config");
-        for (int i = 0; i < NCASES; i++)
-            fprintf(f, "%-9s %-7s %-7s %7zu %10.3f %10.3f %10.3f %10lld %11.3g %10.2f\n", cases[i].name,
-                    cases[i].policy, cases[i].hw, rows[i].configs, rows[i].med_s * 1e3, rows[i].min_s * 1e3,
-                    rows[i].max_s * 1e3, (long long)rows[i].events, (double)rows[i].events / rows[i].med_s,
-                    rows[i].med_s * 1e6 / (double)rows[i].configs);
-        fprintf(f, "\nper policy (the sweeps' events over the sum of their median times):\n");
-        for (int p = 0; p < NPOL; p++)
-            fprintf(f, "  %-7s %d sweep%s, %lld events in %.3f ms: %.3g events/s\n", policies[p], pol_sweeps[p],
-                    pol_sweeps[p] == 1 ? "" : "s", (long long)pol_events[p], pol_s[p] * 1e3,
-                    (double)pol_events[p] / pol_s[p]);
-        fprintf(f, "\nfor reference, not measured here: %s took", ref_source);
-        for (size_t r = 0; r < sizeof(ref_times) / sizeof(ref_times[0]); r++)
-            fprintf(f, "%s %g ms (%s)", r == 0 ? "" : ",", ref_times[r].ms, ref_times[r].name);
-        fprintf(f, "\non %s.\n", ref_machine);
-    }
+    if (o.oo.json)
+        rc = bench_json(&out, &r);
+    else if (o.oo.csv)
+        bench_csv(&out, &r);
+    else
+        bench_text(out.f, &r);
     return cli_out_close(&out, "bench-sim", rc);
 }

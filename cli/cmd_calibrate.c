@@ -126,7 +126,7 @@ typedef struct cli_fit_opts {
 } cli_fit_opts_t;
 
 /* One option of `calibrate fit`. @return an exit code (CLI_EXIT_OK to go on). */
-static int cli_fit_option(void *arg0, const char *cmd, int opt, const char *arg, char **argv)
+static int cli_fit_option(void *arg0, const char *cmd, int opt, const char *arg)
 {
     cli_fit_opts_t *o = arg0;
     long long v;
@@ -167,7 +167,7 @@ static int cli_fit_option(void *arg0, const char *cmd, int opt, const char *arg,
         o->rows = arg;
         return CLI_EXIT_OK;
     default:
-        return cli_getopt_error(cmd, argv, opt);
+        return CLI_OPT_UNKNOWN;
     }
 }
 

@@ -47,9 +47,6 @@ typedef struct cmd_hw_row {
     char fit[128]; /* the fit most of them come from ("CORPUS (kernels K) and 1 more, DATE"), or "" */
 } cmd_hw_row_t;
 
-static const char *const cmd_hw_list_cols[] = {"name",   "device", "arch",     "sms", "bf16_tflops",     "hbm_gbs",
-                                               "fabric", "links",  "link_gbs", "fit", "fitted_constants"};
-
 /* The fit of a source "fit: WHAT, +-ERROR...": WHAT, into `out` (empty when it is no fit). */
 static void cmd_hw_fit_of(const char *source, char *out, size_t n)
 {
@@ -85,82 +82,76 @@ static void cmd_hw_fit_summary(cmd_hw_row_t *r)
     }
 }
 
+/* `hw list`'s columns: the text joins the fabric and the fit into one column each. */
+static const duet__col_t cmd_hw_list_cols[] = {
+    {"name", NULL, NULL, "%-8s", DUET__CELL_STR, 0, 0},
+    {"device", NULL, NULL, " %-22s", DUET__CELL_STR, 0, 0},
+    {"arch", NULL, NULL, " %-8s", DUET__CELL_STR, 0, 0},
+    {"sms", "SMs", NULL, " %5lld", DUET__CELL_INT, 0, 0},
+    {"bf16_tflops", "bf16", "TF/s", " %9.0f", DUET__CELL_NUM, 0, 0},
+    {"hbm_gbs", "HBM", "GB/s", " %9.0f", DUET__CELL_NUM, 0, 0},
+    {"fabric", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"links", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"link_gbs", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA},
+    {"fabric", NULL, NULL, " %-28s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"fit", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA | DUET__COL_NULL_EMPTY},
+    {"fitted_constants", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"fitted", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+};
+
+/* One built-in's row of `hw list`. */
+static void cmd_hw_list_row(duet__table_t *t, const cmd_hw_row_t *r)
+{
+    const duet_hw_t *hw = &r->hw;
+    char fit[192] = "not fitted";
+    if (r->fitted > 0)
+        snprintf(fit, sizeof(fit), "%d constants; most to %s", r->fitted, r->fit);
+    duet__table_str(t, hw->name);
+    duet__table_str(t, hw->device);
+    duet__table_str(t, hw->arch);
+    duet__table_int(t, hw->n_sms);
+    duet__table_num(t, r->bf16_tflops);
+    duet__table_num(t, hw->hbm_gbs);
+    duet__table_str(t, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+    duet__table_int(t, hw->n_links);
+    duet__table_num(t, hw->link_gbs);
+    duet__table_str(t, r->fabric);
+    duet__table_str(t, r->fit);
+    duet__table_int(t, r->fitted);
+    duet__table_str(t, fit);
+}
+
 static int cmd_hw_list(cli_out_t *out, int json, int csv)
 {
+    duet__table_t t;
+    duet__table_init(&t, cmd_hw_list_cols, (int)(sizeof(cmd_hw_list_cols) / sizeof(cmd_hw_list_cols[0])));
     cmd_hw_row_t rows[16];
     int n = duet_hw_builtin_count() < 16 ? duet_hw_builtin_count() : 16;
     for (int i = 0; i < n; i++) {
         cmd_hw_row_t *r = &rows[i];
         duet_status_t st = duet_hw_builtin(duet_hw_builtin_name(i), &r->hw);
-        if (st < 0)
+        if (st < 0) {
+            duet__table_free(&t);
             return cli_fail("hw list", st);
+        }
         r->bf16_tflops = duet_cost_peak_flops(&r->hw, DUET_DTYPE_BF16) / 1e12;
         if (r->hw.fabric == DUET_FABRIC_MESH)
             snprintf(r->fabric, sizeof(r->fabric), "mesh, %d links x %.4g GB/s", r->hw.n_links, r->hw.link_gbs);
         else
             snprintf(r->fabric, sizeof(r->fabric), "switch, %.4g GB/s", r->hw.link_gbs);
         cmd_hw_fit_summary(r);
+        cmd_hw_list_row(&t, r);
     }
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-hw-list/1");
-        cJSON *arr = cJSON_AddArrayToObject(o, "profiles");
-        for (int i = 0; i < n; i++) {
-            const duet_hw_t *hw = &rows[i].hw;
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "name", hw->name);
-            cJSON_AddStringToObject(e, "device", hw->device);
-            cJSON_AddStringToObject(e, "arch", hw->arch);
-            cJSON_AddNumberToObject(e, "sms", hw->n_sms);
-            cJSON_AddNumberToObject(e, "bf16_tflops", rows[i].bf16_tflops);
-            cJSON_AddNumberToObject(e, "hbm_gbs", hw->hbm_gbs);
-            cJSON_AddStringToObject(e, "fabric", hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-            cJSON_AddNumberToObject(e, "links", hw->n_links);
-            cJSON_AddNumberToObject(e, "link_gbs", hw->link_gbs);
-            if (rows[i].fit[0])
-                cJSON_AddStringToObject(e, "fit", rows[i].fit);
-            else
-                cJSON_AddNullToObject(e, "fit");
-            cJSON_AddNumberToObject(e, "fitted_constants", rows[i].fitted);
-            cJSON_AddItemToArray(arr, e);
-        }
-        return cli_out_json(out, "hw list", o);
-    }
-    if (csv) {
-        duet__csv_t c;
-        cli_out_csv(out, &c);
-        duet__csv_names(&c, cmd_hw_list_cols, sizeof(cmd_hw_list_cols) / sizeof(cmd_hw_list_cols[0]));
-        for (int i = 0; i < n; i++) {
-            const duet_hw_t *hw = &rows[i].hw;
-            duet__csv_str(&c, hw->name);
-            duet__csv_str(&c, hw->device);
-            duet__csv_str(&c, hw->arch);
-            duet__csv_printf(&c, "%d", hw->n_sms);
-            duet__csv_num(&c, rows[i].bf16_tflops);
-            duet__csv_num(&c, hw->hbm_gbs);
-            duet__csv_str(&c, hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-            duet__csv_printf(&c, "%d", hw->n_links);
-            duet__csv_num(&c, hw->link_gbs);
-            duet__csv_str(&c, rows[i].fit);
-            duet__csv_printf(&c, "%d", rows[i].fitted);
-            duet__csv_end(&c);
-        }
-        return CLI_EXIT_OK;
-    }
-    fprintf(out->f, "%-8s %-22s %-8s %5s %9s %9s %-28s %s\n", "name", "device", "arch", "SMs", "bf16 TF/s", "HBM GB/s",
-            "fabric", "fitted");
-    for (int i = 0; i < n; i++) {
-        const duet_hw_t *hw = &rows[i].hw;
-        char fit[192] = "not fitted";
-        if (rows[i].fitted > 0)
-            snprintf(fit, sizeof(fit), "%d constants; most to %s", rows[i].fitted, rows[i].fit);
-        fprintf(out->f, "%-8s %-22s %-8s %5d %9.0f %9.0f %-28s %s\n", hw->name, hw->device, hw->arch, hw->n_sms,
-                rows[i].bf16_tflops, hw->hbm_gbs, rows[i].fabric, fit);
-    }
-    return CLI_EXIT_OK;
+    return cli_out_table(out, "hw list", &t, json, csv, "duet-hw-list/1", "profiles");
 }
 
-static const char *const cmd_hw_show_cols[] = {"constant", "value", "unit", "source"};
+/* `hw show`'s table (text and CSV; its JSON is the profile file). */
+static const duet__col_t cmd_hw_show_cols[] = {
+    {"constant", NULL, NULL, "%-24s", DUET__CELL_STR, 0, 0},
+    {"value", NULL, NULL, " %12.6g", DUET__CELL_NUM, 0, 0},
+    {"unit", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0},
+    {"source", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_DASH_EMPTY},
+};
 
 static int cmd_hw_show(cli_out_t *out, const duet_hw_t *hw, int json, int csv)
 {
@@ -173,29 +164,57 @@ static int cmd_hw_show(cli_out_t *out, const duet_hw_t *hw, int json, int csv)
         free(text);
         return CLI_EXIT_OK;
     }
-    if (csv) {
-        duet__csv_t c;
-        cli_out_csv(out, &c);
-        duet__csv_names(&c, cmd_hw_show_cols, sizeof(cmd_hw_show_cols) / sizeof(cmd_hw_show_cols[0]));
-        for (int f = 0; f < DUET_HW_NFIELDS; f++) {
-            const duet_hw_field_info_t *fi = duet_hw_field_info(f);
-            duet__csv_str(&c, fi->key);
-            duet__csv_num(&c, duet_hw_get(hw, f));
-            duet__csv_str(&c, fi->unit);
-            duet__csv_str(&c, hw->source[f]);
-            duet__csv_end(&c);
+    duet__table_t t;
+    duet__table_init(&t, cmd_hw_show_cols, (int)(sizeof(cmd_hw_show_cols) / sizeof(cmd_hw_show_cols[0])));
+    for (int f = 0; f < DUET_HW_NFIELDS; f++) {
+        const duet_hw_field_info_t *fi = duet_hw_field_info(f);
+        duet__table_str(&t, fi->key);
+        duet__table_num(&t, duet_hw_get(hw, f));
+        duet__table_str(&t, fi->unit);
+        duet__table_str(&t, hw->source[f]);
+    }
+    if (!csv)
+        fprintf(out->f, "profile %s: %s (%s), %s fabric\n\n", hw->name, hw->device, hw->arch,
+                hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
+    return cli_out_table(out, "hw show", &t, 0, csv, NULL, NULL);
+}
+
+/* `hw for-device DEVICE [ARCH]`: operands only, the device's name and, optionally, its architecture. */
+static int cmd_hw_for_device(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            cmd_hw_usage(stdout);
+            return CLI_EXIT_OK;
         }
-        return CLI_EXIT_OK;
-    }
-    FILE *f = out->f;
-    fprintf(f, "profile %s: %s (%s), %s fabric\n\n", hw->name, hw->device, hw->arch,
-            hw->fabric == DUET_FABRIC_MESH ? "mesh" : "switch");
-    fprintf(f, "%-24s %12s %-14s %s\n", "constant", "value", "unit", "source");
-    for (int i = 0; i < DUET_HW_NFIELDS; i++) {
-        const duet_hw_field_info_t *fi = duet_hw_field_info(i);
-        fprintf(f, "%-24s %12.6g %-14s %s\n", fi->key, duet_hw_get(hw, i), fi->unit,
-                hw->source[i][0] ? hw->source[i] : "-");
-    }
+    if (argc < 3 || argc > 4)
+        return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
+                                                "'NVIDIA H100 80GB HBM3' sm_90");
+    printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
+    return CLI_EXIT_OK;
+}
+
+/* One output option of `hw list` and `hw show`. */
+static int cmd_hw_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    (void)cmd;
+    return cli_out_option(arg0, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+}
+
+/* `hw show`'s operand: the profile, checked when it is to be written as a file. */
+static int cmd_hw_show_load(const char *what, int nargs, char **args, const cli_outopt_t *oo, duet_hw_t *hw)
+{
+    if (nargs != 1)
+        return cli_usage_error(what,
+                               nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
+                                          : "takes one profile, got %d arguments",
+                               nargs);
+    duet_status_t st = duet_hw_load(args[0], hw);
+    if (st < 0)
+        return cli_fail(what, st);
+    /* A profile file is written only when it would load again. */
+    if (oo->json && oo->path != NULL && (st = duet_hw_validate(hw)) < 0)
+        return cli_fail(what, st);
     return CLI_EXIT_OK;
 }
 
@@ -205,70 +224,27 @@ int cmd_hw(int argc, char **argv)
     const char *sub = argc >= 2 ? argv[1] : NULL;
     if (sub == NULL)
         return cli_usage_error("hw", "missing 'list', 'show' or 'for-device'");
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        cmd_hw_usage(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(sub, "for-device") == 0) {
-        /* Operands only: the device's name and, optionally, its architecture. */
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                cmd_hw_usage(stdout);
-                return CLI_EXIT_OK;
-            }
-        if (argc < 3 || argc > 4)
-            return cli_usage_error("hw for-device", "give the device's name (and its architecture), e.g. "
-                                                    "'NVIDIA H100 80GB HBM3' sm_90");
-        printf("%s\n", cli_device_profile("hw for-device", argv[2], argc == 4 ? argv[3] : NULL));
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
+    int help = strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0;
+    if (!help && strcmp(sub, "for-device") == 0)
+        return cmd_hw_for_device(argc, argv);
+    if (!help && strcmp(sub, "list") != 0 && strcmp(sub, "show") != 0)
         return cli_usage_error("hw", "unknown subcommand '%s' (list, show, for-device)", duet__q(sub));
-
     char what[16];
     snprintf(what, sizeof(what), "hw %s", sub);
-    int rc;
     cli_outopt_t oo = {0, 0, NULL};
-    optind = 1;
-    opterr = 0;
-    int opt;
     /* argv + 1: getopt sees the subcommand as argv[0]. */
-    while ((opt = getopt_long(argc - 1, argv + 1, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
+    int rc = help ? CLI_EXIT_OK : cli_getopt(what, argc - 1, argv + 1, longopts, cmd_hw_option, &oo, &help);
+    if (rc != CLI_EXIT_OK || help || (rc = cli_out_validate(what, &oo)) != CLI_EXIT_OK) {
+        if (help)
             cmd_hw_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            if (!cli_out_option(&oo, opt, optarg))
-                return cli_getopt_error(what, argv + 1, opt);
-        }
-    }
-    if ((rc = cli_out_validate(what, &oo)) != CLI_EXIT_OK)
         return rc;
-    int nargs = argc - 1 - optind;
-    char **args = argv + 1 + optind;
-    int list = strcmp(sub, "list") == 0;
-    if (list && nargs != 0)
-        return cli_usage_error(what, "takes no arguments, got '%s'", duet__q(args[0]));
-    if (!list && nargs != 1)
-        return cli_usage_error(what,
-                               nargs == 0 ? "missing profile (a built-in name, a JSON file, or -)"
-                                          : "takes one profile, got %d arguments",
-                               nargs);
-    duet_hw_t hw;
-    if (!list) {
-        duet_status_t st = duet_hw_load(args[0], &hw);
-        if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0') {
-            cli_error(what, "'%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
-                      duet__q(args[0]));
-            return CLI_EXIT_USAGE;
-        }
-        if (st < 0)
-            return cli_fail(what, st);
-        /* A profile file is written only when it would load again. */
-        if (oo.json && oo.path != NULL && (st = duet_hw_validate(&hw)) < 0)
-            return cli_fail(what, st);
     }
+    int nargs = argc - 1 - optind, list = strcmp(sub, "list") == 0;
+    duet_hw_t hw;
+    if (list && nargs != 0)
+        return cli_usage_error(what, "takes no arguments, got '%s'", duet__q(argv[1 + optind]));
+    if (!list && (rc = cmd_hw_show_load(what, nargs, argv + 1 + optind, &oo, &hw)) != CLI_EXIT_OK)
+        return rc;
     cli_out_t out;
     if ((rc = cli_out_open(&out, what, oo.path)) != CLI_EXIT_OK)
         return rc;

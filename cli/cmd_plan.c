@@ -85,7 +85,32 @@ static void cmd_plan_text(FILE *f, const cli_common_t *c, const duet_plan_t *p, 
             p->comm_home_ctas, p->steal ? "a CTA steals from the other queue when its own is empty" : "no stealing");
 }
 
-int cmd_plan(int argc, char **argv)
+/* What `duet plan`'s command line gives. */
+typedef struct cmd_plan_opts {
+    cli_common_t c;
+    const char *out_path;
+    int rank, help;
+} cmd_plan_opts_t;
+
+/* One option of `duet plan`. @return an exit code, or CLI_OPT_UNKNOWN. */
+static int cmd_plan_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    cmd_plan_opts_t *o = arg0;
+    long long r;
+    if (opt == 'o') {
+        o->out_path = arg;
+        return CLI_EXIT_OK;
+    }
+    if (opt != OPT_RANK)
+        return cli_common_take(&o->c, cmd, opt, arg);
+    if (cli_parse_i64(arg, 0, 1023, &r) != 0)
+        return cli_usage_error(cmd, "--rank: '%s' is not an integer in [0, 1023]", duet__q(arg));
+    o->rank = (int)r;
+    return CLI_EXIT_OK;
+}
+
+/* Parse the command line, load the profile, check the workload, the configuration and the rank. */
+static int cmd_plan_parse(cmd_plan_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
                                              CLI_CONFIG_LONGOPTS,
@@ -94,75 +119,54 @@ int cmd_plan(int argc, char **argv)
                                              {"rank", required_argument, NULL, OPT_RANK},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    cli_common_t c;
-    cli_common_init(&c);
-    int rank = -1, opt;
-    const char *out_path = NULL;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            cmd_plan_usage(stdout);
-            return CLI_EXIT_OK;
-        }
-        if (opt == 'o') {
-            out_path = optarg;
-            continue;
-        }
-        if (opt == OPT_RANK) {
-            long long r;
-            if (cli_parse_i64(optarg, 0, 1023, &r) != 0)
-                return cli_usage_error("plan", "--rank: '%s' is not an integer in [0, 1023]", optarg);
-            rank = (int)r;
-            continue;
-        }
-        int h = cli_common_option(&c, "plan", opt, optarg);
-        if (h < 0)
-            return CLI_EXIT_USAGE;
-        if (h == 0)
-            return cli_getopt_error("plan", argv, opt);
-    }
-    if (optind < argc)
-        return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
-    int rc = cli_common_workload(&c, "plan");
-    if (rc != CLI_EXIT_OK)
+    memset(o, 0, sizeof(*o));
+    cli_common_init(&o->c);
+    o->rank = -1;
+    int rc = cli_getopt("plan", argc, argv, longopts, cmd_plan_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help || (rc = cli_no_operands("plan", argc, argv)) != CLI_EXIT_OK)
+        return rc;
+    if ((rc = cli_common_workload(&o->c, "plan")) != CLI_EXIT_OK)
         return rc;
     int32_t mode = DUET_MODE_FUSED;
-    if (c.mode_arg)
-        duet_mode_parse(c.mode_arg, &mode);
-    if ((rc = cli_common_config(&c, "plan", mode)) != CLI_EXIT_OK)
+    if (o->c.mode_arg)
+        duet_mode_parse(o->c.mode_arg, &mode);
+    o->c.r.rank = o->rank;
+    if ((rc = cli_common_config(&o->c, "plan", mode)) != CLI_EXIT_OK)
         return rc;
-    if (rank < 0)
-        rank = duet_plan_critical_rank(&c.wl);
-    if (rank >= c.wl.world)
-        return cli_usage_error("plan", "--rank %d is outside [0, world = %d)", rank, c.wl.world);
+    o->rank = o->c.r.rank;
+    return CLI_EXIT_OK;
+}
 
+int cmd_plan(int argc, char **argv)
+{
+    cmd_plan_opts_t o;
+    int rc = cmd_plan_parse(&o, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cmd_plan_usage(stdout);
+        return rc;
+    }
+    const cli_common_t *c = &o.c;
     duet_plan_t plan;
-    duet_status_t st = duet_plan_build(&c.wl, &c.cfg, rank, &plan);
+    duet_status_t st = duet_plan_build(&c->wl, &c->cfg, o.rank, &plan);
+    /* Vendor mode: the GEMM is the library's kernel, as the model expects it to choose (as simulate). */
+    if (st >= 0)
+        st = duet_plan_vendor_kernel(&c->hw, NULL, &plan);
     if (st < 0)
         return cli_fail("plan", st);
+    o.c.cfg = plan.cfg;
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
-    int64_t active = mode == DUET_MODE_FUSED ? c.cfg.num_wgs : c.cfg.gemm_wgs;
-    duet_cost_gemm_tile_kind(&c.hw, &plan, active, 0, &gc); /* stream-K: a whole C tile */
-    duet_cost_comm_tile(&c.hw, &plan, &cc);
-    double t_static = duet_cost_gemm_static_s(&c.hw, &plan, c.hw.n_sms);
+    int64_t active = duet_plan_gemm_concurrent(&plan);
+    duet_cost_gemm_tile_kind(&c->hw, &plan, active, 0, &gc); /* stream-K: a whole C tile */
+    duet_cost_comm_tile(&c->hw, &plan, &cc);
+    double t_static = duet_cost_gemm_static_s(&c->hw, &plan, c->hw.n_sms);
     cli_out_t out;
-    if ((rc = cli_out_open(&out, "plan", out_path)) != CLI_EXIT_OK)
+    if ((rc = cli_out_open(&out, "plan", o.out_path)) != CLI_EXIT_OK)
         return rc;
-    if (c.json) {
-        cJSON *o = duet__plan_cjson(&c.hw, &plan);
-        char *text = o ? cJSON_Print(o) : NULL;
-        cJSON_Delete(o);
-        if (text == NULL) {
-            cli_error("plan", "out of memory while writing JSON");
-            rc = CLI_EXIT_FAILED;
-        } else {
-            fprintf(out.f, "%s\n", text);
-            cJSON_free(text);
-        }
-    } else {
-        cmd_plan_text(out.f, &c, &plan, &gc, &cc, t_static);
-    }
+    if (c->json)
+        rc = cli_out_json(&out, "plan", duet__plan_cjson(&c->hw, &plan));
+    else
+        cmd_plan_text(out.f, c, &plan, &gc, &cc, t_static);
     return cli_out_close(&out, "plan", rc);
 }

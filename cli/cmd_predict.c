@@ -28,81 +28,82 @@ enum {
     OPT_RUNNING
 };
 
+/* The usage text (the workload flags' help goes in at %s). */
+static const char cmd_predict_usage_text[] =
+    "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
+    "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
+    "                    [--running-vendor SMS[,CTAS]] [--svg FILE]\n"
+    "                    [--emit nccl|rccl|torch|te|env] [--nccl-version V] [--rccl-version V]\n"
+    "                    [--hipblaslt-version V] [--json|--csv] [-o FILE]\n"
+    "\n"
+    "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
+    "hardware profile and prints them ranked by the upper end of each prediction's interval (the profile's\n"
+    "held-out error of its mode, err_<mode>), with a verdict: leave the safe choice (the static default, or\n"
+    "the vendor split you run) only for a configuration whose predicted gain exceeds the error band of the\n"
+    "two predictions. No GPU is needed. When only the first rows are shown (--top K, no --svg, no\n"
+    "--running-vendor), the sweep is two-phase: a lower bound for every configuration, and the simulation\n"
+    "only for those that can be among the rows shown, the fastest of their mode or as fast as the static\n"
+    "default; the answer is the full sweep's.\n"
+    "\n"
+    "%s\n"
+    "sweep:\n"
+    "  --mode M              fused, concurrent, vendor (the vendor GEMM on gemm_wgs SMs beside duet's comm\n"
+    "                        kernel), both (fused and concurrent, the default) or all\n"
+    "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
+    "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
+    "  --split-k LIST        GEMM K splits, comma-separated, e.g. 1,2,4 (default: 1, plus 2, 3, 4, 6 and 8\n"
+    "                        for a tile with fewer C tiles than that many waves need; frozen: 1)\n"
+    "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
+    "  --comm-tile CMxCN     comm tile (default 256x64)\n"
+    "  --group-m G           GEMM swizzle (default 8)\n"
+    "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
+    "                        design's scheduler and rules; fused mode only)\n"
+    "  --reference-pricing   with --policy frozen: price as the reference predictor did, unchanged (its\n"
+    "                        fused-kernel factor 1.44, its spreading over num_wgs; duet's GEMM time stands\n"
+    "                        in for origami), and also print the reference's own pick (predict_split: its\n"
+    "                        candidates max(16, SMs/8)..SMs step 8, its 20 %% tile margin gate)\n"
+    "decision:\n"
+    "  --running-vendor SMS[,CTAS]\n"
+    "                        the vendor split you run now (the vendor GEMM's SM target, the collective's CTAs;\n"
+    "                        default the SMs the GEMM leaves) is the safe choice instead of the static default\n"
+    "output:\n"
+    "  --top K               rows to print (default 10; 0 prints all). Rows are distinct configurations; a\n"
+    "                        rank marked '=' ties another (within 1e-9). range us: the prediction's interval\n"
+    "                        (the profile's err_<mode>). CTAs: fused 'G+C steal' (CTAs that start on GEMM and\n"
+    "                        on comm; every CTA steals once its queue is drained, so comm tiles run on a comm\n"
+    "                        home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C' (the vendor GEMM's\n"
+    "                        SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over its finish; busbw:\n"
+    "                        nccl-tests' bus bandwidth of the collective over its finish\n"
+    "  --emit STACK          also sweep the vendor splits STACK can reach and write the best as its settings\n"
+    "                        (nccl, rccl, torch, te or env: ncclConfig_t.minCTAs/maxCTAs or NCCL_MIN_CTAS/\n"
+    "                        NCCL_MAX_CTAS within the library's cap, the cuBLASLt/hipBLASLt SM count target,\n"
+    "                        PyTorch's SM carve-out, TE's NVTE_EXT_MARGIN_SM), beside duet's own best and\n"
+    "                        one verdict. nccl and te run on NVIDIA profiles, rccl on AMD ones\n"
+    "  --nccl-version V      the NCCL the settings are for (default 2.27): it caps the collective at 32 CTAs\n"
+    "                        before 2.25, 64 from 2.25; 2.17 is the first with the CTA settings\n"
+    "  --rccl-version V      the RCCL (default 2.20.5, ROCm 6.2): 32 CTAs before 2.18.6, 64 before 2.20,\n"
+    "                        then 128\n"
+    "  --hipblaslt-version V the hipBLASLt (default 1.4): before 1.4 it has no CU count target, so no\n"
+    "                        vendor split is reachable through --emit rccl or env on AMD\n"
+    "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
+    "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
+    "  --trace FILE          write the timeline of the best configuration (JSON; see --trace-format)\n"
+    "  --trace-format F      duet (default: duet-trace/1) or chrome (Chrome trace events: Perfetto and\n"
+    "                        chrome://tracing open it)\n"
+    "  --json                the result as JSON (schema duet-predict/2, times in us)\n"
+    "  --csv                 the ranked rows as CSV (times in us)\n"
+    "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "examples:\n"
+    "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
+    "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm-bytes 128M --emit torch\n"
+    "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
+    "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n";
+
 static void cmd_predict_usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: duet predict [workload] [--mode fused|concurrent|both] [--tiles LIST] [--splits all|step:N]\n"
-        "                    [--split-k LIST] [--top K] [--policy fluid|frozen] [--reference-pricing]\n"
-        "                    [--running-vendor SMS[,CTAS]] [--svg FILE]\n"
-        "                    [--emit nccl|rccl|torch|te|env] [--nccl-version V] [--rccl-version V]\n"
-        "                    [--hipblaslt-version V] [--json|--csv] [-o FILE]\n"
-        "\n"
-        "Simulates every configuration of the sweep (each GEMM tile x K split x gemm_wgs value x mode) on the\n"
-        "hardware profile and prints them ranked by the upper end of each prediction's interval (the profile's\n"
-        "held-out error of its mode, err_<mode>), with a verdict: leave the safe choice (the static default, or\n"
-        "the vendor split you run) only for a configuration whose predicted gain exceeds the error band of the\n"
-        "two predictions. No GPU is needed. When only the first rows are shown (--top K, no --svg, no\n"
-        "--running-vendor), the sweep is two-phase: a lower bound for every configuration, and the simulation\n"
-        "only for those that can be among the rows shown, the fastest of their mode or as fast as the static\n"
-        "default; the answer is the full sweep's.\n"
-        "\n"
-        "%s\n"
-        "sweep:\n"
-        "  --mode M              fused, concurrent, vendor (the vendor GEMM on gemm_wgs SMs beside duet's comm\n"
-        "                        kernel), both (fused and concurrent, the default) or all\n"
-        "  --tiles LIST          GEMM tiles, comma-separated, e.g. 256x128x64,128x128x64 (default: all that fit)\n"
-        "  --splits all|step:N   gemm_wgs values: every one (default) or every N-th\n"
-        "  --split-k LIST        GEMM K splits, comma-separated, e.g. 1,2,4 (default: 1, plus 2, 3, 4, 6 and 8\n"
-        "                        for a tile with fewer C tiles than that many waves need; frozen: 1)\n"
-        "  --num-wgs N           fused grid size (default: one CTA per SM)\n"
-        "  --comm-tile CMxCN     comm tile (default 256x64)\n"
-        "  --group-m G           GEMM swizzle (default 8)\n"
-        "  --policy P            fluid (default: shared link/HBM/SM, max-min fair) or frozen (the reference\n"
-        "                        design's scheduler and rules; fused mode only)\n"
-        "  --reference-pricing   with --policy frozen: price as the reference predictor did, unchanged (its\n"
-        "                        fused-kernel factor 1.44, its spreading over num_wgs; duet's GEMM time stands\n"
-        "                        in for origami), and also print the reference's own pick (predict_split: its\n"
-        "                        candidates max(16, SMs/8)..SMs step 8, its 20 %% tile margin gate)\n"
-        "decision:\n"
-        "  --running-vendor SMS[,CTAS]\n"
-        "                        the vendor split you run now (the vendor GEMM's SM target, the collective's CTAs;\n"
-        "                        default the SMs the GEMM leaves) is the safe choice instead of the static default\n"
-        "output:\n"
-        "  --top K               rows to print (default 10; 0 prints all). Rows are distinct configurations; a\n"
-        "                        rank marked '=' ties another (within 1e-9). range us: the prediction's interval\n"
-        "                        (the profile's err_<mode>). CTAs: fused 'G+C steal' (CTAs that start on GEMM and\n"
-        "                        on comm; every CTA steals once its queue is drained, so comm tiles run on a comm\n"
-        "                        home of 0), concurrent 'G|C' (the two grids), vendor 'G SM|C' (the vendor GEMM's\n"
-        "                        SM target and the comm CTAs). TFLOP/s: the GEMM's FLOPs over its finish; busbw:\n"
-        "                        nccl-tests' bus bandwidth of the collective over its finish\n"
-        "  --emit STACK          also sweep the vendor splits STACK can reach and write the best as its settings\n"
-        "                        (nccl, rccl, torch, te or env: ncclConfig_t.minCTAs/maxCTAs or NCCL_MIN_CTAS/\n"
-        "                        NCCL_MAX_CTAS within the library's cap, the cuBLASLt/hipBLASLt SM count target,\n"
-        "                        PyTorch's SM carve-out, TE's NVTE_EXT_MARGIN_SM), beside duet's own best and\n"
-        "                        one verdict. nccl and te run on NVIDIA profiles, rccl on AMD ones\n"
-        "  --nccl-version V      the NCCL the settings are for (default 2.27): it caps the collective at 32 CTAs\n"
-        "                        before 2.25, 64 from 2.25; 2.17 is the first with the CTA settings\n"
-        "  --rccl-version V      the RCCL (default 2.20.5, ROCm 6.2): 32 CTAs before 2.18.6, 64 before 2.20,\n"
-        "                        then 128\n"
-        "  --hipblaslt-version V the hipBLASLt (default 1.4): before 1.4 it has no CU count target, so no\n"
-        "                        vendor split is reachable through --emit rccl or env on AMD\n"
-        "  --svg FILE            draw predicted makespan against gemm_wgs, one line per mode and tile\n"
-        "  --timeline FILE       draw the timeline of the best configuration (SVG Gantt chart)\n"
-        "  --trace FILE          write the timeline of the best configuration (JSON; see --trace-format)\n"
-        "  --trace-format F      duet (default: duet-trace/1) or chrome (Chrome trace events: Perfetto and\n"
-        "                        chrome://tracing open it)\n"
-        "  --json                the result as JSON (schema duet-predict/2, times in us)\n"
-        "  --csv                 the ranked rows as CSV (times in us)\n"
-        "  -o, --output FILE     write the result (text, --json or --csv) to FILE instead of standard output\n"
-        "  -h, --help            this text\n"
-        "\n"
-        "examples:\n"
-        "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --top 5\n"
-        "  duet predict --collective all_gather --gemm 8192x8192x8192 --comm-bytes 128M --emit torch\n"
-        "  duet predict --hw mi300x --collective all_reduce --gemm 16384x16384x16384 --comm 2048x4096 --world 8 \\\n"
-        "               --mode fused --tiles 256x256x64 --splits step:8 --svg curve.svg\n",
-        cli_workload_help);
+    fprintf(f, cmd_predict_usage_text, cli_workload_help);
 }
 
 /* --split-k 1,2,4: the K splits of the sweep. */
@@ -317,7 +318,7 @@ static void cmd_predict_sizes(FILE *f, const duet_workload_t *wl)
 }
 
 /* Simulate the best configuration again, with its trace, and draw or write it. */
-static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_params_t *sp,
+static int cmd_predict_best_timeline(const duet__request_t *c, const duet_sweep_params_t *sp,
                                      const duet_sweep_point_t *best, const char *svg, const char *json, int chrome)
 {
     duet_plan_t plan;
@@ -352,7 +353,7 @@ static int cmd_predict_best_timeline(const cli_common_t *c, const duet_sweep_par
  * sweep's tiles (else the reference's default tile), duet's full-chip GEMM time standing in for
  * origami, the profile's seed_* constants. *ref_p is allocated (the curve is large).
  */
-static duet_status_t cmd_predict_reference(duet_sim_ws_t *ws, const cli_common_t *c, const duet_sweep_params_t *sp,
+static duet_status_t cmd_predict_reference(duet_sim_ws_t *ws, const duet__request_t *c, const duet_sweep_params_t *sp,
                                            duet_frozen_ref_result_t **ref_p)
 {
     duet_frozen_ref_params_t *p = malloc(sizeof(*p));
@@ -401,7 +402,122 @@ fail:
     return st;
 }
 
-int cmd_predict(int argc, char **argv)
+/* What `duet predict`'s command line gives beyond the request. */
+typedef struct cmd_predict_opts {
+    cli_common_t c; /* the workload and configuration flags; c.r the request */
+    const char *svg, *timeline, *trace_path, *out_path;
+    int chrome, help;
+} cmd_predict_opts_t;
+
+/* --mode: one mode, both of duet's or all. */
+static int cmd_predict_modes(cmd_predict_opts_t *o, const char *cmd, const char *arg)
+{
+    duet_sweep_params_t *sp = &o->c.r.sp;
+    int32_t m;
+    o->c.r.modes_given = 1;
+    if (strcmp(arg, "both") == 0)
+        sp->modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    else if (strcmp(arg, "all") == 0)
+        sp->modes = (1u << DUET_MODE_COUNT) - 1;
+    else if (duet_mode_parse(arg, &m) < 0)
+        return cli_usage_error(cmd, "--mode: %s", duet_last_error());
+    else
+        sp->modes = 1u << m;
+    return CLI_EXIT_OK;
+}
+
+/* --splits all|step:N, --running-vendor SMS[,CTAS]. */
+static int cmd_predict_splits(cmd_predict_opts_t *o, const char *cmd, int opt, const char *arg)
+{
+    long long n, d[2] = {0, -1};
+    if (opt == OPT_SPLITS) {
+        if (strcmp(arg, "all") == 0)
+            o->c.r.sp.split_step = 1;
+        else if (strncmp(arg, "step:", 5) == 0 && cli_parse_i64(arg + 5, 1, 4096, &n) == 0)
+            o->c.r.sp.split_step = (int32_t)n;
+        else
+            return cli_usage_error(cmd, "--splits: '%s' is not 'all' or 'step:N'", duet__q(arg));
+        return CLI_EXIT_OK;
+    }
+    char buf[64], *comma;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    if ((comma = strchr(buf, ',')) != NULL)
+        *comma = '\0';
+    if (cli_parse_i64(buf, 1, 4096, &d[0]) != 0 || (comma != NULL && cli_parse_i64(comma + 1, 0, 1 << 20, &d[1]) != 0))
+        return cli_usage_error(cmd, "--running-vendor: '%s' is not SMS or SMS,CTAS (integers)", duet__q(arg));
+    o->c.r.run_gemm_sms = (int32_t)d[0];
+    o->c.r.run_comm_ctas = (int32_t)d[1];
+    return CLI_EXIT_OK;
+}
+
+/* --emit and the stack's versions. */
+static int cmd_predict_stack(cmd_predict_opts_t *o, const char *cmd, int opt, const char *arg)
+{
+    duet__request_t *r = &o->c.r;
+    if (opt == OPT_EMIT)
+        return duet_stack_parse(arg, &r->emit) < 0 ? cli_usage_error(cmd, "--emit: %s", duet_last_error())
+                                                   : CLI_EXIT_OK;
+    int32_t *v = opt == OPT_NCCL_VERSION ? &r->ver.nccl : opt == OPT_RCCL_VERSION ? &r->ver.rccl : &r->ver.hipblaslt;
+    if (duet_version_parse(arg, v) < 0)
+        return cli_usage_error(cmd, "--%s: %s",
+                               opt == OPT_NCCL_VERSION   ? "nccl-version"
+                               : opt == OPT_RCCL_VERSION ? "rccl-version"
+                                                         : "hipblaslt-version",
+                               duet_last_error());
+    return CLI_EXIT_OK;
+}
+
+/* One option of `duet predict`. @return an exit code, or CLI_OPT_UNKNOWN. */
+static int cmd_predict_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    cmd_predict_opts_t *o = arg0;
+    duet__request_t *r = &o->c.r;
+    long long top;
+    switch (opt) {
+    case 'o':
+    case OPT_SVG:
+    case OPT_TIMELINE:
+    case OPT_TRACE:
+        *(opt == 'o'            ? &o->out_path
+          : opt == OPT_SVG      ? &o->svg
+          : opt == OPT_TIMELINE ? &o->timeline
+                                : &o->trace_path) = arg;
+        return CLI_EXIT_OK;
+    case OPT_EMIT:
+    case OPT_NCCL_VERSION:
+    case OPT_RCCL_VERSION:
+    case OPT_HIPBLASLT_VERSION:
+        return cmd_predict_stack(o, cmd, opt, arg);
+    case OPT_TRACE_FORMAT:
+        return cli_parse_trace_format(cmd, arg, &o->chrome);
+    case OPT_MODE:
+        return cmd_predict_modes(o, cmd, arg);
+    case OPT_TILES:
+        return cmd_predict_tiles(arg, &r->sp);
+    case OPT_SPLITS:
+    case OPT_RUNNING:
+        return cmd_predict_splits(o, cmd, opt, arg);
+    case OPT_SPLIT_K:
+        return cmd_predict_split_ks(arg, &r->sp);
+    case OPT_TOP:
+        if (cli_parse_i64(arg, 0, 1 << 30, &top) != 0)
+            return cli_usage_error(cmd, "--top: '%s' is not a non-negative integer", duet__q(arg));
+        r->top = top;
+        return CLI_EXIT_OK;
+    case OPT_POLICY:
+        if ((r->sp.policy = duet_sim_policy_find(arg)) == NULL)
+            return cli_usage_error(cmd, "--policy: '%s' is not fluid or frozen", duet__q(arg));
+        return CLI_EXIT_OK;
+    case OPT_REF:
+        r->reference_pricing = 1;
+        return CLI_EXIT_OK;
+    default:
+        return cli_common_take(&o->c, cmd, opt, arg);
+    }
+}
+
+/* Parse the command line into the request, and resolve it. @return an exit code (CLI_EXIT_OK to go on). */
+static int cmd_predict_parse(cmd_predict_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
                                              {"mode", required_argument, NULL, OPT_MODE},
@@ -428,286 +544,185 @@ int cmd_predict(int argc, char **argv)
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    cli_common_t c;
-    cli_common_init(&c);
-    duet_sweep_params_t sp = duet_sweep_default_params();
-    long long top = 10;
-    const char *svg = NULL, *timeline = NULL, *trace_path = NULL, *out_path = NULL;
-    int32_t emit = -1;
-    duet_stack_versions_t ver = duet_stack_versions_default();
-    duet_stack_limits_t lim;
-    int chrome = 0;
-    int opt, rc, ref_pricing = 0;
-    long long run_d[2] = {0, -1}; /* --running-vendor: the GEMM's SM target, the comm CTAs (-1: the rest) */
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cmd_predict_usage(stdout);
-            return CLI_EXIT_OK;
-        case 'o':
-            out_path = optarg;
-            continue;
-        case OPT_EMIT:
-            if (duet_stack_parse(optarg, &emit) < 0)
-                return cli_usage_error("predict", "--emit: %s", duet_last_error());
-            continue;
-        case OPT_NCCL_VERSION:
-        case OPT_RCCL_VERSION:
-        case OPT_HIPBLASLT_VERSION: {
-            int32_t *v = opt == OPT_NCCL_VERSION ? &ver.nccl : opt == OPT_RCCL_VERSION ? &ver.rccl : &ver.hipblaslt;
-            if (duet_version_parse(optarg, v) < 0)
-                return cli_usage_error("predict", "--%s: %s",
-                                       opt == OPT_NCCL_VERSION   ? "nccl-version"
-                                       : opt == OPT_RCCL_VERSION ? "rccl-version"
-                                                                 : "hipblaslt-version",
-                                       duet_last_error());
-            continue;
-        }
-        case OPT_TRACE_FORMAT:
-            if (cli_parse_trace_format("predict", optarg, &chrome) != CLI_EXIT_OK)
-                return CLI_EXIT_USAGE;
-            continue;
-        case OPT_MODE:
-            if (strcmp(optarg, "both") == 0) {
-                sp.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
-                continue;
-            }
-            if (strcmp(optarg, "all") == 0) {
-                sp.modes = (1u << DUET_MODE_COUNT) - 1;
-                continue;
-            }
-            if (cli_common_option(&c, "predict", opt, optarg) < 0)
-                return CLI_EXIT_USAGE;
-            {
-                int32_t m;
-                duet_mode_parse(optarg, &m);
-                sp.modes = 1u << m;
-            }
-            continue;
-        case OPT_TILES:
-            if ((rc = cmd_predict_tiles(optarg, &sp)) != CLI_EXIT_OK)
-                return rc;
-            continue;
-        case OPT_SPLITS: {
-            long long n;
-            if (strcmp(optarg, "all") == 0)
-                sp.split_step = 1;
-            else if (strncmp(optarg, "step:", 5) == 0 && cli_parse_i64(optarg + 5, 1, 4096, &n) == 0)
-                sp.split_step = (int32_t)n;
-            else
-                return cli_usage_error("predict", "--splits: '%s' is not 'all' or 'step:N'", duet__q(optarg));
-            continue;
-        }
-        case OPT_SPLIT_K:
-            if ((rc = cmd_predict_split_ks(optarg, &sp)) != CLI_EXIT_OK)
-                return rc;
-            continue;
-        case OPT_TOP:
-            if (cli_parse_i64(optarg, 0, 1 << 30, &top) != 0)
-                return cli_usage_error("predict", "--top: '%s' is not a non-negative integer", duet__q(optarg));
-            continue;
-        case OPT_POLICY:
-            sp.policy = duet_sim_policy_find(optarg);
-            if (sp.policy == NULL)
-                return cli_usage_error("predict", "--policy: '%s' is not fluid or frozen", duet__q(optarg));
-            continue;
-        case OPT_SVG:
-            svg = optarg;
-            continue;
-        case OPT_TIMELINE:
-            timeline = optarg;
-            continue;
-        case OPT_TRACE:
-            trace_path = optarg;
-            continue;
-        case OPT_REF:
-            ref_pricing = 1;
-            continue;
-        case OPT_RUNNING: {
-            char buf[64], *comma;
-            snprintf(buf, sizeof(buf), "%s", optarg);
-            comma = strchr(buf, ',');
-            if (comma != NULL)
-                *comma = '\0';
-            if (cli_parse_i64(buf, 1, 4096, &run_d[0]) != 0 ||
-                (comma != NULL && cli_parse_i64(comma + 1, 0, 1 << 20, &run_d[1]) != 0))
-                return cli_usage_error("predict", "--running-vendor: '%s' is not SMS or SMS,CTAS (integers)",
-                                       duet__q(optarg));
-            continue;
-        }
-        default:
-            break;
-        }
-        int h = cli_common_option(&c, "predict", opt, optarg);
-        if (h < 0)
-            return CLI_EXIT_USAGE;
-        if (h == 0)
-            return cli_getopt_error("predict", argv, opt);
-    }
-    if (optind < argc)
-        return cli_usage_error("predict", "unexpected argument '%s'", duet__q(argv[optind]));
-    if ((rc = cli_common_workload(&c, "predict")) != CLI_EXIT_OK)
+    memset(o, 0, sizeof(*o));
+    cli_common_init(&o->c);
+    duet__request_init(&o->c.r, DUET__OP_PREDICT, 1);
+    duet__request_t saved = o->c.r; /* the predict flags, kept over cli_common_workload()'s fill */
+    int rc = cli_getopt("predict", argc, argv, longopts, cmd_predict_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help || (rc = cli_no_operands("predict", argc, argv)) != CLI_EXIT_OK)
         return rc;
-    if (ref_pricing) {
-        if (!duet_sim_policy_is_frozen(sp.policy))
-            return cli_usage_error("predict", "--reference-pricing needs --policy frozen");
-        sp.policy = &duet_sim_policy_frozen_reference;
-    }
-    if (duet_sim_policy_is_frozen(sp.policy) && c.mode_arg == NULL)
-        sp.modes = 1u << DUET_MODE_FUSED; /* the reference design modelled fused mode only */
-    if ((rc = cli_out_formats("predict", c.json, c.csv)) != CLI_EXIT_OK)
+    saved = o->c.r;
+    if ((rc = cli_common_workload(&o->c, "predict")) != CLI_EXIT_OK)
         return rc;
-    if (emit >= 0 && sp.policy == &duet_sim_policy_frozen)
-        return cli_usage_error("predict", "--emit needs policy fluid (frozen models fused mode only)");
-    if (duet__predict_emit_setup(emit, &c.hw, &ver, &sp, &lim) < 0)
-        return cli_usage_error("predict", "%s", duet_last_error());
-    if (c.num_wgs > 0) {
-        if (c.num_wgs > c.hw.n_sms)
-            return cli_usage_error("predict", "--num-wgs %d exceeds the %d SMs of %s", c.num_wgs, c.hw.n_sms,
-                                   c.hw.name);
-        sp.num_wgs = c.num_wgs;
-    }
-    if (c.comm_tile_arg) {
-        long long d[2];
-        cli_parse_dims(c.comm_tile_arg, 2, d);
-        sp.cm = (int32_t)d[0];
-        sp.cn = (int32_t)d[1];
-    }
-    if (c.group_m > 0)
-        sp.group_m = c.group_m;
-    /* Refuse tiles the profile cannot hold, naming the first one, rather than skipping them. */
-    for (int i = 0; i < sp.n_tiles; i++) {
-        duet_config_t probe = duet_config_default(&c.hw, DUET_MODE_FUSED);
-        probe.tile = sp.tiles[i];
-        if (sp.cm > 0)
-            probe.cm = sp.cm;
-        if (sp.cn > 0)
-            probe.cn = sp.cn;
-        duet_status_t st = duet_config_validate(&probe, &c.wl, &c.hw);
-        if (st < 0)
-            return cli_fail("predict", st);
-    }
+    if ((rc = cli_out_formats("predict", o->c.json, o->c.csv)) != CLI_EXIT_OK)
+        return rc;
+    duet__request_t *r = &o->c.r;
+    r->op = DUET__OP_PREDICT;
+    r->sp = saved.sp;
+    r->modes_given = saved.modes_given;
+    r->reference_pricing = saved.reference_pricing;
+    r->emit = saved.emit;
+    r->ver = saved.ver;
+    r->top = saved.top;
+    r->run_gemm_sms = saved.run_gemm_sms;
+    r->run_comm_ctas = saved.run_comm_ctas;
+    r->every_point = o->svg != NULL;
+    duet_status_t st = duet__request_resolve_op(r);
+    return st < 0 ? cli_request_fail("predict", r, st) : CLI_EXIT_OK;
+}
 
-    if (run_d[0] > c.hw.n_sms)
-        return cli_usage_error("predict", "--running-vendor: %lld SMs exceeds the %d SMs of %s", run_d[0], c.hw.n_sms,
-                               c.hw.name);
+/* The ranked rows as CSV. */
+static void cmd_predict_csv(cli_out_t *out, const duet__request_t *r, const duet__predicted_t *p)
+{
+    duet__csv_t csv;
+    cli_out_csv(out, &csv);
+    duet__csv_names(&csv, cmd_predict_csv_cols, sizeof(cmd_predict_csv_cols) / sizeof(cmd_predict_csv_cols[0]));
+    for (size_t j = 0; j < p->shown; j++)
+        cmd_predict_row(out->f, &csv, &r->hw, &r->wl, &p->res.points[p->dec.order[j]], p->dec.rank[j],
+                        duet_decision_tied(&p->dec, j));
+}
 
-    duet_sim_ws_t *ws = NULL;
-    duet_sweep_result_t res;
-    duet_decision_t dec;
-    duet_frozen_ref_result_t *ref = NULL;
-    duet_status_t st = duet_sim_ws_create(&ws);
-    if (st < 0)
-        return cli_fail("predict", st);
-    if (ref_pricing)
-        st = cmd_predict_reference(ws, &c, &sp, &ref);
-    /* The two-phase sweep when only the first rows are shown; the curve (--svg) needs every point, and
-     * the vendor split you run (--running-vendor) may be slower than the static default, so that the
-     * pick may be any configuration faster than it. */
-    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && svg == NULL && run_d[0] == 0 ? (int32_t)top : 0;
-    if (st >= 0)
-        st = duet_sweep_run(ws, &c.hw, &c.wl, &sp, &res);
-    if (st >= 0) {
-        st = duet__predict_decide(ws, &c.hw, &c.wl, &sp, &res, (int32_t)run_d[0], (int32_t)run_d[1], &dec);
-        if (st < 0)
-            duet_sweep_result_free(&res);
+static void cmd_predict_text_tail(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
+                                  const duet_frozen_ref_result_t *ref);
+
+/* The ranked rows and what they mean, for people. */
+static void cmd_predict_text(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
+                             const duet_frozen_ref_result_t *ref)
+{
+    const duet_workload_t *wl = &r->wl;
+    const duet_sweep_result_t *res = &p->res;
+    fprintf(f, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n", wl->m ? "GEMM" : "no GEMM",
+            (long long)wl->m, (long long)wl->n, (long long)wl->k, duet_dtype_name(wl->dtype),
+            duet_collective_name(wl->coll), (long long)wl->mc, (long long)wl->nc, wl->world, r->hw.name,
+            r->sp.policy->name);
+    cmd_predict_sizes(f, wl);
+    fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res->n_configs, res->n_simulated,
+            res->wall_s * 1e3, (long long)res->events);
+    fprintf(f, "%5s  %-10s %-12s %-15s %9s %19s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
+            "range us", "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
+    int vendor_shown = 0;
+    for (size_t j = 0; j < p->shown; j++) {
+        const duet_sweep_point_t *pt = &res->points[p->dec.order[j]];
+        cmd_predict_row(f, NULL, &r->hw, wl, pt, p->dec.rank[j], duet_decision_tied(&p->dec, j));
+        vendor_shown |= pt->cfg.mode == DUET_MODE_VENDOR;
     }
-    duet_sim_ws_destroy(ws);
-    if (st < 0)
-        free(ref);
-    if (st < 0)
-        return cli_fail("predict", st);
+    /* No profile measures the vendor's collective yet (NCCL refuses two ranks on one GPU, so
+     * one-GPU corpora cannot): say what vendor mode's comm time is. */
+    if (vendor_shown && wl->coll != DUET_COLL_NONE && wl->m > 0)
+        fprintf(f,
+                "vendor rows: the GEMM is the library's kernel as the model expects its heuristic to choose it; "
+                "the collective is priced as duet's comm kernel on the same CTA cap (profile %s has no "
+                "measurements of the vendor's collective)\n",
+                r->hw.name);
+    fprintf(f, "\n");
+    cmd_predict_verdict(f, &r->hw, &p->dec);
+    cmd_predict_text_tail(f, r, p, ref);
+}
 
-    size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
+/* After the verdict: the static default, the reference's pick, --emit's settings and verdict. */
+static void cmd_predict_text_tail(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
+                                  const duet_frozen_ref_result_t *ref)
+{
+    const duet_sweep_point_t *d = &p->res.dflt;
+    char rank[128];
+    fprintf(f, "static default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
+            d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
+    fprintf(f, "%s (by predicted makespan alone)\n", duet_sweep_rank_str(&p->res, rank, sizeof(rank)));
+    if (ref != NULL)
+        fprintf(f,
+                "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
+                "%.1f us\n",
+                ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
+    if (r->emit < 0)
+        return;
     const uint32_t duet_modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
-    const duet_sweep_point_t *vbest = emit >= 0 ? duet_sweep_best(&res, 1u << DUET_MODE_VENDOR) : NULL;
-    const duet_sweep_point_t *dbest = emit >= 0 ? duet_sweep_best(&res, duet_modes) : NULL;
-    char settings[4096] = "";
-    if ((st = duet__predict_emit_text(emit, &c.hw, &ver, &c.wl, &res, settings, sizeof(settings))) < 0) {
-        duet_decision_free(&dec);
-        duet_sweep_result_free(&res);
-        free(ref);
-        return cli_fail("predict", st);
-    }
-    cli_out_t out;
-    if ((rc = cli_out_open(&out, "predict", out_path)) != CLI_EXIT_OK) {
-        duet_decision_free(&dec);
-        duet_sweep_result_free(&res);
-        free(ref);
-        return rc;
-    }
-    FILE *f = out.f;
-    if (c.json) {
-        cJSON *o = duet__predict_cjson(&c.hw, &c.wl, &sp, &res, &dec, shown, emit, emit >= 0 ? &lim : NULL, settings);
-        if (o != NULL && ref != NULL) {
-            cJSON *rp = cJSON_AddObjectToObject(o, "reference_predict_split");
+    cmd_predict_emit_verdict(f, &r->hw, &p->dec, r->emit, &r->lim, duet_sweep_best(&p->res, 1u << DUET_MODE_VENDOR),
+                             duet_sweep_best(&p->res, duet_modes), p->settings);
+}
+
+/* The result in the format asked for. @return an exit code. */
+static int cmd_predict_print(cli_out_t *out, const cmd_predict_opts_t *o, const duet__predicted_t *p,
+                             const duet_frozen_ref_result_t *ref)
+{
+    const duet__request_t *r = &o->c.r;
+    if (o->c.csv) {
+        cmd_predict_csv(out, r, p);
+    } else if (!o->c.json) {
+        cmd_predict_text(out->f, r, p, ref);
+    } else {
+        cJSON *j = duet__request_predict_cjson(r, p);
+        if (j != NULL && ref != NULL) {
+            cJSON *rp = cJSON_AddObjectToObject(j, "reference_predict_split");
             char tile[32];
             snprintf(tile, sizeof(tile), "%dx%dx%d", ref->tile.bm, ref->tile.bn, ref->tile.bk);
             cJSON_AddNumberToObject(rp, "gemm_wgs", ref->gemm_wgs);
             cJSON_AddStringToObject(rp, "tile", tile);
             cJSON_AddNumberToObject(rp, "pred_us", ref->pred_ms * 1e3);
         }
-        rc = cli_out_json(&out, "predict", o);
-    } else if (c.csv) {
-        duet__csv_t csv;
-        cli_out_csv(&out, &csv);
-        duet__csv_names(&csv, cmd_predict_csv_cols, sizeof(cmd_predict_csv_cols) / sizeof(cmd_predict_csv_cols[0]));
-        for (size_t j = 0; j < shown; j++)
-            cmd_predict_row(f, &csv, &c.hw, &c.wl, &res.points[dec.order[j]], dec.rank[j], duet_decision_tied(&dec, j));
-    } else {
-        fprintf(f, "%s %lldx%lldx%lld %s with %s of %lldx%lld over %d ranks on %s, policy %s\n",
-                c.wl.m ? "GEMM" : "no GEMM", (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k,
-                duet_dtype_name(c.wl.dtype), duet_collective_name(c.wl.coll), (long long)c.wl.mc, (long long)c.wl.nc,
-                c.wl.world, c.hw.name, sp.policy->name);
-        cmd_predict_sizes(f, &c.wl);
-        fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res.n_configs, res.n_simulated,
-                res.wall_s * 1e3, (long long)res.events);
-        fprintf(f, "%5s  %-10s %-12s %-15s %9s %19s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
-                "range us", "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
-        for (size_t j = 0; j < shown; j++)
-            cmd_predict_row(f, NULL, &c.hw, &c.wl, &res.points[dec.order[j]], dec.rank[j], duet_decision_tied(&dec, j));
-        int vendor_shown = 0;
-        for (size_t j = 0; j < shown; j++)
-            vendor_shown |= res.points[dec.order[j]].cfg.mode == DUET_MODE_VENDOR;
-        /* No profile measures the vendor's collective yet (NCCL refuses two ranks on one GPU, so
-         * one-GPU corpora cannot): say what vendor mode's comm time is. */
-        if (vendor_shown && c.wl.coll != DUET_COLL_NONE && c.wl.m > 0)
-            fprintf(f,
-                    "vendor rows: the GEMM is the library's kernel as the model expects its heuristic to choose it; "
-                    "the collective is priced as duet's comm kernel on the same CTA cap (profile %s has no "
-                    "measurements of the vendor's collective)\n",
-                    c.hw.name);
-        fprintf(f, "\n");
-        cmd_predict_verdict(f, &c.hw, &dec);
-        const duet_sweep_point_t *d = &res.dflt;
-        fprintf(f, "static default (fused, gemm_wgs %d of %d, %dx%dx%d): %.2f us, ", d->cfg.gemm_wgs, d->cfg.num_wgs,
-                d->cfg.tile.bm, d->cfg.tile.bn, d->cfg.tile.bk, d->makespan_s * 1e6);
-        char rank[128];
-        fprintf(f, "%s (by predicted makespan alone)\n", duet_sweep_rank_str(&res, rank, sizeof(rank)));
-        if (ref != NULL)
-            fprintf(f,
-                    "the reference's predict_split (its candidates and 20 %% tile margin): gemm_wgs %d, tile %dx%dx%d, "
-                    "%.1f us\n",
-                    ref->gemm_wgs, ref->tile.bm, ref->tile.bn, ref->tile.bk, ref->pred_ms * 1e3);
-        if (emit >= 0)
-            cmd_predict_emit_verdict(f, &c.hw, &dec, emit, &lim, vbest, dbest, settings);
+        return cli_out_json(out, "predict", j);
     }
-    rc = cli_out_close(&out, "predict", rc);
-    free(ref);
-    duet_decision_free(&dec);
-    if (rc == CLI_EXIT_OK && svg != NULL) {
+    return CLI_EXIT_OK;
+}
+
+/* --svg, --timeline and --trace, after the result. @return an exit code. */
+static int cmd_predict_files(const cmd_predict_opts_t *o, const duet__predicted_t *p)
+{
+    const duet__request_t *r = &o->c.r;
+    const duet_workload_t *wl = &r->wl;
+    if (o->svg != NULL) {
         char title[256];
-        snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s (policy %s)", c.hw.name,
-                 (long long)c.wl.m, (long long)c.wl.n, (long long)c.wl.k, duet_collective_name(c.wl.coll),
-                 (long long)c.wl.mc, (long long)c.wl.nc, c.wl.world, duet_dtype_name(c.wl.dtype), sp.policy->name);
-        st = duet_sweep_write_svg(&res, title, svg);
+        snprintf(title, sizeof(title), "%s: GEMM %lldx%lldx%lld + %s %lldx%lld, W=%d, %s (policy %s)", r->hw.name,
+                 (long long)wl->m, (long long)wl->n, (long long)wl->k, duet_collective_name(wl->coll),
+                 (long long)wl->mc, (long long)wl->nc, wl->world, duet_dtype_name(wl->dtype), r->sp.policy->name);
+        duet_status_t st = duet_sweep_write_svg(&p->res, title, o->svg);
         if (st < 0)
-            rc = cli_fail("predict", st);
+            return cli_fail("predict", st);
     }
-    if (rc == CLI_EXIT_OK && (timeline != NULL || trace_path != NULL))
-        rc = cmd_predict_best_timeline(&c, &sp, &res.points[0], timeline, trace_path, chrome);
-    duet_sweep_result_free(&res);
+    if (o->timeline != NULL || o->trace_path != NULL)
+        return cmd_predict_best_timeline(r, &r->sp, &p->res.points[0], o->timeline, o->trace_path, o->chrome);
+    return CLI_EXIT_OK;
+}
+
+/* --reference-pricing: the reference's own pick. */
+static duet_status_t cmd_predict_ref(const duet__request_t *r, duet_frozen_ref_result_t **ref_p)
+{
+    duet_sim_ws_t *ws = NULL;
+    *ref_p = NULL;
+    if (!r->reference_pricing)
+        return DUET_OK;
+    DUET_CHECK(duet_sim_ws_create(&ws));
+    duet_status_t st = cmd_predict_reference(ws, r, &r->sp, ref_p);
+    duet_sim_ws_destroy(ws);
+    return st;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    cmd_predict_opts_t *o = calloc(1, sizeof(*o));
+    duet__predicted_t *p = calloc(1, sizeof(*p));
+    duet_frozen_ref_result_t *ref = NULL;
+    int rc = o == NULL || p == NULL ? (cli_error("predict", "out of memory"), CLI_EXIT_FAILED)
+                                    : cmd_predict_parse(o, argc, argv);
+    if (rc == CLI_EXIT_OK && o->help)
+        cmd_predict_usage(stdout);
+    if (rc != CLI_EXIT_OK || o->help)
+        goto done;
+    duet_status_t st = cmd_predict_ref(&o->c.r, &ref);
+    if (st >= 0 && (st = duet__request_predict(&o->c.r, p)) < 0)
+        free(p), p = NULL;
+    if (st < 0) {
+        rc = cli_fail("predict", st);
+        goto done;
+    }
+    cli_out_t out;
+    if ((rc = cli_out_open(&out, "predict", o->out_path)) == CLI_EXIT_OK)
+        rc = cli_out_close(&out, "predict", cmd_predict_print(&out, o, p, ref));
+    if (rc == CLI_EXIT_OK)
+        rc = cmd_predict_files(o, p);
+    duet__predicted_free(p);
+done:
+    free(ref);
+    free(p);
+    free(o);
     return rc;
 }

@@ -66,7 +66,7 @@ typedef struct cli_select_opts {
 } cli_select_opts_t;
 
 /* One option of `calibrate select`. @return an exit code (CLI_EXIT_OK to go on). */
-static int cli_select_option(void *arg0, const char *cmd, int opt, const char *arg, char **argv)
+static int cli_select_option(void *arg0, const char *cmd, int opt, const char *arg)
 {
     cli_select_opts_t *o = arg0;
     long long v;
@@ -91,7 +91,7 @@ static int cli_select_option(void *arg0, const char *cmd, int opt, const char *a
         o->json = 1;
         return CLI_EXIT_OK;
     default:
-        return cli_getopt_error(cmd, argv, opt);
+        return CLI_OPT_UNKNOWN;
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
+#include "model/internal.h"
 
 static void cmd_shapes_usage(FILE *f)
 {
@@ -57,14 +58,7 @@ static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json,
         for (size_t i = 0; i < w->n; i++) {
             const duet_workload_t *x = &w->w[i];
             cJSON *e = cJSON_CreateObject();
-            cJSON_AddNumberToObject(e, "m", (double)x->m);
-            cJSON_AddNumberToObject(e, "n", (double)x->n);
-            cJSON_AddNumberToObject(e, "k", (double)x->k);
-            cJSON_AddNumberToObject(e, "mc", (double)x->mc);
-            cJSON_AddNumberToObject(e, "nc", (double)x->nc);
-            cJSON_AddStringToObject(e, "collective", duet_collective_name(x->coll));
-            cJSON_AddStringToObject(e, "dtype", duet_dtype_name(x->dtype));
-            cJSON_AddNumberToObject(e, "world", x->world);
+            (void)duet__workload_to_cjson(e, x);
             cJSON_AddNumberToObject(e, "comm_bytes", duet_coll_bytes(x));
             cJSON_AddItemToArray(arr, e);
         }
@@ -89,9 +83,43 @@ static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json,
     return CLI_EXIT_OK;
 }
 
-int cmd_shapes(int argc, char **argv)
+enum { O_RANDOM = 300, O_SEED, O_WORLD, O_MAXDIM };
+
+/* duet shapes' flags. */
+typedef struct cmd_shapes_opts {
+    long long n, seed, world, max_dim;
+    cli_outopt_t oo;
+    int help;
+} cmd_shapes_opts_t;
+
+static int cmd_shapes_option(void *arg0, const char *cmd, int opt, const char *arg)
 {
-    enum { O_RANDOM = 300, O_SEED, O_WORLD, O_MAXDIM };
+    cmd_shapes_opts_t *o = arg0;
+    switch (opt) {
+    case O_RANDOM:
+        if (cli_parse_i64(arg, 1, 100000, &o->n) != 0)
+            return cli_usage_error(cmd, "--random: '%s' is not an integer in [1, 100000]", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_SEED:
+        if (cli_parse_i64(arg, 0, INT64_MAX, &o->seed) != 0)
+            return cli_usage_error(cmd, "--seed: '%s' is not a non-negative integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_WORLD:
+        if (cli_parse_i64(arg, 1, 4096, &o->world) != 0)
+            return cli_usage_error(cmd, "--world: '%s' is not an integer in [1, 4096]", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_MAXDIM:
+        if (cli_parse_i64(arg, 1024, 1 << 24, &o->max_dim) != 0)
+            return cli_usage_error(cmd, "--max-dim: '%s' is not an integer in [1024, 2^24]", duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return cli_out_option(&o->oo, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+    }
+}
+
+/* Parse argv. @return an exit code (CLI_EXIT_OK to go on). */
+static int cmd_shapes_parse(cmd_shapes_opts_t *o, const char *cmd, int argc, char **argv)
+{
     static const struct option longopts[] = {{"random", required_argument, NULL, O_RANDOM},
                                              {"seed", required_argument, NULL, O_SEED},
                                              {"world", required_argument, NULL, O_WORLD},
@@ -99,72 +127,56 @@ int cmd_shapes(int argc, char **argv)
                                              CLI_OUTPUT_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *cmd = "shapes";
-    long long n = 0, seed = -1, world = 1, max_dim = 16384;
-    int opt, rc;
-    cli_outopt_t oo = {0, 0, NULL};
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cmd_shapes_usage(stdout);
-            return CLI_EXIT_OK;
-        case O_RANDOM:
-            if (cli_parse_i64(optarg, 1, 100000, &n) != 0)
-                return cli_usage_error(cmd, "--random: '%s' is not an integer in [1, 100000]", duet__q(optarg));
-            break;
-        case O_SEED:
-            if (cli_parse_i64(optarg, 0, INT64_MAX, &seed) != 0)
-                return cli_usage_error(cmd, "--seed: '%s' is not a non-negative integer", duet__q(optarg));
-            break;
-        case O_WORLD:
-            if (cli_parse_i64(optarg, 1, 4096, &world) != 0)
-                return cli_usage_error(cmd, "--world: '%s' is not an integer in [1, 4096]", duet__q(optarg));
-            break;
-        case O_MAXDIM:
-            if (cli_parse_i64(optarg, 1024, 1 << 24, &max_dim) != 0)
-                return cli_usage_error(cmd, "--max-dim: '%s' is not an integer in [1024, 2^24]", duet__q(optarg));
-            break;
-        default:
-            if (!cli_out_option(&oo, opt, optarg))
-                return cli_getopt_error(cmd, argv, opt);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", duet__q(argv[optind]));
-    if (n == 0 || seed < 0)
+    int rc = cli_getopt(cmd, argc, argv, longopts, cmd_shapes_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help || (rc = cli_no_operands(cmd, argc, argv)) != CLI_EXIT_OK)
+        return rc;
+    if (o->n == 0 || o->seed < 0)
         return cli_usage_error(cmd, "give --random N and --seed S");
-    if ((rc = cli_out_validate(cmd, &oo)) != CLI_EXIT_OK)
-        return rc;
-    duet_random_params_t p = duet_random_default_params();
-    p.seed = (uint64_t)seed;
-    p.world = (int32_t)world;
-    p.max_dim = max_dim;
-    duet_workloads_t w = {NULL, 0};
-    duet_status_t st = duet_workloads_random(&p, (size_t)n, &w);
-    if (st < 0)
-        return cli_fail(cmd, st);
-    char desc[256], header[512];
-    duet_random_describe(&p, (size_t)n, desc, sizeof(desc));
-    if (oo.json || oo.csv) {
-        cli_out_t out;
-        if ((rc = cli_out_open(&out, cmd, oo.path)) == CLI_EXIT_OK)
-            rc = cli_out_close(&out, cmd, cmd_shapes_table(&out, &w, oo.json, &p, desc));
-        duet_workloads_free(&w);
-        return rc;
-    }
-    char dim[48] = "";
-    if (max_dim != 16384)
-        snprintf(dim, sizeof(dim), " --max-dim %lld", max_dim);
+    return cli_out_validate(cmd, &o->oo);
+}
+
+/* The draw as a shape file, its header naming how to draw it again. @return an exit code. */
+static int cmd_shapes_file(const cmd_shapes_opts_t *o, const char *cmd, const duet_workloads_t *w, const char *desc)
+{
+    char dim[48] = "", header[512];
+    if (o->max_dim != 16384)
+        snprintf(dim, sizeof(dim), " --max-dim %lld", o->max_dim);
     snprintf(header, sizeof(header),
              "%s\n"
              "drawn by: duet shapes --random %lld --seed %lld --world %lld%s (model/random.c, duet %s)",
-             desc, n, seed, world, dim, DUET_VERSION);
+             desc, o->n, o->seed, o->world, dim, DUET_VERSION);
     /* The shape file (model/random.c's writer, atomic; "-" is standard output). */
-    st = duet_workloads_save(oo.path != NULL ? oo.path : "-", &w, header);
-    duet_workloads_free(&w);
+    duet_status_t st = duet_workloads_save(o->oo.path != NULL ? o->oo.path : "-", w, header);
+    return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
+}
+
+int cmd_shapes(int argc, char **argv)
+{
+    const char *cmd = "shapes";
+    cmd_shapes_opts_t o = {0, -1, 1, 16384, {0, 0, NULL}, 0};
+    int rc = cmd_shapes_parse(&o, cmd, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cmd_shapes_usage(stdout);
+        return rc;
+    }
+    duet_random_params_t p = duet_random_default_params();
+    p.seed = (uint64_t)o.seed;
+    p.world = (int32_t)o.world;
+    p.max_dim = o.max_dim;
+    duet_workloads_t w = {NULL, 0};
+    duet_status_t st = duet_workloads_random(&p, (size_t)o.n, &w);
     if (st < 0)
         return cli_fail(cmd, st);
-    return CLI_EXIT_OK;
+    char desc[256];
+    duet_random_describe(&p, (size_t)o.n, desc, sizeof(desc));
+    if (o.oo.json || o.oo.csv) {
+        cli_out_t out;
+        if ((rc = cli_out_open(&out, cmd, o.oo.path)) == CLI_EXIT_OK)
+            rc = cli_out_close(&out, cmd, cmd_shapes_table(&out, &w, o.oo.json, &p, desc));
+    } else {
+        rc = cmd_shapes_file(&o, cmd, &w, desc);
+    }
+    duet_workloads_free(&w);
+    return rc;
 }

@@ -89,9 +89,87 @@ static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
         snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
-static const char *const cmd_tune_list_cols[] = {
-    "key", "arch", "sms",  "world",   "modes",    "collective", "dtype", "m",           "n",       "k",
-    "mc",  "nc",   "mode", "num_wgs", "gemm_wgs", "comm_wgs",   "tile",  "measured_us", "pred_us", "date"};
+/* `tune --list`'s table (text and CSV; its JSON is the database's entries). The text joins a
+ * workload's dimensions and the winner's configuration into one column each. */
+static const duet__col_t cmd_tune_list_cols[] = {
+    {"key", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"arch", NULL, NULL, "%-8s", DUET__CELL_STR, 0, 0},
+    {"sms", "SMs", NULL, " %5lld", DUET__CELL_INT, 0, 0},
+    {"world", "W", NULL, " %3lld", DUET__CELL_INT, 0, 0},
+    {"modes", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"modes", NULL, NULL, " %-16s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"collective", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0},
+    {"dtype", NULL, NULL, " %5s", DUET__CELL_STR, 0, 0},
+    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
+    {"tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
+    {"winner", NULL, NULL, " %-30s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"measured_us", "meas", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0},
+    {"pred_us", "pred", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0},
+    {"date", NULL, NULL, "  %s", DUET__CELL_STR, 0, 0},
+};
+
+/* A workload's dimensions as the text shows them: "MxNxK" and "MCxNC". */
+static void cmd_tune_dims_text(const duet_workload_t *wl, char *gemm, size_t ng, char *comm, size_t nc)
+{
+    snprintf(gemm, ng, "%lldx%lldx%lld", (long long)wl->m, (long long)wl->n, (long long)wl->k);
+    snprintf(comm, nc, "%lldx%lld", (long long)wl->mc, (long long)wl->nc);
+}
+
+/* One database entry's row of `tune --list`. */
+static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
+{
+    char gemm[64], comm[48], cfg[64], tile[32];
+    cmd_tune_dims_text(&e->wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    cmd_tune_cfg_text(&e->cfg, cfg, sizeof(cfg));
+    duet__table_str(t, e->key);
+    duet__table_str(t, e->arch);
+    duet__table_int(t, e->sms);
+    duet__table_int(t, e->wl.world);
+    duet__table_str(t, duet__tune_modes_name(e->modes));
+    duet__table_str(t, e->modes == 3 ? "fused+concurrent" : e->modes == 1 ? "fused" : "concurrent");
+    duet__table_str(t, duet_collective_name(e->wl.coll));
+    duet__table_str(t, duet_dtype_name(e->wl.dtype));
+    const long long dims[] = {e->wl.m, e->wl.n, e->wl.k, e->wl.mc, e->wl.nc};
+    for (int i = 0; i < 5; i++)
+        duet__table_int(t, dims[i]);
+    duet__table_str(t, gemm);
+    duet__table_str(t, comm);
+    duet__table_str(t, duet_mode_name(e->cfg.mode));
+    duet__table_int(t, e->cfg.num_wgs);
+    duet__table_int(t, e->cfg.gemm_wgs);
+    duet__table_int(t, e->cfg.comm_wgs);
+    duet__table_str(t, duet_config_tile_str(&e->cfg, tile, sizeof(tile)));
+    duet__table_str(t, cfg);
+    duet__table_num(t, e->measured_us);
+    duet__table_num(t, e->pred_us);
+    duet__table_str(t, e->date);
+}
+
+/* `tune --list --json`: the database's entries (duet-tune-list/1). */
+static int cmd_tune_list_json(cli_out_t *out, const char *db_path, const duet_tune_entry_t *e, size_t n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-tune-list/1");
+    cJSON_AddStringToObject(o, "db", db_path);
+    cJSON *arr = duet__tune_entries_cjson(e, n);
+    if (arr == NULL) {
+        cJSON_Delete(o);
+        o = NULL; /* reported as out of memory */
+    } else {
+        cJSON_AddItemToObject(o, "entries", arr);
+    }
+    return cli_out_json(out, "tune", o);
+}
 
 static int cmd_tune_list(cli_out_t *out, const char *db_path, int json, int csv)
 {
@@ -104,64 +182,17 @@ static int cmd_tune_list(cli_out_t *out, const char *db_path, int json, int csv)
     st = duet_tune_db_list(&db, &e, &n);
     if (st < 0)
         return cli_fail("tune", st);
-    int rc = CLI_EXIT_OK;
-    FILE *f = out->f;
+    int rc;
     if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-tune-list/1");
-        cJSON_AddStringToObject(o, "db", db.path);
-        cJSON *arr = duet__tune_entries_cjson(e, n);
-        if (arr == NULL) {
-            cJSON_Delete(o);
-            o = NULL; /* reported as out of memory */
-        } else {
-            cJSON_AddItemToObject(o, "entries", arr);
-        }
-        rc = cli_out_json(out, "tune", o);
-    } else if (csv) {
-        duet__csv_t c;
-        cli_out_csv(out, &c);
-        duet__csv_names(&c, cmd_tune_list_cols, sizeof(cmd_tune_list_cols) / sizeof(cmd_tune_list_cols[0]));
-        for (size_t i = 0; i < n; i++) {
-            char tile[32];
-            duet__csv_str(&c, e[i].key);
-            duet__csv_str(&c, e[i].arch);
-            duet__csv_printf(&c, "%d", (int)e[i].sms);
-            duet__csv_printf(&c, "%d", (int)e[i].wl.world);
-            duet__csv_str(&c, duet__tune_modes_name(e[i].modes));
-            duet__csv_str(&c, duet_collective_name(e[i].wl.coll));
-            duet__csv_str(&c, duet_dtype_name(e[i].wl.dtype));
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.m);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.n);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.k);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.mc);
-            duet__csv_printf(&c, "%lld", (long long)e[i].wl.nc);
-            duet__csv_str(&c, duet_mode_name(e[i].cfg.mode));
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.num_wgs);
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.gemm_wgs);
-            duet__csv_printf(&c, "%d", (int)e[i].cfg.comm_wgs);
-            duet__csv_str(&c, duet_config_tile_str(&e[i].cfg, tile, sizeof(tile)));
-            duet__csv_num(&c, e[i].measured_us);
-            duet__csv_num(&c, e[i].pred_us);
-            duet__csv_str(&c, e[i].date);
-            duet__csv_end(&c);
-        }
+        rc = cmd_tune_list_json(out, db.path, e, n);
     } else {
-        fprintf(f, "%s: %zu entr%s\n", db.path, n, n == 1 ? "y" : "ies");
-        if (n > 0)
-            fprintf(f, "\n%-8s %5s %3s %-16s %-14s %5s %-18s %-12s %-30s %9s %9s  %s\n", "arch", "SMs", "W", "modes",
-                    "collective", "dtype", "gemm", "comm", "winner", "meas ms", "pred ms", "date");
-        for (size_t i = 0; i < n; i++) {
-            char gemm[64], comm[48], cfg[64];
-            snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)e[i].wl.m, (long long)e[i].wl.n,
-                     (long long)e[i].wl.k);
-            snprintf(comm, sizeof(comm), "%lldx%lld", (long long)e[i].wl.mc, (long long)e[i].wl.nc);
-            cmd_tune_cfg_text(&e[i].cfg, cfg, sizeof(cfg));
-            const char *modes = e[i].modes == 3 ? "fused+concurrent" : e[i].modes == 1 ? "fused" : "concurrent";
-            fprintf(f, "%-8s %5d %3d %-16s %-14s %5s %-18s %-12s %-30s %9.4f %9.4f  %s\n", e[i].arch, (int)e[i].sms,
-                    (int)e[i].wl.world, modes, duet_collective_name(e[i].wl.coll), duet_dtype_name(e[i].wl.dtype), gemm,
-                    comm, cfg, e[i].measured_us * 1e-3, e[i].pred_us * 1e-3, e[i].date);
-        }
+        duet__table_t t;
+        duet__table_init(&t, cmd_tune_list_cols, (int)(sizeof(cmd_tune_list_cols) / sizeof(cmd_tune_list_cols[0])));
+        for (size_t i = 0; i < n; i++)
+            cmd_tune_list_row(&t, &e[i]);
+        if (!csv)
+            fprintf(out->f, "%s: %zu entr%s\n%s", db.path, n, n == 1 ? "y" : "ies", n > 0 ? "\n" : "");
+        rc = cli_out_table(out, "tune", &t, 0, csv, NULL, NULL);
     }
     free(e);
     return rc;
@@ -246,50 +277,50 @@ static void cmd_tune_eval_csv(FILE *f, const duet_tune_eval_t *ev)
     }
 }
 
-static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const duet_tune_params_t *p,
-                               const duet_hw_t *hw, size_t n_corpora, int json, int csv)
+/* `tune --evaluate --json`: every shape's oracle, default and pick, and the summary (duet-tune-evaluate/1). */
+static int cmd_tune_eval_json(cli_out_t *out, const duet_tune_eval_t *ev, const duet_tune_params_t *p,
+                              const duet_hw_t *hw, size_t n_corpora)
 {
-    FILE *f = out->f;
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "duet-tune-evaluate/1");
-        cJSON_AddStringToObject(o, "hw", hw->name);
-        cJSON_AddNumberToObject(o, "top_k", p->top_k);
-        cJSON_AddNumberToObject(o, "corpora", (double)n_corpora);
-        cJSON *arr = cJSON_AddArrayToObject(o, "shapes");
-        for (size_t i = 0; i < ev->n; i++) {
-            const duet_tune_eval_shape_t *s = &ev->shapes[i];
-            cJSON *so = cJSON_CreateObject();
-            cJSON_AddNumberToObject(so, "corpus", (double)s->corpus);
-            duet__workload_cjson(so, &s->wl);
-            cJSON_AddNumberToObject(so, "n_configs", s->n_configs);
-            cJSON_AddNumberToObject(so, "n_cands", s->n_cands);
-            cJSON_AddNumberToObject(so, "n_cands_measured", s->n_cands_measured);
-            cJSON_AddItemToObject(so, "oracle", cmd_tune_cfg_json(&s->oracle_cfg, s->oracle_ms));
-            cJSON_AddItemToObject(so, "default", cmd_tune_cfg_json(&s->default_cfg, s->default_ms));
-            cJSON *t = cmd_tune_cfg_json(&s->tuned_cfg, s->tuned_ms);
-            cJSON_AddStringToObject(t, "source", duet_tune_source_name(s->tuned_source));
-            cJSON_AddItemToObject(so, "tuned", t);
-            cJSON_AddItemToArray(arr, so);
-        }
-        cJSON *sum = cJSON_AddObjectToObject(o, "summary");
-        cJSON_AddNumberToObject(sum, "n_shapes", (double)ev->n);
-        cJSON_AddNumberToObject(sum, "n_tuned", (double)ev->n_tuned);
-        cJSON_AddNumberToObject(sum, "n_with_default", (double)ev->n_with_default);
-        cli_json_add_num(sum, "median_tuned_over_oracle", ev->median_tuned_over_oracle);
-        cli_json_add_num(sum, "max_tuned_over_oracle", ev->max_tuned_over_oracle);
-        cli_json_add_num(sum, "mean_tuned_over_oracle", ev->mean_tuned_over_oracle);
-        cli_json_add_num(sum, "median_default_over_oracle", ev->median_default_over_oracle);
-        cli_json_add_num(sum, "max_default_over_oracle", ev->max_default_over_oracle);
-        cJSON_AddNumberToObject(sum, "n_within_2pct", (double)ev->n_within_2pct);
-        cJSON_AddNumberToObject(sum, "n_exact", (double)ev->n_exact);
-        cJSON_AddNumberToObject(sum, "n_tuned_slower_than_default", (double)ev->n_tuned_slower_than_default);
-        return cli_out_json(out, "tune", o);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "duet-tune-evaluate/1");
+    cJSON_AddStringToObject(o, "hw", hw->name);
+    cJSON_AddNumberToObject(o, "top_k", p->top_k);
+    cJSON_AddNumberToObject(o, "corpora", (double)n_corpora);
+    cJSON *arr = cJSON_AddArrayToObject(o, "shapes");
+    for (size_t i = 0; i < ev->n; i++) {
+        const duet_tune_eval_shape_t *s = &ev->shapes[i];
+        cJSON *so = cJSON_CreateObject();
+        cJSON_AddNumberToObject(so, "corpus", (double)s->corpus);
+        duet__workload_cjson(so, &s->wl);
+        cJSON_AddNumberToObject(so, "n_configs", s->n_configs);
+        cJSON_AddNumberToObject(so, "n_cands", s->n_cands);
+        cJSON_AddNumberToObject(so, "n_cands_measured", s->n_cands_measured);
+        cJSON_AddItemToObject(so, "oracle", cmd_tune_cfg_json(&s->oracle_cfg, s->oracle_ms));
+        cJSON_AddItemToObject(so, "default", cmd_tune_cfg_json(&s->default_cfg, s->default_ms));
+        cJSON *t = cmd_tune_cfg_json(&s->tuned_cfg, s->tuned_ms);
+        cJSON_AddStringToObject(t, "source", duet_tune_source_name(s->tuned_source));
+        cJSON_AddItemToObject(so, "tuned", t);
+        cJSON_AddItemToArray(arr, so);
     }
-    if (csv) {
-        cmd_tune_eval_csv(f, ev);
-        return CLI_EXIT_OK;
-    }
+    cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+    cJSON_AddNumberToObject(sum, "n_shapes", (double)ev->n);
+    cJSON_AddNumberToObject(sum, "n_tuned", (double)ev->n_tuned);
+    cJSON_AddNumberToObject(sum, "n_with_default", (double)ev->n_with_default);
+    cli_json_add_num(sum, "median_tuned_over_oracle", ev->median_tuned_over_oracle);
+    cli_json_add_num(sum, "max_tuned_over_oracle", ev->max_tuned_over_oracle);
+    cli_json_add_num(sum, "mean_tuned_over_oracle", ev->mean_tuned_over_oracle);
+    cli_json_add_num(sum, "median_default_over_oracle", ev->median_default_over_oracle);
+    cli_json_add_num(sum, "max_default_over_oracle", ev->max_default_over_oracle);
+    cJSON_AddNumberToObject(sum, "n_within_2pct", (double)ev->n_within_2pct);
+    cJSON_AddNumberToObject(sum, "n_exact", (double)ev->n_exact);
+    cJSON_AddNumberToObject(sum, "n_tuned_slower_than_default", (double)ev->n_tuned_slower_than_default);
+    return cli_out_json(out, "tune", o);
+}
+
+/* `tune --evaluate`'s text: a line per shape, then the summary. */
+static void cmd_tune_eval_text(FILE *f, const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
+                               size_t n_corpora)
+{
     fprintf(f,
             "tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
             "measured grid, plus the static default; times are the corpus's medians\n\n",
@@ -315,6 +346,17 @@ static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const
     fprintf(f, "  default / oracle:  median %.4f, max %.4f\n", ev->median_default_over_oracle,
             ev->max_default_over_oracle);
     fprintf(f, "  tuned slower than the static default: %zu\n", ev->n_tuned_slower_than_default);
+}
+
+static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const duet_tune_params_t *p,
+                               const duet_hw_t *hw, size_t n_corpora, int json, int csv)
+{
+    if (json)
+        return cmd_tune_eval_json(out, ev, p, hw, n_corpora);
+    if (csv)
+        cmd_tune_eval_csv(out->f, ev);
+    else
+        cmd_tune_eval_text(out->f, ev, p, hw, n_corpora);
     return CLI_EXIT_OK;
 }
 
@@ -330,6 +372,39 @@ static const char *cmd_tune_builtin_for(const duet_corpus_t *c)
     duet_tune_arch_strip(c->arch, a, sizeof(a));
     duet_tune_arch_strip(hw.arch, b, sizeof(b));
     return strcmp(a, b) == 0 ? name : NULL;
+}
+
+/* --evaluate's profile: --hw, else the built-in of the first corpus's device. @return an exit code. */
+static int cmd_tune_eval_hw(const char *hw_arg, const duet_corpus_t *first, const char *first_file, duet_hw_t *hw)
+{
+    if (hw_arg == NULL) {
+        hw_arg = cmd_tune_builtin_for(first);
+        if (hw_arg == NULL)
+            return cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", duet__q(first->arch),
+                                   duet__q(first_file));
+    }
+    duet_status_t st = duet_hw_load(hw_arg, hw);
+    if (st < 0) {
+        cli_error("tune", "--hw: %s", duet_last_error()[0] ? duet_last_error() : "not a profile name or file");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Replay the tuner on the loaded corpora and print what it picked. @return an exit code. */
+static int cmd_tune_eval_run(cli_out_t *out, const duet_corpus_t *corpora, size_t n, const duet_hw_t *hw,
+                             const duet_tune_params_t *p, int json, int csv)
+{
+    duet_tune_params_t rp;
+    duet_tune_eval_t ev;
+    duet_status_t st = duet_tune_params_resolve(p, &rp);
+    if (st == DUET_OK)
+        st = duet_tune_evaluate(corpora, n, hw, &rp, &ev);
+    if (st < 0)
+        return cli_fail("tune", st);
+    int rc = cmd_tune_eval_print(out, &ev, &rp, hw, n, json, csv);
+    duet_tune_eval_free(&ev);
+    return rc;
 }
 
 static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_files, const char *hw_arg,
@@ -354,20 +429,8 @@ static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_
             goto out;
         }
     }
-    if (hw_arg == NULL) {
-        hw_arg = cmd_tune_builtin_for(&corpora[0]);
-        if (hw_arg == NULL) {
-            rc = cli_usage_error("tune", "no built-in profile for arch '%s' of %s: give --hw", duet__q(corpora[0].arch),
-                                 duet__q(files[0]));
-            goto out;
-        }
-    }
-    st = duet_hw_load(hw_arg, &hw);
-    if (st < 0) {
-        cli_error("tune", "--hw: %s", duet_last_error()[0] ? duet_last_error() : "not a profile name or file");
-        rc = CLI_EXIT_USAGE;
+    if ((rc = cmd_tune_eval_hw(hw_arg, &corpora[0], files[0], &hw)) != CLI_EXIT_OK)
         goto out;
-    }
     if (cands_path != NULL) {
         st = duet_tune_candset_load(cands_path, &set);
         if (st < 0) {
@@ -377,17 +440,7 @@ static int cmd_tune_evaluate(cli_out_t *out, const char *const *files, size_t n_
         have_set = 1;
         p->candset = &set;
     }
-    duet_tune_params_t rp;
-    duet_tune_eval_t ev;
-    st = duet_tune_params_resolve(p, &rp);
-    if (st == DUET_OK)
-        st = duet_tune_evaluate(corpora, n_files, &hw, &rp, &ev);
-    if (st < 0) {
-        rc = cli_fail("tune", st);
-        goto out;
-    }
-    rc = cmd_tune_eval_print(out, &ev, &rp, &hw, n_files, json, csv);
-    duet_tune_eval_free(&ev);
+    rc = cmd_tune_eval_run(out, corpora, n_files, &hw, p, json, csv);
 out:
     if (have_set)
         duet_tune_candset_free(&set);
@@ -397,7 +450,95 @@ out:
     return rc;
 }
 
-int cmd_tune(int argc, char **argv)
+/* What duet tune's flags ask for. */
+typedef struct cmd_tune_opts {
+    cli_common_t c;
+    duet_tune_params_t p;
+    const char *db_path, *cands_path, *hw_arg, *out_path;
+    const char *files[CMD_TUNE_MAX_CORPORA];
+    size_t n_files;
+    int list, clear, evaluate, workload, help;
+} cmd_tune_opts_t;
+
+/* One more corpus file (--corpus, or a file after the options). @return an exit code. */
+static int cmd_tune_add_file(cmd_tune_opts_t *o, const char *path)
+{
+    if (o->n_files >= CMD_TUNE_MAX_CORPORA)
+        return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
+    o->files[o->n_files++] = path;
+    return CLI_EXIT_OK;
+}
+
+/* --top, --lead and --mode: the tuning parameters. */
+static int cmd_tune_param_option(cmd_tune_opts_t *o, int opt, const char *arg)
+{
+    long long v;
+    int32_t m;
+    switch (opt) {
+    case OPT_TOP:
+        if (cli_parse_i64(arg, 1, DUET_TUNE_MAX_TOPK, &v) != 0)
+            return cli_usage_error("tune", "--top: '%s' is not an integer in [1, %d]", duet__q(arg),
+                                   DUET_TUNE_MAX_TOPK);
+        o->p.top_k = (int32_t)v;
+        return CLI_EXIT_OK;
+    case OPT_LEAD:
+        if (strcmp(arg, "model") == 0)
+            o->p.calibrated = 1;
+        else if (strcmp(arg, "candidates") == 0)
+            o->p.calibrated = 0;
+        else
+            return cli_usage_error("tune", "--lead: '%s' is not model or candidates", duet__q(arg));
+        return CLI_EXIT_OK;
+    case OPT_MODE:
+        if (strcmp(arg, "both") == 0)
+            o->p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+        else if (duet_mode_parse(arg, &m) == DUET_OK)
+            o->p.modes = 1u << m;
+        else
+            return cli_usage_error("tune", "--mode: '%s' is not fused, concurrent or both", duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPT_UNKNOWN;
+    }
+}
+
+/* One option of duet tune: its own, then the workload's (which mark a workload as given). */
+static int cmd_tune_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    cmd_tune_opts_t *o = arg0;
+    switch (opt) {
+    case 'o':
+        o->out_path = arg;
+        return CLI_EXIT_OK;
+    case OPT_LIST:
+    case OPT_CLEAR:
+    case OPT_EVALUATE:
+        *(opt == OPT_LIST ? &o->list : opt == OPT_CLEAR ? &o->clear : &o->evaluate) = 1;
+        return CLI_EXIT_OK;
+    case OPT_CORPUS:
+        return cmd_tune_add_file(o, arg);
+    case OPT_DB:
+    case OPT_CANDIDATES:
+    case OPT_HW:
+        *(opt == OPT_DB ? &o->db_path : opt == OPT_CANDIDATES ? &o->cands_path : &o->hw_arg) = arg;
+        return CLI_EXIT_OK;
+    case OPT_FORCE:
+        o->p.force = 1;
+        return CLI_EXIT_OK;
+    default:
+        break;
+    }
+    int rc = cmd_tune_param_option(o, opt, arg);
+    if (rc != CLI_OPT_UNKNOWN)
+        return rc;
+    rc = cli_common_take(&o->c, cmd, opt, arg);
+    if (rc == CLI_EXIT_OK)
+        o->workload |= opt != OPT_JSON && opt != OPT_CSV;
+    return rc;
+}
+
+/* Parse argv, then the rules between the flags. @return an exit code (CLI_EXIT_OK to go on). */
+static int cmd_tune_parse(cmd_tune_opts_t *o, int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_WORKLOAD_LONGOPTS,
                                              {"mode", required_argument, NULL, OPT_MODE},
@@ -415,146 +556,92 @@ int cmd_tune(int argc, char **argv)
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    cli_common_t c;
-    cli_common_init(&c);
-    duet_tune_params_t p = duet_tune_default_params();
-    p.calibrated = 1; /* --lead model */
-    const char *db_path = NULL, *cands_path = NULL, *hw_arg = NULL, *out_path = NULL;
-    const char *files[CMD_TUNE_MAX_CORPORA];
-    size_t n_files = 0;
-    int list = 0, clear = 0, evaluate = 0, workload = 0, opt;
-    long long v;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cmd_tune_usage(stdout);
-            cli_gpu_build_note(stdout, "Tuning a workload", "tune");
-            return CLI_EXIT_OK;
-        case 'o':
-            out_path = optarg;
-            continue;
-        case OPT_LIST:
-            list = 1;
-            continue;
-        case OPT_CLEAR:
-            clear = 1;
-            continue;
-        case OPT_EVALUATE:
-            evaluate = 1;
-            continue;
-        case OPT_CORPUS:
-            if (n_files >= CMD_TUNE_MAX_CORPORA)
-                return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
-            files[n_files++] = optarg;
-            continue;
-        case OPT_DB:
-            db_path = optarg;
-            continue;
-        case OPT_TOP:
-            if (cli_parse_i64(optarg, 1, DUET_TUNE_MAX_TOPK, &v) != 0)
-                return cli_usage_error("tune", "--top: '%s' is not an integer in [1, %d]", duet__q(optarg),
-                                       DUET_TUNE_MAX_TOPK);
-            p.top_k = (int32_t)v;
-            continue;
-        case OPT_CANDIDATES:
-            cands_path = optarg;
-            continue;
-        case OPT_LEAD:
-            if (strcmp(optarg, "model") == 0)
-                p.calibrated = 1;
-            else if (strcmp(optarg, "candidates") == 0)
-                p.calibrated = 0;
-            else
-                return cli_usage_error("tune", "--lead: '%s' is not model or candidates", duet__q(optarg));
-            continue;
-        case OPT_FORCE:
-            p.force = 1;
-            continue;
-        case OPT_MODE: {
-            int32_t m;
-            if (strcmp(optarg, "both") == 0)
-                p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
-            else if (duet_mode_parse(optarg, &m) == DUET_OK)
-                p.modes = 1u << m;
-            else
-                return cli_usage_error("tune", "--mode: '%s' is not fused, concurrent or both", duet__q(optarg));
-            continue;
-        }
-        case OPT_HW:
-            hw_arg = optarg;
-            continue;
-        default:
-            break;
-        }
-        int h = cli_common_option(&c, "tune", opt, optarg);
-        if (h < 0)
-            return CLI_EXIT_USAGE;
-        if (h == 0)
-            return cli_getopt_error("tune", argv, opt);
-        workload |= opt != OPT_JSON && opt != OPT_CSV;
-    }
+    int rc = cli_getopt("tune", argc, argv, longopts, cmd_tune_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help)
+        return rc;
     /* Files after the options are more corpora (--corpus a.json b.json). */
     for (; optind < argc; optind++) {
-        if (!evaluate)
+        if (!o->evaluate)
             return cli_usage_error("tune", "unexpected argument '%s'", duet__q(argv[optind]));
-        if (n_files >= CMD_TUNE_MAX_CORPORA)
-            return cli_usage_error("tune", "--corpus: at most %d files", CMD_TUNE_MAX_CORPORA);
-        files[n_files++] = argv[optind];
-    }
-    if (list + clear + evaluate > 1)
-        return cli_usage_error("tune", "give only one of --list, --clear and --evaluate");
-    if ((list || clear) && (workload || n_files || cands_path))
-        return cli_usage_error("tune", "--list and --clear take no workload, corpus or candidate set");
-    if (evaluate && workload)
-        return cli_usage_error("tune", "--evaluate takes the shapes of its corpora, not a workload");
-    int rc = cli_out_formats("tune", c.json, c.csv);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (clear && (c.json || c.csv || out_path))
-        return cli_usage_error("tune", "--clear prints one line: no --json, --csv or -o");
-    if (clear)
-        return cmd_tune_clear(db_path);
-    if (list || evaluate) {
-        cli_out_t out;
-        if ((rc = cli_out_open(&out, "tune", out_path)) != CLI_EXIT_OK)
+        if ((rc = cmd_tune_add_file(o, argv[optind])) != CLI_EXIT_OK)
             return rc;
-        rc = list ? cmd_tune_list(&out, db_path, c.json, c.csv)
-                  : cmd_tune_evaluate(&out, files, n_files, hw_arg, cands_path, &p, c.json, c.csv);
-        return cli_out_close(&out, "tune", rc);
     }
-    if (!workload && hw_arg == NULL)
+    if (o->list + o->clear + o->evaluate > 1)
+        return cli_usage_error("tune", "give only one of --list, --clear and --evaluate");
+    if ((o->list || o->clear) && (o->workload || o->n_files || o->cands_path))
+        return cli_usage_error("tune", "--list and --clear take no workload, corpus or candidate set");
+    if (o->evaluate && o->workload)
+        return cli_usage_error("tune", "--evaluate takes the shapes of its corpora, not a workload");
+    if ((rc = cli_out_formats("tune", o->c.json, o->c.csv)) != CLI_EXIT_OK)
+        return rc;
+    if (o->clear && (o->c.json || o->c.csv || o->out_path))
+        return cli_usage_error("tune", "--clear prints one line: no --json, --csv or -o");
+    return CLI_EXIT_OK;
+}
+
+/* Tune a workload: benchmark it on the GPUs (GPU build), else say it needs that build. */
+static int cmd_tune_workload(cmd_tune_opts_t *o, int *argc, char ***argv)
+{
+    if (!o->workload && o->hw_arg == NULL)
         return cli_usage_error("tune", "nothing to do: give a workload (GPU build), --list, --clear or --evaluate");
-    if (c.csv)
+    if (o->c.csv)
         return cli_usage_error("tune", "--csv: tuning a workload prints text or --json");
 #ifdef DUET_GPU_BUILD
-    {
-        /* The workload is checked against --hw, else h200: the context of each rank takes the
-         * profile of its own GPU (no rank describes GPU 0 here). */
-        c.hw_arg = hw_arg ? hw_arg : "h200";
-        if ((rc = cli_common_workload(&c, "tune")) != CLI_EXIT_OK ||
-            (rc = cli_out_check("tune", "-o", out_path)) != CLI_EXIT_OK)
-            return rc;
-        p.db_path = db_path;
-        duet_tune_candset_t set;
-        int have_set = 0;
-        if (cands_path != NULL) {
-            duet_status_t st = duet_tune_candset_load(cands_path, &set);
-            if (st < 0)
-                return cli_fail("tune", st);
-            have_set = 1;
-            p.candset = &set;
-        }
-        rc = cmd_tune_gpu(&c, &p, hw_arg, c.json, out_path, &argc, &argv);
-        if (have_set)
-            duet_tune_candset_free(&set);
+    /* The workload is checked against --hw, else h200: the context of each rank takes the
+     * profile of its own GPU (no rank describes GPU 0 here). */
+    int rc;
+    o->c.hw_arg = o->hw_arg ? o->hw_arg : "h200";
+    if ((rc = cli_common_workload(&o->c, "tune")) != CLI_EXIT_OK ||
+        (rc = cli_out_check("tune", "-o", o->out_path)) != CLI_EXIT_OK)
         return rc;
+    o->p.db_path = o->db_path;
+    duet_tune_candset_t set;
+    int have_set = 0;
+    if (o->cands_path != NULL) {
+        duet_status_t st = duet_tune_candset_load(o->cands_path, &set);
+        if (st < 0)
+            return cli_fail("tune", st);
+        have_set = 1;
+        o->p.candset = &set;
     }
+    rc = cmd_tune_gpu(&o->c, &o->p, o->hw_arg, o->c.json, o->out_path, argc, argv);
+    if (have_set)
+        duet_tune_candset_free(&set);
+    return rc;
 #else
+    (void)argc;
+    (void)argv;
     /* No fake tuning: without the backend nothing can be benchmarked. */
     cli_error("tune", "tuning a workload benchmarks it on the GPUs and needs a GPU build: make gpu (then run it under "
                       "mpirun); this duet was built without the GPU backend");
     return CLI_EXIT_USAGE;
 #endif
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    cmd_tune_opts_t o;
+    memset(&o, 0, sizeof(o));
+    cli_common_init(&o.c);
+    o.p = duet_tune_default_params();
+    o.p.calibrated = 1; /* --lead model */
+    int rc = cmd_tune_parse(&o, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help) {
+            cmd_tune_usage(stdout);
+            cli_gpu_build_note(stdout, "Tuning a workload", "tune");
+        }
+        return rc;
+    }
+    if (o.clear)
+        return cmd_tune_clear(o.db_path);
+    if (o.list || o.evaluate) {
+        cli_out_t out;
+        if ((rc = cli_out_open(&out, "tune", o.out_path)) != CLI_EXIT_OK)
+            return rc;
+        rc = o.list ? cmd_tune_list(&out, o.db_path, o.c.json, o.c.csv)
+                    : cmd_tune_evaluate(&out, o.files, o.n_files, o.hw_arg, o.cands_path, &o.p, o.c.json, o.c.csv);
+        return cli_out_close(&out, "tune", rc);
+    }
+    return cmd_tune_workload(&o, &argc, &argv);
 }

@@ -57,6 +57,23 @@ typedef struct cli_validate_opts {
     int json, csv, quiet, help;
 } cli_validate_opts_t;
 
+/* One option of `validate`. @return an exit code, or CLI_OPT_UNKNOWN. */
+static int cli_validate_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    cli_validate_opts_t *o = arg0;
+    if (opt == OPT_CORPUS || opt == OPT_SWEEP2)
+        return cli_corpora_add(opt == OPT_CORPUS ? o->cs : o->sweep2, cmd, arg);
+    if (opt == OPT_HW || opt == OPT_ROWS || opt == 'o')
+        *(opt == OPT_HW ? &o->hw_arg : opt == OPT_ROWS ? &o->rows : &o->out) = arg;
+    else if (opt == OPT_ALLOW_DEVICE_MIX)
+        o->cs->allow_device_mix = 1;
+    else if (opt == OPT_JSON || opt == OPT_CSV || opt == OPT_QUIET)
+        *(opt == OPT_JSON ? &o->json : opt == OPT_CSV ? &o->csv : &o->quiet) = 1;
+    else
+        return CLI_OPT_UNKNOWN;
+    return CLI_EXIT_OK;
+}
+
 /* Parse `validate`'s arguments into o. @return an exit code (CLI_EXIT_OK to go on). */
 static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc, char **argv)
 {
@@ -71,31 +88,9 @@ static int cli_validate_parse(cli_validate_opts_t *o, const char *cmd, int argc,
                                              CLI_ALLOW_DEVICE_MIX_LONGOPT,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    int rc, opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            o->help = 1;
-            return CLI_EXIT_OK;
-        } else if (opt == OPT_CORPUS) {
-            if ((rc = cli_corpora_add(o->cs, cmd, optarg)) != CLI_EXIT_OK)
-                return rc;
-        } else if (opt == OPT_SWEEP2) {
-            if ((rc = cli_corpora_add(o->sweep2, cmd, optarg)) != CLI_EXIT_OK)
-                return rc;
-        } else if (opt == OPT_HW || opt == OPT_ROWS) {
-            *(opt == OPT_HW ? &o->hw_arg : &o->rows) = optarg;
-        } else if (opt == 'o') {
-            o->out = optarg;
-        } else if (opt == OPT_ALLOW_DEVICE_MIX) {
-            o->cs->allow_device_mix = 1;
-        } else if (opt == OPT_JSON || opt == OPT_CSV || opt == OPT_QUIET) {
-            *(opt == OPT_JSON ? &o->json : opt == OPT_CSV ? &o->csv : &o->quiet) = 1;
-        } else {
-            return cli_getopt_error(cmd, argv, opt);
-        }
-    }
+    int rc = cli_getopt(cmd, argc, argv, longopts, cli_validate_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help)
+        return rc;
     if ((rc = cli_corpora_operands(o->cs, cmd, argc, argv)) != CLI_EXIT_OK)
         return rc;
     if (o->hw_arg == NULL)

@@ -258,16 +258,11 @@ static int cli__int_flag(const char *cmd, const char *flag, const char *arg, lon
     return 1;
 }
 
-int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
+/* --gemm, --comm, --comm-bytes: the workload's sizes. @return 1, or -1 on a bad value (reported). */
+static int cli__size_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
 {
     long long d[3];
-    duet_status_t st;
-    switch (opt) {
-    case OPT_HW:
-        c->hw_arg = arg;
-        c->hw_given = 1;
-        return 1;
-    case OPT_GEMM:
+    if (opt == OPT_GEMM) {
         if (cli_parse_dims(arg, 3, d) != 0) {
             cli_usage_error(cmd, "--gemm: '%s' is not MxNxK (three non-negative integers)", duet__q(arg));
             return -1;
@@ -277,7 +272,8 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         c->wl.k = d[2];
         c->have_gemm = 1;
         return 1;
-    case OPT_COMM:
+    }
+    if (opt == OPT_COMM) {
         if (cli_parse_dims(arg, 2, d) != 0) {
             cli_usage_error(cmd, "--comm: '%s' is not McxNc (two non-negative integers)", duet__q(arg));
             return -1;
@@ -286,52 +282,69 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         c->wl.nc = d[1];
         c->have_comm = 1;
         return 1;
-    case OPT_COMM_BYTES: {
-        int64_t v;
-        if (duet_bytes_parse(arg, &v) < 0 || v <= 0) {
-            cli_usage_error(cmd, "--comm-bytes: '%s' is not a positive size (digits, then K, M or G)", duet__q(arg));
-            return -1;
-        }
-        c->comm_bytes = v;
-        return 1;
     }
-    case OPT_COLLECTIVE:
-        if ((st = duet_collective_parse(arg, &c->wl.coll)) < 0) {
-            cli_usage_error(cmd, "--collective: %s", duet_last_error());
-            return -1;
-        }
-        c->have_coll = 1;
+    int64_t v;
+    if (duet_bytes_parse(arg, &v) < 0 || v <= 0) {
+        cli_usage_error(cmd, "--comm-bytes: '%s' is not a positive size (digits, then K, M or G)", duet__q(arg));
+        return -1;
+    }
+    c->comm_bytes = v;
+    return 1;
+}
+
+/* A flag whose value one of the library's name parsers reads ("--collective: unknown ..."). */
+static int cli__named(const char *cmd, const char *flag, duet_status_t st)
+{
+    if (st >= 0)
         return 1;
-    case OPT_WORLD: {
-        int w;
-        if (cli__int_flag(cmd, "--world", arg, 1, 1024, &w) < 0)
+    cli_usage_error(cmd, "%s: %s", flag, duet_last_error());
+    return -1;
+}
+
+/* The workload flags. @return 1 if handled, 0 if not ours, -1 on a bad value (reported). */
+static int cli__workload_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
+{
+    int v;
+    switch (opt) {
+    case OPT_HW:
+        c->hw_arg = arg;
+        c->hw_given = 1;
+        return 1;
+    case OPT_GEMM:
+    case OPT_COMM:
+    case OPT_COMM_BYTES:
+        return cli__size_option(c, cmd, opt, arg);
+    case OPT_COLLECTIVE:
+        c->have_coll = 1;
+        return cli__named(cmd, "--collective", duet_collective_parse(arg, &c->wl.coll));
+    case OPT_WORLD:
+        if (cli__int_flag(cmd, "--world", arg, 1, 1024, &v) < 0)
             return -1;
-        c->wl.world = w;
+        c->wl.world = v;
         c->have_world = 1;
         return 1;
-    }
     case OPT_DTYPE:
-        if (duet_dtype_parse(arg, &c->wl.dtype) < 0) {
-            cli_usage_error(cmd, "--dtype: %s", duet_last_error());
+        return cli__named(cmd, "--dtype", duet_dtype_parse(arg, &c->wl.dtype));
+    case OPT_ROOT:
+        if (cli__int_flag(cmd, "--root", arg, 0, 1023, &v) < 0)
             return -1;
-        }
+        c->wl.root = v;
         return 1;
-    case OPT_ROOT: {
-        int r;
-        if (cli__int_flag(cmd, "--root", arg, 0, 1023, &r) < 0)
-            return -1;
-        c->wl.root = r;
-        return 1;
+    default:
+        return 0;
     }
-    case OPT_MODE: {
-        int32_t m;
-        if (duet_mode_parse(arg, &m) < 0) {
-            cli_usage_error(cmd, "--mode: %s", duet_last_error());
-            return -1;
-        }
+}
+
+/* The configuration flags. @return 1 if handled, 0 if not ours, -1 on a bad value (reported). */
+static int cli__config_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
+{
+    long long d[2];
+    int32_t m;
+    duet_gemm_tile_t t;
+    switch (opt) {
+    case OPT_MODE:
         c->mode_arg = arg;
-        return 1;
-    }
+        return cli__named(cmd, "--mode", duet_mode_parse(arg, &m));
     case OPT_NUM_WGS:
         return cli__int_flag(cmd, "--num-wgs", arg, 1, 1 << 20, &c->num_wgs);
     case OPT_GEMM_WGS:
@@ -345,15 +358,9 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
     case OPT_STREAM_K:
         c->stream_k = 1;
         return 1;
-    case OPT_TILE: {
-        duet_gemm_tile_t t;
-        if (duet_tile_parse(arg, &t) < 0) {
-            cli_usage_error(cmd, "--tile: %s", duet_last_error());
-            return -1;
-        }
+    case OPT_TILE:
         c->tile_arg = arg;
-        return 1;
-    }
+        return cli__named(cmd, "--tile", duet_tile_parse(arg, &t));
     case OPT_COMM_TILE:
         if (cli_parse_dims(arg, 2, d) != 0 || d[0] < 1 || d[1] < 1 || d[0] > 1 << 20 || d[1] > 1 << 20) {
             cli_usage_error(cmd, "--comm-tile: '%s' is not CMxCN (two positive integers)", duet__q(arg));
@@ -361,80 +368,103 @@ int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg
         }
         c->comm_tile_arg = arg;
         return 1;
-    case OPT_JSON:
-        c->json = 1;
-        return 1;
-    case OPT_CSV:
-        c->csv = 1;
-        return 1;
     default:
         return 0;
     }
 }
 
+int cli_common_option(cli_common_t *c, const char *cmd, int opt, const char *arg)
+{
+    if (opt == OPT_JSON || opt == OPT_CSV) {
+        *(opt == OPT_JSON ? &c->json : &c->csv) = 1;
+        return 1;
+    }
+    int h = cli__workload_option(c, cmd, opt, arg);
+    return h != 0 ? h : cli__config_option(c, cmd, opt, arg);
+}
+
+int cli_common_take(cli_common_t *c, const char *cmd, int opt, const char *arg)
+{
+    int h = cli_common_option(c, cmd, opt, arg);
+    return h > 0 ? CLI_EXIT_OK : h < 0 ? CLI_EXIT_USAGE : CLI_OPT_UNKNOWN;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const struct option *longopts, cli_option_fn fn, void *o,
+               int *help)
+{
+    int rc, opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            *help = 1;
+            return CLI_EXIT_OK;
+        }
+        rc = opt == '?' || opt == ':' ? CLI_OPT_UNKNOWN : fn(o, cmd, opt, optarg);
+        if (rc == CLI_OPT_UNKNOWN)
+            return cli_getopt_error(cmd, argv, opt);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_no_operands(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", duet__q(argv[optind]));
+    return CLI_EXIT_OK;
+}
+
+int cli_request_fail(const char *cmd, const duet__request_t *r, duet_status_t st)
+{
+    if (!r->usage)
+        return cli_fail(cmd, st);
+    char why[CLI_MESSAGE_MAX];
+    snprintf(why, sizeof(why), "%s", duet_last_error());
+    return cli_usage_error(cmd, "%s", why);
+}
+
 int cli_common_workload(cli_common_t *c, const char *cmd)
 {
-    if (c->hw_arg == NULL)
-        c->hw_arg = cli_default_hw(cmd);
-    duet_status_t st = duet_hw_load(c->hw_arg, &c->hw);
-    if (st < 0) {
-        if (st == DUET_ERR_NOT_FOUND && duet_last_error()[0] == '\0')
-            cli_error(cmd, "--hw: '%s' is neither a built-in profile (h100, h200, mi300x, mi350x) nor a readable file",
-                      duet__q(c->hw_arg));
-        else
-            cli_error(cmd, "--hw: %s", duet_last_error());
-        return CLI_EXIT_USAGE;
+    duet__request_t *r = &c->r;
+    duet__request_init(r, DUET__OP_SIMULATE, 1);
+    r->hw_name = c->hw_arg != NULL ? c->hw_arg : cli_default_hw(cmd);
+    r->wl = c->wl;
+    r->have_gemm = c->have_gemm;
+    r->have_comm = c->have_comm;
+    r->have_coll = c->have_coll;
+    r->have_world = c->have_world;
+    r->comm_bytes = c->comm_bytes;
+    r->num_wgs = c->num_wgs;
+    r->gemm_wgs = c->gemm_wgs;
+    r->comm_wgs = c->comm_wgs;
+    r->group_m = c->group_m;
+    r->split_k = c->split_k;
+    r->stream_k = c->stream_k;
+    r->have_tile = c->tile_arg != NULL && duet_tile_parse(c->tile_arg, &r->tile) >= 0; /* checked when read */
+    long long d[2];
+    if (c->comm_tile_arg != NULL && cli_parse_dims(c->comm_tile_arg, 2, d) == 0) {
+        r->cm = (int32_t)d[0];
+        r->cn = (int32_t)d[1];
     }
-    if (c->comm_bytes > 0) {
-        if (c->have_comm)
-            return cli_usage_error(cmd, "--comm and --comm-bytes: give one");
-        if (!c->have_coll)
-            return cli_usage_error(cmd, "--comm-bytes needs --collective");
-        if (!c->have_world)
-            c->wl.world = 2;
-        if (duet_workload_set_comm_bytes(&c->wl, c->comm_bytes) < 0)
-            return cli_usage_error(cmd, "--comm-bytes: %s", duet_last_error());
-        c->have_comm = 1;
-    }
-    if (c->have_coll && !c->have_comm)
-        return cli_usage_error(cmd, "--collective %s needs --comm McxNc or --comm-bytes S",
-                               duet_collective_name(c->wl.coll));
-    if (c->have_comm && !c->have_coll)
-        return cli_usage_error(cmd, "--comm needs --collective");
-    if (!c->have_gemm && !c->have_coll)
-        return cli_usage_error(cmd, "give --gemm MxNxK, --collective C --comm McxNc, or both");
-    if (c->have_coll && !c->have_world)
-        c->wl.world = 2;
-    st = duet_workload_validate(&c->wl);
+    duet_status_t st = duet__request_resolve_workload(r);
     if (st < 0)
-        return cli_fail(cmd, st);
+        return cli_request_fail(cmd, r, st);
+    c->hw_arg = r->hw_name;
+    c->hw = r->hw;
+    c->wl = r->wl;
+    c->have_comm = r->have_comm;
     return CLI_EXIT_OK;
 }
 
 int cli_common_config(cli_common_t *c, const char *cmd, int32_t mode)
 {
-    duet_config_t cfg = duet_config_default(&c->hw, mode);
-    /* The CTA counts not given follow the static default's rules. */
-    if (duet_config_complete_split(&cfg, &c->hw, c->num_wgs, c->gemm_wgs, c->comm_wgs) < 0)
-        return cli_usage_error(cmd, "--num-wgs, --gemm-wgs, --comm-wgs: %s", duet_last_error());
-    if (c->tile_arg)
-        duet_tile_parse(c->tile_arg, &cfg.tile); /* checked when the option was read */
-    if (c->comm_tile_arg) {
-        long long d[2];
-        cli_parse_dims(c->comm_tile_arg, 2, d);
-        cfg.cm = (int32_t)d[0];
-        cfg.cn = (int32_t)d[1];
-    }
-    if (c->group_m >= 0)
-        cfg.group_m = c->group_m;
-    if (c->split_k >= 0)
-        cfg.split_k = c->split_k;
-    if (c->stream_k)
-        cfg.stream_k = 1;
-    duet_status_t st = duet_config_validate(&cfg, &c->wl, &c->hw);
+    c->r.mode = mode;
+    duet_status_t st = duet__request_resolve_op(&c->r);
     if (st < 0)
-        return cli_fail(cmd, st);
-    c->cfg = cfg;
+        return cli_request_fail(cmd, &c->r, st);
+    c->cfg = c->r.cfg;
     return CLI_EXIT_OK;
 }
 
@@ -572,6 +602,18 @@ int cli_out_json(cli_out_t *o, const char *cmd, cJSON *doc)
     fprintf(o->f, "%s\n", text);
     cJSON_free(text);
     return CLI_EXIT_OK;
+}
+
+int cli_out_table(cli_out_t *o, const char *cmd, duet__table_t *t, int json, int csv, const char *schema,
+                  const char *member)
+{
+    duet_status_t st = duet__table_write(t, o->f,
+                                         json  ? DUET__TABLE_JSON
+                                         : csv ? DUET__TABLE_CSV
+                                               : DUET__TABLE_TEXT,
+                                         schema, member);
+    duet__table_free(t);
+    return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
 }
 
 void cli_out_csv(cli_out_t *o, duet__csv_t *csv)

@@ -215,15 +215,14 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
                                          duet_corpus_row_t *r)
 {
     /* The row's own keys; the configuration's are the codec's (model/config_json.c). */
-    static const char *const keys[] = {"kind", "collective", "dtype", "m",  "n",     "k",       "mc",
-                                       "nc",   "world",      "root",  "ok", "error", "repeats", "vendor_kernel"};
+    static const char *const keys[] = {"kind", "ok", "error", "repeats", "vendor_kernel"};
     const char *const *tk = duet__time_keys[x->v1];
     if (!cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "%s: must be an object", x->where);
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
-        int known = duet__config_json_key(it->string);
+        int known = duet__config_json_key(it->string) || duet__workload_json_key(it->string);
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
             known |= strcmp(it->string, keys[i]) == 0;
         for (size_t i = 0; i < 3; i++)
@@ -234,19 +233,7 @@ static duet_status_t duet__row_from_json(const cJSON *o, const duet__ctx_t *x, c
     memset(r, 0, sizeof(*r));
     int64_t v;
     DUET_CHECK(duet__json_member_named(o, "kind", x->where, duet__kind_parse, &r->kind));
-    DUET_CHECK(duet__json_member_named(o, "collective", x->where, duet_collective_parse, &r->wl.coll));
-    DUET_CHECK(duet__json_member_named(o, "dtype", x->where, duet_dtype_parse, &r->wl.dtype));
-    DUET_CHECK(duet__json_member_int(o, "m", 0, INT64_C(1) << 40, x->where, &r->wl.m));
-    DUET_CHECK(duet__json_member_int(o, "n", 0, INT64_C(1) << 40, x->where, &r->wl.n));
-    DUET_CHECK(duet__json_member_int(o, "k", 0, INT64_C(1) << 40, x->where, &r->wl.k));
-    DUET_CHECK(duet__json_member_int(o, "mc", 0, INT64_C(1) << 40, x->where, &r->wl.mc));
-    DUET_CHECK(duet__json_member_int(o, "nc", 0, INT64_C(1) << 40, x->where, &r->wl.nc));
-    DUET_CHECK(duet__json_member_int(o, "world", 1, 1024, x->where, &v));
-    r->wl.world = (int32_t)v;
-    DUET_CHECK(duet__json_member_int(o, "root", 0, 1023, x->where, &v));
-    r->wl.root = (int32_t)v;
-    if (duet_workload_validate(&r->wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s", x->where, duet_last_error());
+    DUET_CHECK(duet__workload_from_json(o, x->where, 0, &r->wl));
     if (r->wl.world != c->world)
         return duet__error(DUET_ERR_PARSE, "%s.world: %d differs from the corpus's world %d", x->where, r->wl.world,
                            c->world);
@@ -661,13 +648,9 @@ duet_status_t duet_corpus_save(const duet_corpus_t *c, const char *path)
     duet__sbuf_printf(&b, "},\n  \"rows\": [");
     for (size_t i = 0; i < c->n; i++) {
         const duet_corpus_row_t *r = &c->rows[i];
-        const duet_workload_t *w = &r->wl;
-        duet__sbuf_printf(
-            &b,
-            "%s\n    {\"kind\": \"%s\", \"collective\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
-            "\"k\": %lld, \"mc\": %lld, \"nc\": %lld, \"world\": %d, \"root\": %d, ",
-            i ? "," : "", duet_row_kind_name(r->kind), duet_collective_name(w->coll), duet_dtype_name(w->dtype),
-            (long long)w->m, (long long)w->n, (long long)w->k, (long long)w->mc, (long long)w->nc, w->world, w->root);
+        duet__sbuf_printf(&b, "%s\n    {\"kind\": \"%s\", ", i ? "," : "", duet_row_kind_name(r->kind));
+        duet__workload_json_text(&b, &r->wl);
+        duet__sbuf_printf(&b, ", ");
         /* split_k comes after "repeats", and only for a K split: where the collector that
          * introduced it put it, so that every corpus saves back byte for byte. */
         duet__config_json_text(&b, &r->cfg, DUET__CONFIG_SPLIT_NONE);

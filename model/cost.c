@@ -479,6 +479,25 @@ double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int p
     return peak * inflight_bytes / (inflight_bytes + half);
 }
 
+double duet_cost_comm_beside_gemm(const duet_hw_t *hw, double t_tile, double t_pull, double gemm_running)
+{
+    if (gemm_running <= 0 || t_pull <= 0)
+        return 1.0;
+    /* Remote loads queue behind the L2 and fabric traffic of the GEMM tiles running beside them:
+     * the pull part of a comm tile stretches by rtt_gemm_stretch per SM's worth of running GEMM
+     * CTAs, which caps the comm tile's speed. */
+    double stretch = hw->rtt_gemm_stretch * gemm_running / hw->n_sms;
+    return t_tile / (t_tile + t_pull * stretch);
+}
+
+double duet_cost_gemm_beside_comm(const duet_hw_t *hw, double comm_ctas, double shared_sms)
+{
+    if (comm_ctas <= 0 || shared_sms <= 0)
+        return 1.0;
+    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. */
+    return 1.0 / (1.0 + hw->comm_sm_share * comm_ctas / shared_sms);
+}
+
 static void duet__comm_cost(const duet_hw_t *hw, const duet_plan_t *plan, const duet_comm_traffic_t *t,
                             duet_comm_cost_t *c)
 {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "duet/model.h"
 #include "model/internal.h"
@@ -377,7 +378,7 @@ duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p)
 {
     for (int i = 0; i < DUET__NBUILTINS; i++) {
         const duet__hw_builtin_t *b = &duet__builtins[i];
-        if (strcmp(b->name, name) != 0)
+        if (strcasecmp(b->name, name) != 0) /* "H200" is h200 */
             continue;
         duet_hw_t hw;
         memset(&hw, 0, sizeof(hw));
@@ -398,12 +399,24 @@ duet_status_t duet_hw_builtin(const char *name, duet_hw_t *hw_p)
         *hw_p = hw;
         return DUET_OK;
     }
-    char names[128] = "";
-    for (int i = 0; i < DUET__NBUILTINS; i++) {
-        strncat(names, i ? ", " : "", sizeof(names) - strlen(names) - 1);
-        strncat(names, duet__builtins[i].name, sizeof(names) - strlen(names) - 1);
-    }
-    return duet__error(DUET_ERR_NOT_FOUND, "no built-in profile named '%s' (built-ins: %s)", name, names);
+    char known[192];
+    return duet__error(DUET_ERR_NOT_FOUND, "no built-in profile named '%s' (%s)", duet__q(name),
+                       duet__hw_builtin_names(name, known, sizeof(known)));
+}
+
+const char *duet__hw_builtin_names(const char *name, char *text, size_t n)
+{
+    const char *names[DUET__NBUILTINS];
+    size_t len = 0;
+    for (int i = 0; i < DUET__NBUILTINS; i++)
+        names[i] = duet__builtins[i].name;
+    int near = name != NULL ? duet__nearest_name(name, names, DUET__NBUILTINS) : -1;
+    if (near >= 0)
+        len += (size_t)snprintf(text, n, "did you mean %s? ", names[near]);
+    len += (size_t)snprintf(text + len, n - len, "built-ins:");
+    for (int i = 0; i < DUET__NBUILTINS && len < n; i++)
+        len += (size_t)snprintf(text + len, n - len, "%s %s", i ? "," : "", names[i]);
+    return text;
 }
 
 /* ------------------------------------------------------------------------------------------ */

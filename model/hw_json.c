@@ -208,8 +208,10 @@ duet_status_t duet_hw_load(const char *name_or_path, duet_hw_t *hw_p)
             return st;
         /* Not a built-in: try it as a file name; keep the built-in list in the message. */
         FILE *f = fopen(name_or_path, "rb");
+        char known[192];
         if (f == NULL)
-            return DUET_ERR_NOT_FOUND;
+            return duet__error(DUET_ERR_NOT_FOUND, "'%s' is neither a built-in profile (%s) nor a readable file",
+                               duet__q(name_or_path), duet__hw_builtin_names(name_or_path, known, sizeof(known)));
         fclose(f);
     }
     char *text = NULL;

@@ -7,6 +7,12 @@
 
 #include "base/base.h"
 
+/**
+ * The built-in profiles' names for an error text, with the nearest to `name` first when one is a
+ * near miss: "did you mean h200? built-ins: h100, h200, mi300x, mi350x". @return text.
+ */
+const char *duet__hw_builtin_names(const char *name, char *text, size_t n);
+
 /** Configuration checks that need no profile (mode, tile, comm tile, CTA counts). */
 struct duet_config;
 struct duet_workload;
@@ -39,5 +45,27 @@ void duet__config_json_split_text(duet__sbuf_t *b, const struct duet_config *cfg
  */
 duet_status_t duet__config_from_json(const struct cJSON *o, const struct duet_workload *wl, const char *where,
                                      struct duet_config *cfg_p);
+
+/*
+ * The JSON codec of a workload (model/workload_json.c): the members "collective", "dtype", "m",
+ * "n", "k", "mc", "nc", "world" and "root", in that order, for every file and output that holds
+ * one (corpus rows, the tuning database, the JSON API's answers, `duet shapes --json`, the GPU
+ * bench's report).
+ */
+/** 1 if `key` is one of a workload's members. */
+int duet__workload_json_key(const char *key);
+/** Add the members to a cJSON object. @return DUET_ERR_NO_MEMORY if cJSON cannot. */
+duet_status_t duet__workload_to_cjson(struct cJSON *o, const struct duet_workload *wl);
+/** Append the members as JSON text, `"collective": "all_gather", ..., "root": 0`. */
+void duet__workload_json_text(duet__sbuf_t *b, const struct duet_workload *wl);
+/** duet__workload_from_json's flags: an absent "root" reads as 0 (files written without one). */
+enum { DUET__WORKLOAD_ROOT_OPTIONAL = 1 };
+/**
+ * Read the members strictly: a known collective and dtype, m, n, k, mc and nc integers in [0,
+ * 2^40], world in [1, 1024], root in [0, 1023], then duet_workload_validate(). Other keys are the
+ * caller's. `where` names the object in messages: DUET_ERR_PARSE with "<where>.<key>: <why>" (or
+ * "<where>: <why>" for the workload's rules). wl_p is written only on success.
+ */
+duet_status_t duet__workload_from_json(const struct cJSON *o, const char *where, int flags, struct duet_workload *wl_p);
 
 #endif /* DUET_MODEL_INTERNAL_H */

@@ -9,6 +9,11 @@
 #include "duet/model.h"
 #include "model/internal.h"
 
+int64_t duet_plan_gemm_concurrent(const duet_plan_t *plan)
+{
+    return plan->gemm_home_ctas > 0 ? plan->gemm_home_ctas : plan->gemm_ctas;
+}
+
 int32_t duet_plan_critical_rank(const duet_workload_t *wl)
 {
     return wl->coll == DUET_COLL_BROADCAST ? wl->root : 0;

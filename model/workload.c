@@ -40,7 +40,11 @@ static duet_status_t duet__parse_name(const char *s, const char *const *names, i
         strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
         strncat(list, names[i], sizeof(list) - strlen(list) - 1);
     }
-    return duet__error(DUET_ERR_INVALID_ARG, "unknown %s '%s' (one of: %s)", what, s ? s : "", list);
+    int near = s != NULL ? duet__nearest_name(s, names, (size_t)n) : -1;
+    if (near >= 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "unknown %s '%s' (did you mean %s? one of: %s)", what, duet__q(s),
+                           names[near], list);
+    return duet__error(DUET_ERR_INVALID_ARG, "unknown %s '%s' (one of: %s)", what, s ? duet__q(s) : "", list);
 }
 
 duet_status_t duet_collective_parse(const char *s, int32_t *coll_p)

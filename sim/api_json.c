@@ -12,6 +12,7 @@
 #include "base/base.h"
 #include "model/internal.h"
 #include "sim/internal.h"
+#include "sim/request.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Ranks and ties                                                                              */
@@ -43,15 +44,7 @@ double duet_gemm_tflops(const duet_workload_t *wl, double gemm_s)
 
 void duet__workload_cjson(cJSON *o, const duet_workload_t *wl)
 {
-    cJSON_AddStringToObject(o, "collective", duet_collective_name(wl->coll));
-    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(wl->dtype));
-    cJSON_AddNumberToObject(o, "m", (double)wl->m);
-    cJSON_AddNumberToObject(o, "n", (double)wl->n);
-    cJSON_AddNumberToObject(o, "k", (double)wl->k);
-    cJSON_AddNumberToObject(o, "mc", (double)wl->mc);
-    cJSON_AddNumberToObject(o, "nc", (double)wl->nc);
-    cJSON_AddNumberToObject(o, "world", wl->world);
-    cJSON_AddNumberToObject(o, "root", wl->root);
+    (void)duet__workload_to_cjson(o, wl); /* cJSON's failures show as a missing member, as below */
     cJSON_AddNumberToObject(o, "comm_bytes", duet_coll_bytes(wl));
     cJSON_AddNumberToObject(o, "busbw_factor", duet_coll_busbw_factor(wl->coll, wl->world));
 }
@@ -211,7 +204,7 @@ cJSON *duet__plan_cjson(const duet_hw_t *hw, const duet_plan_t *p)
 {
     duet_gemm_cost_t gc;
     duet_comm_cost_t cc;
-    int64_t active = p->cfg.mode == DUET_MODE_FUSED ? p->cfg.num_wgs : p->cfg.gemm_wgs;
+    int64_t active = duet_plan_gemm_concurrent(p);
     memset(&gc, 0, sizeof(gc));
     memset(&cc, 0, sizeof(cc));
     (void)duet_cost_gemm_tile_kind(hw, p, active, 0, &gc); /* stream-K: a whole C tile */
@@ -329,115 +322,101 @@ static duet_status_t duet__req_str(const cJSON *o, const char *key, const char *
 }
 
 /* The profile: a built-in name or file path (string), or a profile object; default h200. */
-static duet_status_t duet__req_hw(const cJSON *req, duet_hw_t *hw)
+static duet_status_t duet__req_hw(const cJSON *req, duet__request_t *r)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "hw");
+    r->hw_given = 1;
     if (v == NULL || cJSON_IsString(v))
-        return duet_hw_load(v ? v->valuestring : "h200", hw);
+        return duet_hw_load(v ? v->valuestring : "h200", &r->hw);
     if (!cJSON_IsObject(v))
         return duet__error(DUET_ERR_PARSE, "request.hw: must be a profile name or a profile object");
     char *text = cJSON_PrintUnformatted(v);
     if (text == NULL)
         return duet__error(DUET_ERR_NO_MEMORY, "request.hw: cannot print the profile");
-    duet_status_t st = duet_hw_from_json(text, "request.hw", hw);
+    duet_status_t st = duet_hw_from_json(text, "request.hw", &r->hw);
     cJSON_free(text);
     return st;
 }
 
-/* The workload, with the CLI's defaults: world 2 with a collective; comm_bytes instead of mc x nc. */
-static duet_status_t duet__req_workload(const cJSON *req, duet_workload_t *wl_p)
+/* An optional integer member in [lo, hi] into an int32_t; absent leaves *v as it is. */
+static duet_status_t duet__req_i32(const cJSON *o, const char *key, int64_t lo, int64_t hi, int32_t *v)
 {
-    duet_workload_t wl = duet_workload_empty();
+    int64_t x = *v;
+    DUET_CHECK(duet__req_int(o, key, lo, hi, &x));
+    *v = (int32_t)x;
+    return DUET_OK;
+}
+
+/* The workload's members, as given (the request's rules complete it). */
+static duet_status_t duet__req_workload(const cJSON *req, duet__request_t *r)
+{
+    duet_workload_t *wl = &r->wl;
     const char *s;
-    int64_t v;
     DUET_CHECK(duet__req_str(req, "collective", &s));
     if (s != NULL)
-        DUET_CHECK(duet_collective_parse(s, &wl.coll));
+        DUET_CHECK(duet_collective_parse(s, &wl->coll));
+    r->have_coll = wl->coll != DUET_COLL_NONE;
     DUET_CHECK(duet__req_str(req, "dtype", &s));
     if (s != NULL)
-        DUET_CHECK(duet_dtype_parse(s, &wl.dtype));
+        DUET_CHECK(duet_dtype_parse(s, &wl->dtype));
     const int64_t big = INT64_C(1) << 40;
-    DUET_CHECK(duet__req_int(req, "m", 0, big, &wl.m));
-    DUET_CHECK(duet__req_int(req, "n", 0, big, &wl.n));
-    DUET_CHECK(duet__req_int(req, "k", 0, big, &wl.k));
-    DUET_CHECK(duet__req_int(req, "mc", 0, big, &wl.mc));
-    DUET_CHECK(duet__req_int(req, "nc", 0, big, &wl.nc));
-    v = wl.coll != DUET_COLL_NONE ? 2 : 1;
-    DUET_CHECK(duet__req_int(req, "world", 1, 1024, &v));
-    wl.world = (int32_t)v;
-    v = 0;
-    DUET_CHECK(duet__req_int(req, "root", 0, 1023, &v));
-    wl.root = (int32_t)v;
-    v = 0;
-    DUET_CHECK(duet__req_int(req, "comm_bytes", 0, INT64_MAX, &v));
-    if (v > 0) {
-        if (wl.mc != 0 || wl.nc != 0)
-            return duet__error(DUET_ERR_INVALID_ARG, "request: give mc and nc, or comm_bytes, not both");
-        DUET_CHECK(duet_workload_set_comm_bytes(&wl, v));
-    }
-    DUET_CHECK(duet_workload_validate(&wl));
-    *wl_p = wl;
-    return DUET_OK;
+    DUET_CHECK(duet__req_int(req, "m", 0, big, &wl->m));
+    DUET_CHECK(duet__req_int(req, "n", 0, big, &wl->n));
+    DUET_CHECK(duet__req_int(req, "k", 0, big, &wl->k));
+    DUET_CHECK(duet__req_int(req, "mc", 0, big, &wl->mc));
+    DUET_CHECK(duet__req_int(req, "nc", 0, big, &wl->nc));
+    r->have_gemm = wl->m != 0 || wl->n != 0 || wl->k != 0;
+    r->have_comm = wl->mc != 0 || wl->nc != 0;
+    r->have_world = cJSON_GetObjectItemCaseSensitive(req, "world") != NULL;
+    DUET_CHECK(duet__req_i32(req, "world", 1, 1024, &wl->world));
+    DUET_CHECK(duet__req_i32(req, "root", 0, 1023, &wl->root));
+    return duet__req_int(req, "comm_bytes", 0, INT64_MAX, &r->comm_bytes);
 }
 
-/* The configuration: the static default of its mode, with the members the request gives. */
-static duet_status_t duet__req_config(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl,
-                                      duet_config_t *cfg_p)
+/* The configuration's members, as given (the request's rules complete it from the static default). */
+static duet_status_t duet__req_config(const cJSON *req, duet__request_t *r)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(req, "config");
-    int32_t mode = DUET_MODE_FUSED;
     const char *s = NULL;
-    if (o != NULL && !cJSON_IsObject(o))
+    DUET_CHECK(duet__req_i32(req, "rank", 0, 1023, &r->rank));
+    if (o == NULL)
+        return DUET_OK;
+    if (!cJSON_IsObject(o))
         return duet__error(DUET_ERR_PARSE, "request.config: must be an object");
-    if (o != NULL) {
-        size_t n_keys;
-        const char *const *keys = duet__config_key_names(&n_keys);
-        DUET_CHECK(duet__json_known_members(o, keys, n_keys, "request.config"));
-    }
-    if (o != NULL)
-        DUET_CHECK(duet__req_str(o, "mode", &s));
+    size_t n_keys;
+    const char *const *keys = duet__config_key_names(&n_keys);
+    DUET_CHECK(duet__json_known_members(o, keys, n_keys, "request.config"));
+    DUET_CHECK(duet__req_str(o, "mode", &s));
     if (s != NULL)
-        DUET_CHECK(duet_mode_parse(s, &mode));
-    duet_config_t cfg = duet_config_default(hw, mode);
-    int64_t num = -1, gemm = -1, comm = -1, v;
-    if (o != NULL) {
-        DUET_CHECK(duet__req_int(o, "num_wgs", 1, 1 << 20, &num));
-        DUET_CHECK(duet__req_int(o, "gemm_wgs", 0, 1 << 20, &gemm));
-        DUET_CHECK(duet__req_int(o, "comm_wgs", 0, 1 << 20, &comm));
-        DUET_CHECK(duet__req_str(o, "tile", &s));
-        if (s != NULL)
-            DUET_CHECK(duet_tile_parse(s, &cfg.tile));
-        DUET_CHECK(duet__req_str(o, "comm_tile", &s));
-        if (s != NULL) {
-            int64_t d[2];
-            if (duet_dims_parse(s, 2, 1 << 20, d) < 0)
-                return duet__error(DUET_ERR_PARSE, "request.config.comm_tile: '%s' is not CMxCN", duet__q(s));
-            cfg.cm = (int32_t)d[0];
-            cfg.cn = (int32_t)d[1];
-        }
-        v = cfg.group_m;
-        DUET_CHECK(duet__req_int(o, "group_m", 1, 64, &v));
-        cfg.group_m = (int32_t)v;
-        v = cfg.split_k > 0 ? cfg.split_k : 1;
-        DUET_CHECK(duet__req_int(o, "split_k", 1, DUET_MAX_SPLIT_K, &v));
-        cfg.split_k = (int32_t)v;
+        DUET_CHECK(duet_mode_parse(s, &r->mode));
+    DUET_CHECK(duet__req_i32(o, "num_wgs", 1, 1 << 20, &r->num_wgs));
+    DUET_CHECK(duet__req_i32(o, "gemm_wgs", 0, 1 << 20, &r->gemm_wgs));
+    DUET_CHECK(duet__req_i32(o, "comm_wgs", 0, 1 << 20, &r->comm_wgs));
+    DUET_CHECK(duet__req_str(o, "tile", &s));
+    if (s != NULL && (r->have_tile = 1))
+        DUET_CHECK(duet_tile_parse(s, &r->tile));
+    DUET_CHECK(duet__req_str(o, "comm_tile", &s));
+    if (s != NULL) {
+        int64_t d[2];
+        if (duet_dims_parse(s, 2, 1 << 20, d) < 0)
+            return duet__error(DUET_ERR_PARSE, "request.config.comm_tile: '%s' is not CMxCN", duet__q(s));
+        r->cm = (int32_t)d[0];
+        r->cn = (int32_t)d[1];
     }
-    DUET_CHECK(duet_config_complete_split(&cfg, hw, (int32_t)num, (int32_t)gemm, (int32_t)comm));
-    DUET_CHECK(duet_config_validate(&cfg, wl, hw));
-    *cfg_p = cfg;
-    return DUET_OK;
+    DUET_CHECK(duet__req_i32(o, "group_m", 1, 64, &r->group_m));
+    return duet__req_i32(o, "split_k", 1, DUET_MAX_SPLIT_K, &r->split_k);
 }
 
-/* The sweep's parameters: modes, tiles, split_step, split_ks, policy (as duet predict's flags). */
-static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, int64_t *top, int32_t *emit,
-                                     duet_stack_versions_t *ver)
+/* "modes", "tiles", "split_ks": the sweep's lists. */
+static duet_status_t duet__req_lists(const cJSON *req, duet__request_t *r)
 {
+    duet_sweep_params_t *sp = &r->sp;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(req, "modes"), *e;
-    const char *s;
     if (a != NULL) {
         if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) == 0)
             return duet__error(DUET_ERR_PARSE, "request.modes: must be a list of mode names");
         sp->modes = 0;
+        r->modes_given = 1;
         cJSON_ArrayForEach(e, a)
         {
             int32_t m;
@@ -458,35 +437,47 @@ static duet_status_t duet__req_sweep(const cJSON *req, duet_sweep_params_t *sp, 
             DUET_CHECK(duet_tile_parse(e->valuestring, &sp->tiles[sp->n_tiles++]));
         }
     }
-    if ((a = cJSON_GetObjectItemCaseSensitive(req, "split_ks")) != NULL) {
-        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > DUET_SWEEP_MAX_SPLIT_KS)
-            return duet__error(DUET_ERR_PARSE, "request.split_ks: must be a list of 1 to %d integers",
-                               DUET_SWEEP_MAX_SPLIT_KS);
-        sp->n_split_ks = 0;
-        cJSON_ArrayForEach(e, a)
-        {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > DUET_MAX_SPLIT_K ||
-                e->valuedouble != (double)(int32_t)e->valuedouble)
-                return duet__error(DUET_ERR_PARSE, "request.split_ks: integers in [1, %d]", DUET_MAX_SPLIT_K);
-            sp->split_ks[sp->n_split_ks++] = (int32_t)e->valuedouble;
-        }
+    if ((a = cJSON_GetObjectItemCaseSensitive(req, "split_ks")) == NULL)
+        return DUET_OK;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > DUET_SWEEP_MAX_SPLIT_KS)
+        return duet__error(DUET_ERR_PARSE, "request.split_ks: must be a list of 1 to %d integers",
+                           DUET_SWEEP_MAX_SPLIT_KS);
+    sp->n_split_ks = 0;
+    cJSON_ArrayForEach(e, a)
+    {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > DUET_MAX_SPLIT_K ||
+            e->valuedouble != (double)(int32_t)e->valuedouble)
+            return duet__error(DUET_ERR_PARSE, "request.split_ks: integers in [1, %d]", DUET_MAX_SPLIT_K);
+        sp->split_ks[sp->n_split_ks++] = (int32_t)e->valuedouble;
     }
-    int64_t v = 1;
-    DUET_CHECK(duet__req_int(req, "split_step", 1, 4096, &v));
-    sp->split_step = (int32_t)v;
-    DUET_CHECK(duet__req_int(req, "top", 0, INT64_C(1) << 30, top));
-    /* The caller's bound on the sweep's work, at most the library's own (DUET_SWEEP_MAX_EVENTS). */
-    v = 0;
-    DUET_CHECK(duet__req_int(req, "max_events", 1, DUET_SWEEP_MAX_EVENTS, &v));
-    sp->max_events = v;
+    return DUET_OK;
+}
+
+/* The policy (simulate and predict). */
+static duet_status_t duet__req_policy(const cJSON *req, duet__request_t *r)
+{
+    const char *s;
     DUET_CHECK(duet__req_str(req, "policy", &s));
-    if (s != NULL && (sp->policy = duet_sim_policy_find(s)) == NULL)
+    if (s != NULL && (r->sp.policy = duet_sim_policy_find(s)) == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));
+    return DUET_OK;
+}
+
+/* The sweep's other members: split_step, top, max_events, emit and the stack's versions. */
+static duet_status_t duet__req_sweep(const cJSON *req, duet__request_t *r)
+{
+    duet_sweep_params_t *sp = &r->sp;
+    const char *s;
+    DUET_CHECK(duet__req_lists(req, r));
+    DUET_CHECK(duet__req_i32(req, "split_step", 1, 4096, &sp->split_step));
+    DUET_CHECK(duet__req_int(req, "top", 0, INT64_C(1) << 30, &r->top));
+    /* The caller's bound on the sweep's work, at most the library's own (DUET_SWEEP_MAX_EVENTS). */
+    DUET_CHECK(duet__req_int(req, "max_events", 1, DUET_SWEEP_MAX_EVENTS, &sp->max_events));
     DUET_CHECK(duet__req_str(req, "emit", &s));
     if (s != NULL)
-        DUET_CHECK(duet_stack_parse(s, emit));
+        DUET_CHECK(duet_stack_parse(s, &r->emit));
     static const char *const vkeys[] = {"nccl_version", "rccl_version", "hipblaslt_version"};
-    int32_t *vals[] = {&ver->nccl, &ver->rccl, &ver->hipblaslt};
+    int32_t *vals[] = {&r->ver.nccl, &r->ver.rccl, &r->ver.hipblaslt};
     for (int i = 0; i < 3; i++) {
         DUET_CHECK(duet__req_str(req, vkeys[i], &s));
         if (s != NULL && duet_version_parse(s, vals[i]) < 0)
@@ -525,89 +516,100 @@ duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const d
 }
 
 /* "running_vendor": {"gemm_sms": G, "comm_ctas": C}, the vendor split the caller runs (C optional). */
-static duet_status_t duet__req_running(const cJSON *req, const duet_hw_t *hw, int32_t *g, int32_t *c)
+static duet_status_t duet__req_running(const cJSON *req, duet__request_t *r)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(req, "running_vendor");
-    *g = 0;
-    *c = -1;
     if (o == NULL)
         return DUET_OK;
     if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, "gemm_sms") == NULL)
         return duet__error(DUET_ERR_PARSE, "request.running_vendor: must be an object with gemm_sms (and comm_ctas)");
-    int64_t v = 0, w = -1;
-    DUET_CHECK(duet__json_member_int(o, "gemm_sms", 1, hw->n_sms, "request.running_vendor", &v));
-    DUET_CHECK(duet__req_int(o, "comm_ctas", 0, 1 << 20, &w));
-    *g = (int32_t)v;
-    *c = (int32_t)w;
+    int64_t v = 0;
+    DUET_CHECK(duet__json_member_int(o, "gemm_sms", 1, r->hw.n_sms, "request.running_vendor", &v));
+    r->run_gemm_sms = (int32_t)v;
+    return duet__req_i32(o, "comm_ctas", 0, 1 << 20, &r->run_comm_ctas);
+}
+
+/* Plan or simulate a resolved request: the plan of its configuration, the library's kernel in vendor mode. */
+static duet_status_t duet__api_simulate_or_plan(const duet__request_t *r, cJSON **out_p)
+{
+    duet_plan_t plan;
+    DUET_CHECK(duet_plan_build(&r->wl, &r->cfg, r->rank, &plan));
+    DUET_CHECK(duet_plan_vendor_kernel(&r->hw, NULL, &plan)); /* vendor mode: the library's kernel */
+    if (r->op == DUET__OP_PLAN) {
+        *out_p = duet__plan_cjson(&r->hw, &plan);
+        return DUET_OK;
+    }
+    duet_sim_ws_t *ws = NULL;
+    duet_sim_result_t res;
+    DUET_CHECK(duet_sim_ws_create(&ws));
+    duet_status_t st = duet_sim_run(ws, r->sp.policy, &r->hw, &plan, NULL, &res);
+    if (st >= 0)
+        *out_p = duet__simulate_cjson(&r->hw, &r->wl, &plan.cfg, r->sp.policy, &res);
+    duet_sim_ws_destroy(ws);
+    return st;
+}
+
+/* Fill a request from the JSON object (its op already read), resolve it and answer it. */
+static duet_status_t duet__api_answer(const cJSON *req, duet__request_t *r, cJSON **out_p)
+{
+    DUET_CHECK(duet__req_workload(req, r));
+    DUET_CHECK(duet__req_policy(req, r));
+    if (r->op == DUET__OP_PREDICT) {
+        DUET_CHECK(duet__req_sweep(req, r));
+        DUET_CHECK(duet__req_running(req, r));
+    } else {
+        DUET_CHECK(duet__req_config(req, r));
+    }
+    DUET_CHECK(duet__request_resolve(r));
+    if (r->op != DUET__OP_PREDICT)
+        return duet__api_simulate_or_plan(r, out_p);
+    duet__predicted_t *p = malloc(sizeof(*p));
+    if (p == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "duet_predict_json: out of memory");
+    duet_status_t st = duet__request_predict(r, p);
+    if (st >= 0) {
+        *out_p = duet__request_predict_cjson(r, p);
+        duet__predicted_free(p);
+    }
+    free(p);
+    return st;
+}
+
+/* The operation a request names: hw, plan, simulate or predict (-1: hw). */
+static duet_status_t duet__req_op(const cJSON *req, int32_t *op)
+{
+    static const char *const names[] = {"plan", "simulate", "predict"};
+    const char *s = "predict";
+    DUET_CHECK(duet__req_str(req, "op", &s));
+    if (s == NULL)
+        s = "predict";
+    *op = -1;
+    for (int32_t i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0)
+            *op = i;
+    if (*op < 0 && strcmp(s, "hw") != 0)
+        return duet__error(DUET_ERR_INVALID_ARG, "request.op: '%s' is not hw, plan, simulate or predict", duet__q(s));
     return DUET_OK;
 }
 
-static duet_status_t duet__api_predict(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl, cJSON **out_p)
+/* The answer to a request object. */
+static duet_status_t duet__api_request(const cJSON *req, duet__request_t *r, cJSON **out_p)
 {
-    duet_sweep_params_t sp = duet_sweep_default_params();
-    int64_t top = 10;
-    int32_t emit = -1, run_g, run_c;
-    duet_stack_versions_t ver = duet_stack_versions_default();
-    duet_stack_limits_t lim;
-    DUET_CHECK(duet__req_sweep(req, &sp, &top, &emit, &ver));
-    DUET_CHECK(duet__predict_emit_setup(emit, hw, &ver, &sp, &lim));
-    DUET_CHECK(duet__req_running(req, hw, &run_g, &run_c));
-    duet_sim_ws_t *ws = NULL;
-    duet_sweep_result_t res;
-    duet_decision_t dec;
-    DUET_CHECK(duet_sim_ws_create(&ws));
-    /* The two-phase sweep, unless the safe choice is a vendor split you run: it may be slower than the
-     * static default, and the pick any configuration faster than it. */
-    sp.top = top > 0 && top <= DUET_SWEEP_TOP_MAX && run_g == 0 ? (int32_t)top : 0;
-    duet_status_t st = duet_sweep_run(ws, hw, wl, &sp, &res);
-    if (st < 0) {
-        duet_sim_ws_destroy(ws);
-        return st;
-    }
-    st = duet__predict_decide(ws, hw, wl, &sp, &res, run_g, run_c, &dec);
-    duet_sim_ws_destroy(ws);
-    if (st < 0) {
-        duet_sweep_result_free(&res);
-        return st;
-    }
-    char settings[4096];
-    st = duet__predict_emit_text(emit, hw, &ver, wl, &res, settings, sizeof(settings));
-    if (st >= 0) {
-        size_t shown = top == 0 || (size_t)top > res.n ? res.n : (size_t)top;
-        *out_p = duet__predict_cjson(hw, wl, &sp, &res, &dec, shown, emit, emit >= 0 ? &lim : NULL, settings);
-    }
-    duet_decision_free(&dec);
-    duet_sweep_result_free(&res);
-    return st;
-}
-
-static duet_status_t duet__api_simulate_or_plan(const cJSON *req, const duet_hw_t *hw, const duet_workload_t *wl,
-                                                int simulate, cJSON **out_p)
-{
-    duet_config_t cfg;
-    DUET_CHECK(duet__req_config(req, hw, wl, &cfg));
-    int64_t rank = duet_plan_critical_rank(wl);
-    DUET_CHECK(duet__req_int(req, "rank", 0, wl->world - 1, &rank));
-    duet_plan_t plan;
-    DUET_CHECK(duet_plan_build(wl, &cfg, (int32_t)rank, &plan));
-    DUET_CHECK(duet_plan_vendor_kernel(hw, NULL, &plan)); /* vendor mode: the library's kernel */
-    if (!simulate) {
-        *out_p = duet__plan_cjson(hw, &plan);
-        return DUET_OK;
-    }
-    const char *s;
-    const duet_sim_policy_ops_t *policy = &duet_sim_policy_fluid;
-    DUET_CHECK(duet__req_str(req, "policy", &s));
-    if (s != NULL && (policy = duet_sim_policy_find(s)) == NULL)
-        return duet__error(DUET_ERR_INVALID_ARG, "request.policy: '%s' is not fluid or frozen", duet__q(s));
-    duet_sim_ws_t *ws = NULL;
-    duet_sim_result_t r;
-    DUET_CHECK(duet_sim_ws_create(&ws));
-    duet_status_t st = duet_sim_run(ws, policy, hw, &plan, NULL, &r);
-    if (st >= 0)
-        *out_p = duet__simulate_cjson(hw, wl, &cfg, policy, &r);
-    duet_sim_ws_destroy(ws);
-    return st;
+    int32_t op;
+    if (!cJSON_IsObject(req))
+        return duet__error(DUET_ERR_PARSE, "request: must be a JSON object");
+    DUET_CHECK(duet__json_known_members(req, duet__req_members,
+                                        sizeof(duet__req_members) / sizeof(duet__req_members[0]), "request"));
+    DUET_CHECK(duet__req_op(req, &op));
+    duet__request_init(r, op < 0 ? DUET__OP_PREDICT : op, 0);
+    DUET_CHECK(duet__req_hw(req, r));
+    if (op >= 0)
+        return duet__api_answer(req, r, out_p);
+    char *text = NULL;
+    DUET_CHECK(duet_hw_to_json(&r->hw, &text));
+    *out_p = cJSON_Parse(text);
+    free(text);
+    return DUET_OK;
 }
 
 duet_status_t duet_predict_json(const char *request_json, char **response_json_p)
@@ -617,51 +619,23 @@ duet_status_t duet_predict_json(const char *request_json, char **response_json_p
     cJSON *req = duet__json_parse(request_json, strlen(request_json), "request", 1);
     if (req == NULL)
         return duet__last_status(); /* malformed, or out of memory */
-    duet_status_t st = DUET_OK;
     cJSON *out = NULL;
-    const char *op = "predict";
-    duet_hw_t hw;
-    duet_workload_t wl;
-    if (!cJSON_IsObject(req)) {
-        st = duet__error(DUET_ERR_PARSE, "request: must be a JSON object");
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__json_known_members(req, duet__req_members,
-                                             sizeof(duet__req_members) / sizeof(duet__req_members[0]), "request"),
-                    st, done);
-    DUET_CHECK_GOTO(duet__req_str(req, "op", &op), st, done);
-    if (op == NULL)
-        op = "predict";
-    DUET_CHECK_GOTO(duet__req_hw(req, &hw), st, done);
-    if (strcmp(op, "hw") == 0) {
-        char *text = NULL;
-        DUET_CHECK_GOTO(duet_hw_to_json(&hw, &text), st, done);
-        out = cJSON_Parse(text);
-        free(text);
-        goto done;
-    }
-    if (strcmp(op, "predict") != 0 && strcmp(op, "simulate") != 0 && strcmp(op, "plan") != 0) {
-        st = duet__error(DUET_ERR_INVALID_ARG, "request.op: '%s' is not hw, plan, simulate or predict", duet__q(op));
-        goto done;
-    }
-    DUET_CHECK_GOTO(duet__req_workload(req, &wl), st, done);
-    if (strcmp(op, "predict") == 0)
-        st = duet__api_predict(req, &hw, &wl, &out);
-    else
-        st = duet__api_simulate_or_plan(req, &hw, &wl, strcmp(op, "simulate") == 0, &out);
-done:
+    duet__request_t *r = malloc(sizeof(*r));
+    duet_status_t st = r != NULL ? duet__api_request(req, r, &out)
+                                 : duet__error(DUET_ERR_NO_MEMORY, "duet_predict_json: out of memory");
+    free(r);
     cJSON_Delete(req);
-    if (st >= 0) {
-        char *text = out != NULL ? cJSON_Print(out) : NULL;
+    if (st < 0) {
         cJSON_Delete(out);
-        if (text == NULL)
-            return duet__error(DUET_ERR_NO_MEMORY, "duet_predict_json: cannot print the response");
-        /* The caller frees with duet_json_free(), which frees with the allocator that made it. */
-        *response_json_p = text;
-        return DUET_OK;
+        return st;
     }
+    char *text = out != NULL ? cJSON_Print(out) : NULL;
     cJSON_Delete(out);
-    return st;
+    if (text == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "duet_predict_json: cannot print the response");
+    /* The caller frees with duet_json_free(), which frees with the allocator that made it. */
+    *response_json_p = text;
+    return DUET_OK;
 }
 
 void duet_json_free(char *json)

@@ -256,26 +256,20 @@ static void duet__solve(duet__fluid_t *F)
             gemm_running += c->k;
         }
     }
-    /* Remote loads queue behind the L2 and fabric traffic of the GEMM tiles running beside them:
-     * the pull part of a comm tile (t_pull of t_tile) stretches by rtt_gemm_stretch per SM's
-     * worth of running GEMM CTAs, which caps the comm tiles' speed. */
-    double comm_bound = 1.0;
-    if (gemm_running > 0 && F->t_pull_comm > 0) {
-        double stretch = F->hw->rtt_gemm_stretch * gemm_running / F->hw->n_sms;
-        comm_bound = F->t_tile[DUET_QUEUE_COMM] / (F->t_tile[DUET_QUEUE_COMM] + F->t_pull_comm * stretch);
-    }
+    /* The comm tiles' speed beside the running GEMM tiles (their remote loads wait behind the
+     * GEMM's traffic; model/cost.c prices it). */
+    double comm_bound = duet_cost_comm_beside_gemm(F->hw, F->t_tile[DUET_QUEUE_COMM], F->t_pull_comm, gemm_running);
     duet__maxmin_t mm;
     mm.n_cons = R_COUNT;
     mm.cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
     mm.cap[R_IN] = duet_cost_link_capacity(F->hw, f_in, F->peers_in);
     mm.cap[R_HBM] = F->hw->hbm_gbs * 1e9;
-    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots. The
-     * co-resident comm CTAs were spread evenly over the SMs shared at launch, and stay there when
-     * a GEMM CTA exits: each remaining GEMM tile still has comm_on_shared / shared_sms0 beside
-     * it (dividing by the SMs still shared would crowd the exited SMs' comm CTAs onto them). */
-    double shared_bound = 1.0;
-    if (F->shared_sms > 0 && comm_on_shared > 0)
-        shared_bound = 1.0 / (1.0 + F->hw->comm_sm_share * comm_on_shared / F->shared_sms0);
+    /* A GEMM tile on an SM where comm CTAs run gives up their share of its issue slots
+     * (model/cost.c). The co-resident comm CTAs were spread evenly over the SMs shared at launch,
+     * and stay there when a GEMM CTA exits: each remaining GEMM tile still has comm_on_shared /
+     * shared_sms0 beside it (dividing by the SMs still shared would crowd the exited SMs' comm CTAs
+     * onto them). */
+    double shared_bound = F->shared_sms > 0 ? duet_cost_gemm_beside_comm(F->hw, comm_on_shared, F->shared_sms0) : 1.0;
 
     mm.var = ws->mm_var;
     mm.n_var = 0;
@@ -357,9 +351,7 @@ static void duet__prices(duet__fluid_t *F)
     F->part_from = p->gemm.split_from > 0 ? p->gemm.split_from : INT64_MAX;
     if (p->gemm.tiles > 0) {
         duet_gemm_cost_t gc;
-        /* The GEMM tiles that run at once: the GEMM-home CTAs, or if none, the CTAs that steal
-         * them. */
-        int64_t active = p->gemm_home_ctas > 0 ? p->gemm_home_ctas : p->gemm_ctas;
+        int64_t active = duet_plan_gemm_concurrent(p);
         duet_cost_gemm_tile_kind(hw, p, active, 0, &gc);
         F->t_tile[DUET_QUEUE_GEMM] = gc.t_sm;
         F->use[DUET_QUEUE_GEMM][R_HBM] = gc.hbm_bytes / gc.t_sm;

@@ -188,7 +188,7 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
     int peers = 1;
     const double ng = (double)plan->gemm.tiles, nc = (double)plan->comm.queue_len;
     if (ng > 0) {
-        int64_t active = plan->gemm_home_ctas > 0 ? plan->gemm_home_ctas : plan->gemm_ctas;
+        int64_t active = duet_plan_gemm_concurrent(plan);
         int vendor = plan->kernel[DUET_KERNEL_GEMM].role == DUET_ROLE_VENDOR;
         double deq = vendor ? 0.0 : hw->dequeue_gemm_us * us;
         /* Stream-K: the whole C tiles before split_from and the K parts after it, each at its own
@@ -373,7 +373,7 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
     if (p.top < 0 || p.top > DUET_SWEEP_TOP_MAX)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: top %d is outside [0, %d]", (int)p.top, DUET_SWEEP_TOP_MAX);
     if (duet_sim_policy_is_frozen(p.policy) && (p.modes & ~(1u << DUET_MODE_FUSED)))
-        return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (use --mode fused)");
+        return duet__error(DUET_ERR_UNSUPPORTED, "policy frozen models fused mode only (ask for fused mode alone)");
     /* Tiles: the given list (each once), else every supported tile that fits the profile's shared
      * memory and keeps the GEMM queue within DUET_MAX_GEMM_TILES (a small tile on a large GEMM may
      * not). */

@@ -1,13 +1,15 @@
 #!/bin/sh
 # make check-install (part of make test): install duet into a temporary prefix and use it as a user
 # would, through pkg-config only. Checks
-#   - the shared library's soname is libduet.so.MAJOR (include/duet/version.h) and it exports only the
-#     public API (no duet__ internals), with libduet.so.MAJOR and libduet.so links beside it;
+#   - the shared library's soname is libduet.so.SOVERSION (MAJOR, or 0.MINOR while MAJOR is 0, from
+#     include/duet/version.h; docs/abi.md) and it exports only the public API (no duet__ internals),
+#     with libduet.so.SOVERSION and libduet.so links beside it;
 #   - the installed `duet --version` and `pkg-config --modversion duet` are the header's version;
-#   - examples/predict.c builds against the prefix with examples/Makefile (PKG_CONFIG_PATH), with the
-#     documented one-liner, and statically against libduet.a with `pkg-config --static --libs`; each
-#     runs, loads the installed library, and predicts a positive makespan no worse than the static
-#     default's, equal (to 1e-6) to what the installed CLI's `duet predict` ranks first;
+#   - examples/predict.c builds against the prefix with examples/Makefile (PKG_CONFIG_PATH), with
+#     README.md's one-liner as printed there, and statically against libduet.a with `pkg-config
+#     --static --libs`; each runs with no LD_LIBRARY_PATH (duet.pc puts libdir in the run path), loads
+#     the installed library, and predicts a positive makespan no worse than the static default's, equal
+#     (to 1e-6) to what the installed CLI's `duet predict` ranks first;
 #   - DESTDIR stages the same tree under another root with duet.pc naming the final prefix.
 # Environment: MAKE (default make), CC (default cc), PKG_CONFIG (default pkg-config).
 set -eu
@@ -24,7 +26,7 @@ command -v "$PKG_CONFIG" >/dev/null 2>&1 || fail "needs pkg-config ($PKG_CONFIG)
 
 part() { sed -n "s/^#define DUET_VERSION_$1 \([0-9][0-9]*\).*/\1/p" include/duet/version.h; }
 version="$(part MAJOR).$(part MINOR).$(part PATCH)"
-soname="libduet.so.$(part MAJOR)"
+if [ "$(part MAJOR)" = 0 ]; then soname="libduet.so.0.$(part MINOR)"; else soname="libduet.so.$(part MAJOR)"; fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/duet-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -67,12 +69,17 @@ pc_version=$("$PKG_CONFIG" --modversion duet)
     cat "$tmp/example.log" >&2
     fail "examples/Makefile failed against $prefix"
 }
-# shellcheck disable=SC2046 # pkg-config's output is a list of flags
-"$CC" -o "$tmp/predict-oneliner" examples/predict.c $("$PKG_CONFIG" --cflags --libs duet)
+# README.md's line, run as printed (with CC for cc and the output in $tmp).
+readme_line=$(grep -m1 '^cc -o predict examples/predict.c ' README.md) || fail "README.md has no 'cc -o predict examples/predict.c' line"
+CC="$CC" OUT="$tmp/predict-oneliner" sh -c "$(printf '%s\n' "$readme_line" | sed 's/^cc -o predict /"$CC" -o "$OUT" /')" ||
+    fail "README.md's line failed: $readme_line"
 # shellcheck disable=SC2046
 "$CC" -o "$tmp/predict-static" examples/predict.c $("$PKG_CONFIG" --cflags duet) "$prefix/lib/libduet.a" \
     $("$PKG_CONFIG" --static --libs duet | sed 's/-lduet\>//')
-ldd "$tmp/predict" | grep -q "$soname => $prefix/lib/$soname" || fail "examples' predict does not load $prefix/lib/$soname"
+for p in predict predict-oneliner; do
+    env -u LD_LIBRARY_PATH ldd "$tmp/$p" | grep -q "$soname => $prefix/lib/$soname" ||
+        fail "$p does not load $prefix/lib/$soname without LD_LIBRARY_PATH"
+done
 if ldd "$tmp/predict-static" | grep -q libduet; then fail "predict-static loads libduet.so"; fi
 
 set -- --hw h200 --collective all_gather --gemm 8192x8192x8192 --comm 4096x8192 --world 2 --dtype bf16
@@ -83,7 +90,7 @@ want=$("$prefix/bin/duet" predict "$@" --top 0 --json | sed -n 's/.*"pred_us":[[
 [ -n "$want" ] || fail "the installed duet predict printed no pred_us"
 want=$(awk -v us="$want" 'BEGIN { printf "%.9g", us / 1000 }')
 for p in predict predict-oneliner predict-static; do
-    LD_LIBRARY_PATH="$prefix/lib" "$tmp/$p" h200 >"$tmp/$p.out" 2>&1 || {
+    env -u LD_LIBRARY_PATH "$tmp/$p" h200 >"$tmp/$p.out" 2>&1 || {
         cat "$tmp/$p.out" >&2
         fail "$p failed"
     }
@@ -94,7 +101,7 @@ for p in predict predict-oneliner predict-static; do
         fail "$p: best makespan '$best' ms, default '$dflt' ms, duet predict's best '$want' ms"
 done
 echo "  INSTALL $soname ($nexp functions exported, no internals), duet $cli_version; examples/predict (shared," \
-    "one-liner, static) best $best ms = duet predict's $want ms, static default $dflt ms"
+    "README's one-liner, static; no LD_LIBRARY_PATH) best $best ms = duet predict's $want ms, static default $dflt ms"
 
 # DESTDIR: the same tree under a staging root; duet.pc names the final prefix.
 "$MAKE" --no-print-directory install DESTDIR="$tmp/stage" PREFIX=/opt/duet >"$tmp/stage.log" 2>&1 || {

@@ -17,6 +17,8 @@
 #              a program without MPI that starts duet through the file bootstrap, registers its own
 #              buffers and checks one GEMM + all_gather; each rank prints a line ending in OK
 #   sanitize   NVIDIA: compute-sanitizer memcheck and racecheck on the quick set at SAN_NP ranks
+#              (SAN_ONLY=split_k,stream_k: those sections only; racecheck takes minutes per wgmma
+#              kernel; SAN_LIMIT, default 300 s, each tool's limit)
 #              (default 1), then the canaries (a planted out-of-bounds write and a planted race,
 #              which the tools must report, so that their clean passes mean something)
 #   perf       the GPU tests' rough speeds (--perf); measuring properly is the bench
@@ -66,7 +68,7 @@
 # KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json") stay while they fit,
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
-# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, PROFILE (the --hw of bench,
+# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
 # collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
@@ -160,6 +162,13 @@ bindir() { # bindir NAME: the checkout of build NAME
     for v in $VARIANTS; do [ "${v%%=*}" = "$1" ] && echo "${v#*=}"; done
 }
 bin() { echo "$(bindir "$1")/$DUET"; }
+# json_out NAME FILE: build NAME's option for a JSON file: --json -o FILE, or --json FILE where the
+# variant is older than -o (an A/B against an earlier commit).
+json_out() {
+    if [ "$1" = B ] || [ "$1" = E ] || "$(bin "$1")" bench --help 2>&1 | grep -q -- '-o FILE'; then
+        printf -- '--json -o %s' "$2"
+    else printf -- '--json %s' "$2"; fi
+}
 # mpiw W [NAME]: the mpirun line of W ranks, for build NAME (E: with ENV_E in the ranks).
 mpiw() {
     if [ "${2:-}" = E ]; then
@@ -245,7 +254,7 @@ for step in "$@"; do
     info)
         {
             echo "commit $COMMIT"
-            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg)"
+            echo "device $GPU_NAME ($GPU_ARCH), tag $DEVICE_TAG, profile ${PROFILE:-by device}: $(hw_arg || echo "not built yet: duet's GPU commands pick it from the device's name")"
             uname -a
             case $GPU_VENDOR in
             nvidia)
@@ -330,8 +339,10 @@ for step in "$@"; do
         shares "$w"
         for tool in memcheck racecheck; do
             # shellcheck disable=SC2046
-            step_run "$tool" 300 $(mpiw "$w") compute-sanitizer --tool "$tool" --error-exitcode 99 \
-                "$TESTBIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000
+            # shellcheck disable=SC2046
+            step_run "$tool" "${SAN_LIMIT:-300}" $(mpiw "$w") compute-sanitizer --tool "$tool" --error-exitcode 99 \
+                "$TESTBIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000 --verbose \
+                $([ -n "${SAN_ONLY:-}" ] && printf -- '--only %s' "$SAN_ONLY")
         done
         # The canaries must be reported: a clean pass of a tool that sees nothing means nothing.
         for tool in memcheck racecheck; do
@@ -380,7 +391,7 @@ for step in "$@"; do
             [ "$RUNS" != B ] && base=gemm-$k-$n
             # shellcheck disable=SC2046,SC2086
             step_run "$base" 600 $(mpiw 1 "$n") "$(bin "$n")" bench --gemm-only ${GEMM_SHAPES:+--shapes "$GEMM_SHAPES"} \
-                $REPS ${GEMM_ARGS:-} --json -o "$OUT/$base.json"
+                $REPS ${GEMM_ARGS:-} $(json_out "$n" "$OUT/$base.json")
             stamp "$OUT/$base.json"
             record "$OUT/$base.json" gemm "duet bench --gemm-only ${GEMM_SHAPES:+--shapes $GEMM_SHAPES} $REPS ${GEMM_ARGS:-} (build $n)"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/$base.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"

@@ -44,6 +44,22 @@ static const char *const duet__tune_entry_times[2][2] = {{"measured_us", "pred_u
 static const char *const duet__tune_cand_times[2][4] = {{"pred_us", "us", "min_us", "max_us"},
                                                         {"pred_ms", "ms", "min_ms", "max_ms"}};
 
+/*
+ * A /1 object that also holds a time under its /2 name: a /1 writer never wrote those, so which
+ * value is meant is unknown and the object does not read (an upgrade leaves both, see
+ * duet__tune_rename, so that the first store into the file keeps it as it was).
+ */
+static duet_status_t duet__tune_v1_clash(const cJSON *o, const char *const *v2, const char *const *v1, int n,
+                                         const char *where)
+{
+    for (int i = 0; i < n; i++)
+        if (cJSON_GetObjectItemCaseSensitive(o, v2[i]) != NULL)
+            return duet__error(DUET_ERR_PARSE,
+                               "%s.%s: a duet-tuning/2 member in a duet-tuning/1 entry (whose time is %s)", where,
+                               v2[i], v1[i]);
+    return DUET_OK;
+}
+
 /* A time member of the file as us (NaN when absent or null): /2 holds us, /1 ms. */
 static double duet__tune_time_get(const cJSON *o, const char *key, int v1)
 {
@@ -213,11 +229,15 @@ static duet_status_t duet__tune_read_root(const duet_tune_db_t *db, cJSON **root
     return DUET_OK;
 }
 
-/* Rename member `from` of o to `to`, its number (if it is one) times `scale`. */
+/*
+ * Rename member `from` of o to `to`, its number (if it is one) times `scale`. Where o already has
+ * a member `to`, both are left as they are: the rename would write the name twice, which makes
+ * the whole entry bad and costs it at the store that upgrades the file (duet__tune_v1_clash).
+ */
 static duet_status_t duet__tune_rename(cJSON *o, const char *from, const char *to, double scale)
 {
     cJSON *it = cJSON_GetObjectItemCaseSensitive(o, from);
-    if (it == NULL)
+    if (it == NULL || cJSON_GetObjectItemCaseSensitive(o, to) != NULL)
         return DUET_OK;
     char *name = cJSON_malloc(strlen(to) + 1);
     if (name == NULL)
@@ -354,17 +374,9 @@ static cJSON *duet__tune_entry_to_json(const duet_tune_entry_t *e, int with_key)
     for (int32_t m = 0; m < DUET_MODE_COUNT; m++)
         if (e->modes & (1u << m))
             cJSON_AddItemToArray(modes, cJSON_CreateString(duet_mode_name(m)));
-    cJSON_AddStringToObject(o, "collective", duet_collective_name(e->wl.coll));
-    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(e->wl.dtype));
-    cJSON_AddNumberToObject(o, "m", (double)e->wl.m);
-    cJSON_AddNumberToObject(o, "n", (double)e->wl.n);
-    cJSON_AddNumberToObject(o, "k", (double)e->wl.k);
-    cJSON_AddNumberToObject(o, "mc", (double)e->wl.mc);
-    cJSON_AddNumberToObject(o, "nc", (double)e->wl.nc);
-    cJSON_AddNumberToObject(o, "world", e->wl.world);
-    cJSON_AddNumberToObject(o, "root", e->wl.root);
     cJSON_AddStringToObject(o, "tiles", e->tiles);
-    if (duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &e->cfg) < 0) {
+    if (duet__workload_to_cjson(o, &e->wl) < 0 ||
+        duet__config_to_cjson(cJSON_AddObjectToObject(o, "config"), &e->cfg) < 0) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -436,6 +448,8 @@ static duet_status_t duet__tune_outcome_from_json(const cJSON *co, const duet_wo
     int64_t v = 0;
     if (duet__tune_int_member(co, "model_rank", where, 0, 1e9, &v) == DUET_OK)
         c->model_rank = (int32_t)v;
+    if (v1)
+        DUET_CHECK(duet__tune_v1_clash(co, duet__tune_cand_times[0], duet__tune_cand_times[1], 4, where));
     c->pred_us = duet__tune_time_get(co, tk[0], v1);
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(co, "ok");
     if (!cJSON_IsBool(ok))
@@ -494,27 +508,12 @@ static duet_status_t duet__tune_entry_from_json(const cJSON *o, const char *key,
             return duet__error(DUET_ERR_PARSE, "%s.modes: fused or concurrent", where);
         e->modes |= 1u << m;
     }
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "collective");
-    if (!cJSON_IsString(s) || duet_collective_parse(s->valuestring, &e->wl.coll) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.collective: missing or unknown", where);
-    s = cJSON_GetObjectItemCaseSensitive(o, "dtype");
-    if (!cJSON_IsString(s) || duet_dtype_parse(s->valuestring, &e->wl.dtype) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s.dtype: missing or unknown", where);
-    double big = (double)(INT64_C(1) << 40);
-    DUET_CHECK(duet__tune_int_member(o, "m", where, 0, big, &e->wl.m));
-    DUET_CHECK(duet__tune_int_member(o, "n", where, 0, big, &e->wl.n));
-    DUET_CHECK(duet__tune_int_member(o, "k", where, 0, big, &e->wl.k));
-    DUET_CHECK(duet__tune_int_member(o, "mc", where, 0, big, &e->wl.mc));
-    DUET_CHECK(duet__tune_int_member(o, "nc", where, 0, big, &e->wl.nc));
-    DUET_CHECK(duet__tune_int_member(o, "world", where, 1, 1024, &v));
-    e->wl.world = (int32_t)v;
-    DUET_CHECK(duet__tune_int_member(o, "root", where, 0, 1023, &v));
-    e->wl.root = (int32_t)v;
-    if (duet_workload_validate(&e->wl) < 0)
-        return duet__error(DUET_ERR_PARSE, "%s: %s", where, duet_last_error());
+    DUET_CHECK(duet__workload_from_json(o, where, 0, &e->wl));
     char cw[DUET_TUNE_KEY_LEN + 48];
     snprintf(cw, sizeof(cw), "%s.config", where);
     DUET_CHECK(duet__config_from_json(cJSON_GetObjectItemCaseSensitive(o, "config"), &e->wl, cw, &e->cfg));
+    if (v1)
+        DUET_CHECK(duet__tune_v1_clash(o, duet__tune_entry_times[0], duet__tune_entry_times[1], 2, where));
     e->measured_us = duet__tune_time_get(o, tk[0], v1);
     e->pred_us = duet__tune_time_get(o, tk[1], v1);
     if (!(e->measured_us > 0) || !(e->measured_us <= DUET__TUNE_MAX_US))

@@ -443,20 +443,9 @@ static int report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_
     return rc;
 }
 
-int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const cli_outopt_t *bo)
+/* The random GEMM shapes of --random (no collective), in one element type. */
+static duet_status_t random_draw(const bench_random_opts_t *o, duet_workloads_t *wls)
 {
-    int rc = CLI_EXIT_OK;
-    duet_workloads_t wls = {NULL, 0};
-    duet_gemm_budget_row_t *rows = NULL;
-    double *scratch = NULL;
-    duet_sim_ws_t *ws = NULL;
-    int32_t sms_list[8];
-    const int32_t sms = e->gpu->sms;
-    for (int32_t b = 0; b < o->n_budgets; b++) {
-        sms_list[b] = budget_sms(o->budgets[b], sms);
-        if (sms_list[b] > sms || sms_list[b] > e->hw->n_sms)
-            return cli_usage_error("bench", "--sm-budgets: %d SMs, but the device has %d", (int)sms_list[b], (int)sms);
-    }
     duet_random_params_t rp = duet_random_default_params();
     rp.seed = o->seed;
     rp.min_dim = o->min_dim;
@@ -465,45 +454,39 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
     rp.skinny_max = rp.skinny_max < rp.min_dim ? rp.min_dim : rp.skinny_max > rp.max_dim ? rp.max_dim : rp.skinny_max;
     rp.dtypes = 1u << DUET_DTYPE_FP16; /* the element type is set below: the same shapes in each */
     rp.colls = 1u << DUET_COLL_NONE;
-    duet_status_t st = duet_workloads_random(&rp, o->n, &wls);
-    if (st < 0)
-        return cli_fail("bench", st);
-    const size_t ndt = o->both_dtypes ? 2 : 1, nr = wls.n * ndt * (size_t)o->n_budgets;
-    rows = calloc(nr, sizeof(*rows));
-    scratch = calloc(4 * nr, sizeof(double));
-    if (rows == NULL || scratch == NULL) {
-        rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate %zu rows", nr));
-        goto out;
-    }
-    if ((st = duet_sim_ws_create(&ws)) < 0) {
-        rc = cli_fail("bench", st);
-        goto out;
-    }
-    /* The candidates and the model's picks first: the time estimate, before any GPU work. */
-    double est_s = 0;
-    size_t figures = 0;
-    for (size_t i = 0; i < wls.n; i++)
+    return duet_workloads_random(&rp, o->n, wls);
+}
+
+/* Every row's candidates and the model's picks (rows: workload, dtype, budget), with the GPU time
+ * they will take and the figures they measure. */
+static duet_status_t random_plan(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                                 const duet_workloads_t *wls, duet_sim_ws_t *ws, const int32_t *sms_list,
+                                 duet_gemm_budget_row_t *rows, double *est_s, size_t *figures)
+{
+    const size_t ndt = o->both_dtypes ? 2 : 1;
+    duet_status_t st;
+    for (size_t i = 0; i < wls->n; i++)
         for (size_t d = 0; d < ndt; d++)
             for (int32_t b = 0; b < o->n_budgets; b++) {
-                duet_workload_t w = wls.w[i];
+                duet_workload_t w = wls->w[i];
                 w.dtype = o->both_dtypes ? (d == 0 ? DUET_DTYPE_FP16 : DUET_DTYPE_BF16) : o->dtype;
                 duet_gemm_budget_row_t *r = &rows[(i * ndt + d) * (size_t)o->n_budgets + (size_t)b];
-                if ((st = duet_bench_gemm_budget_plan(e->hw, ws, &w, sms_list[b], r)) < 0) {
-                    rc = cli_fail("bench", st);
-                    goto out;
-                }
-                est_s += row_estimate_s(r, p);
-                figures += (size_t)r->n_cand + 1;
+                if ((st = duet_bench_gemm_budget_plan(e->hw, ws, &w, sms_list[b], r)) < 0)
+                    return st;
+                *est_s += row_estimate_s(r, p);
+                *figures += (size_t)r->n_cand + 1;
             }
-    if (e->rank == 0) {
-        printf("bench: %zu random GEMMs (seed %llu, extents %lld..%lld) x %zu dtype(s) x %d SM budget(s): %zu rows, "
-               "%zu figures; estimated GPU time %.0f s\n",
-               wls.n, (unsigned long long)o->seed, (long long)o->min_dim, (long long)o->max_dim, ndt, (int)o->n_budgets,
-               nr, figures, est_s);
-        fflush(stdout);
-    }
-    double t0 = gpu_now();
-    for (size_t i = 0; i < wls.n && st >= 0; i++) {
+    return DUET_OK;
+}
+
+/* Measure every row on the GPUs, one buffer set per workload and dtype. */
+static duet_status_t random_measure(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
+                                    size_t n_wl, duet_sim_ws_t *ws, const int32_t *sms_list,
+                                    duet_gemm_budget_row_t *rows, double t0)
+{
+    const size_t ndt = o->both_dtypes ? 2 : 1, nr = n_wl * ndt * (size_t)o->n_budgets;
+    duet_status_t st = DUET_OK;
+    for (size_t i = 0; i < n_wl && st >= 0; i++) {
         for (size_t d = 0; d < ndt && st >= 0; d++) {
             duet_workload_t w = rows[(i * ndt + d) * (size_t)o->n_budgets].wl;
             duet_measure_bufs_t bufs;
@@ -520,6 +503,53 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
             duet_measure_bufs_free(e->m, &bufs);
         }
     }
+    return st;
+}
+
+int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o, const cli_outopt_t *bo)
+{
+    int rc = CLI_EXIT_OK;
+    duet_workloads_t wls = {NULL, 0};
+    duet_gemm_budget_row_t *rows = NULL;
+    double *scratch = NULL;
+    duet_sim_ws_t *ws = NULL;
+    int32_t sms_list[8];
+    const int32_t sms = e->gpu->sms;
+    for (int32_t b = 0; b < o->n_budgets; b++) {
+        sms_list[b] = budget_sms(o->budgets[b], sms);
+        if (sms_list[b] > sms || sms_list[b] > e->hw->n_sms)
+            return cli_usage_error("bench", "--sm-budgets: %d SMs, but the device has %d", (int)sms_list[b], (int)sms);
+    }
+    duet_status_t st = random_draw(o, &wls);
+    if (st < 0)
+        return cli_fail("bench", st);
+    const size_t ndt = o->both_dtypes ? 2 : 1, nr = wls.n * ndt * (size_t)o->n_budgets;
+    rows = calloc(nr, sizeof(*rows));
+    scratch = calloc(4 * nr, sizeof(double));
+    if (rows == NULL || scratch == NULL) {
+        rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate %zu rows", nr));
+        goto out;
+    }
+    if ((st = duet_sim_ws_create(&ws)) < 0) {
+        rc = cli_fail("bench", st);
+        goto out;
+    }
+    /* The candidates and the model's picks first: the time estimate, before any GPU work. */
+    double est_s = 0;
+    size_t figures = 0;
+    if ((st = random_plan(e, p, o, &wls, ws, sms_list, rows, &est_s, &figures)) < 0) {
+        rc = cli_fail("bench", st);
+        goto out;
+    }
+    if (e->rank == 0) {
+        printf("bench: %zu random GEMMs (seed %llu, extents %lld..%lld) x %zu dtype(s) x %d SM budget(s): %zu rows, "
+               "%zu figures; estimated GPU time %.0f s\n",
+               wls.n, (unsigned long long)o->seed, (long long)o->min_dim, (long long)o->max_dim, ndt, (int)o->n_budgets,
+               nr, figures, est_s);
+        fflush(stdout);
+    }
+    double t0 = gpu_now();
+    st = random_measure(e, p, o, wls.n, ws, sms_list, rows, t0);
     if (st < 0) {
         rc = cli_fail("bench", st);
         goto out;

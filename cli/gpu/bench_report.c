@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "cli/gpu/gpu.h"
+#include "model/internal.h"
 
 static double stat_or_inf(const duet_measure_stat_t *s)
 {
@@ -228,14 +229,7 @@ static cJSON *row_json(const duet_bench_row_t *r)
 {
     cJSON *o = cJSON_CreateObject();
     const duet_workload_t *w = &r->wl;
-    cJSON_AddStringToObject(o, "collective", duet_collective_name(w->coll));
-    cJSON_AddStringToObject(o, "dtype", duet_dtype_name(w->dtype));
-    cJSON_AddNumberToObject(o, "m", (double)w->m);
-    cJSON_AddNumberToObject(o, "n", (double)w->n);
-    cJSON_AddNumberToObject(o, "k", (double)w->k);
-    cJSON_AddNumberToObject(o, "mc", (double)w->mc);
-    cJSON_AddNumberToObject(o, "nc", (double)w->nc);
-    cJSON_AddNumberToObject(o, "world", w->world);
+    (void)duet__workload_to_cjson(o, w);
     cJSON_AddNumberToObject(o, "comm_bytes_per_rank", (double)duet_op_src_bytes(w));
     cJSON *v = cJSON_AddObjectToObject(o, "vendor");
     cJSON_AddItemToObject(v, "gemm", bench_stat_json(&r->base_gemm));

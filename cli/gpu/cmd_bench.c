@@ -90,26 +90,167 @@ static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const 
     return CLI_EXIT_OK;
 }
 
-int cmd_bench(int argc, char **argv)
+enum {
+    O_SHAPES = 300,
+    O_COLL,
+    O_DTYPE,
+    O_REP,
+    O_WARM,
+    O_WARMMS,
+    O_TOP,
+    O_NOGRID,
+    O_SVG,
+    O_HW,
+    O_GEMM,
+    O_RANDOM,
+    O_SEED,
+    O_MINDIM,
+    O_MAXDIM,
+    O_BUDGETS
+};
+
+/* duet bench's flags. */
+typedef struct bench_opts {
+    const char *shapes, *svg, *hw;
+    cli_outopt_t bo;
+    uint32_t colls;
+    int32_t dtype;
+    long long reps, warm, warm_ms, top, rnd;
+    int grid, gemm_only, dtype_given, random_given, help;
+    bench_random_opts_t ro;
+} bench_opts_t;
+
+/* --dtype and the flags of --random: what a random draw is. */
+static int bench_random_option(bench_opts_t *o, int opt, const char *arg)
 {
-    enum {
-        O_SHAPES = 300,
-        O_COLL,
-        O_DTYPE,
-        O_REP,
-        O_WARM,
-        O_WARMMS,
-        O_TOP,
-        O_NOGRID,
-        O_SVG,
-        O_HW,
-        O_GEMM,
-        O_RANDOM,
-        O_SEED,
-        O_MINDIM,
-        O_MAXDIM,
-        O_BUDGETS
-    };
+    long long dim;
+    switch (opt) {
+    case O_DTYPE:
+        o->dtype_given = 1;
+        o->ro.both_dtypes = strcmp(arg, "both") == 0;
+        if (!o->ro.both_dtypes && duet_dtype_parse(arg, &o->dtype) < 0)
+            return cli_usage_error("bench", "--dtype: %s (or both, with --random)", duet_last_error());
+        return CLI_EXIT_OK;
+    case O_RANDOM:
+        if (cli_parse_i64(arg, 1, 100000, &o->rnd) != 0)
+            return cli_usage_error("bench", "--random: '%s' is not an integer in [1, 100000]", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_SEED: {
+        o->random_given = 1;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        if (arg[0] < '0' || arg[0] > '9' || errno != 0 || end == arg || *end != '\0')
+            return cli_usage_error("bench", "--seed: '%s' is not an unsigned 64-bit integer", duet__q(arg));
+        o->ro.seed = (uint64_t)v;
+        return CLI_EXIT_OK;
+    }
+    case O_MINDIM:
+    case O_MAXDIM:
+        o->random_given = 1;
+        if (cli_parse_i64(arg, 1, INT64_C(1) << 24, &dim) != 0)
+            return cli_usage_error("bench", "--%s: '%s' is not an integer in [1, 2^24]",
+                                   opt == O_MINDIM ? "min-dim" : "max-dim", duet__q(arg));
+        *(opt == O_MINDIM ? &o->ro.min_dim : &o->ro.max_dim) = dim;
+        return CLI_EXIT_OK;
+    case O_BUDGETS:
+        o->random_given = 1;
+        return bench_random_parse_budgets(arg, &o->ro);
+    default:
+        return CLI_OPT_UNKNOWN;
+    }
+}
+
+/* --repeats, --warmup, --warmup-ms and --top: how each workload is measured. */
+static int bench_runs_option(bench_opts_t *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case O_REP:
+        if (cli_parse_i64(arg, 1, 100000, &o->reps) != 0)
+            return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_WARM:
+        if (cli_parse_i64(arg, 0, 100000, &o->warm) != 0)
+            return cli_usage_error("bench", "--warmup: '%s' is not a non-negative integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_WARMMS:
+        if (cli_parse_i64(arg, 0, 60000, &o->warm_ms) != 0)
+            return cli_usage_error("bench", "--warmup-ms: '%s' is not an integer in [0, 60000]", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_TOP:
+        if (cli_parse_i64(arg, 0, 64, &o->top) != 0)
+            return cli_usage_error("bench", "--top: '%s' is not an integer in [0, 64]", duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPT_UNKNOWN;
+    }
+}
+
+/* One option of duet bench. */
+static int bench_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    bench_opts_t *o = arg0;
+    int rc;
+    switch (opt) {
+    case O_SHAPES:
+        o->shapes = arg;
+        return CLI_EXIT_OK;
+    case O_COLL:
+        return cli_parse_collectives("bench", arg, &o->colls);
+    case O_NOGRID:
+        o->grid = 0;
+        return CLI_EXIT_OK;
+    case O_GEMM:
+        o->gemm_only = 1;
+        return CLI_EXIT_OK;
+    case O_SVG:
+        o->svg = arg;
+        return CLI_EXIT_OK;
+    case O_HW:
+        o->hw = arg;
+        return CLI_EXIT_OK;
+    default:
+        break;
+    }
+    if ((rc = bench_random_option(o, opt, arg)) != CLI_OPT_UNKNOWN ||
+        (rc = bench_runs_option(o, opt, arg)) != CLI_OPT_UNKNOWN)
+        return rc;
+    return cli_out_option(&o->bo, opt, arg) ? CLI_EXIT_OK : CLI_OPT_UNKNOWN;
+}
+
+/* The rules between the flags, after the parse. @return an exit code (CLI_EXIT_OK to go on). */
+static int bench_check(bench_opts_t *o, int argc, char **argv)
+{
+    if (optind < argc) {
+        /* The form before duet 0.2: --json took the file name. */
+        size_t len = strlen(argv[optind]);
+        int json_name = o->bo.json && len > 5 && strcmp(argv[optind] + len - 5, ".json") == 0;
+        return cli_usage_error("bench", "unexpected argument '%s'%s", duet__q(argv[optind]),
+                               json_name ? " (--json is a flag: --json -o FILE writes the JSON to FILE)" : "");
+    }
+    int frc = cli_out_validate("bench", &o->bo);
+    if (frc != CLI_EXIT_OK)
+        return frc;
+    if (o->gemm_only && o->svg)
+        return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
+    if (o->rnd > 0 && (!o->gemm_only || o->shapes || o->colls))
+        return cli_usage_error("bench",
+                               "--random draws GEMM shapes: it needs --gemm-only, and no --shapes or --collective");
+    if (o->rnd == 0 && o->random_given)
+        return cli_usage_error("bench", "--seed, --min-dim, --max-dim and --sm-budgets are for --random");
+    if (o->rnd == 0 && (o->ro.both_dtypes && o->dtype_given))
+        return cli_usage_error("bench", "--dtype both is for --random");
+    if (o->ro.min_dim > o->ro.max_dim)
+        return cli_usage_error("bench", "--min-dim %lld is above --max-dim %lld", (long long)o->ro.min_dim,
+                               (long long)o->ro.max_dim);
+    o->ro.n = (size_t)o->rnd;
+    o->ro.dtype = o->dtype;
+    return CLI_EXIT_OK;
+}
+
+/* Parse argv into o (its defaults set here). @return an exit code (CLI_EXIT_OK to go on). */
+static int bench_parse(bench_opts_t *o, int argc, char **argv)
+{
     static const struct option longopts[] = {{"shapes", required_argument, NULL, O_SHAPES},
                                              {"collective", required_argument, NULL, O_COLL},
                                              {"dtype", required_argument, NULL, O_DTYPE},
@@ -129,168 +270,74 @@ int cmd_bench(int argc, char **argv)
                                              {"sm-budgets", required_argument, NULL, O_BUDGETS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *shapes = NULL, *svg = NULL, *hw = NULL;
-    cli_outopt_t bo = {0, 0, NULL};
-    uint32_t colls = 0;
-    int32_t dtype = DUET_DTYPE_FP16;
-    long long reps = 20, warm = 5, warm_ms = 0, top = 4;
-    int grid = 1, gemm_only = 0, dtype_given = 0, random_given = 0, opt;
-    bench_random_opts_t ro;
-    memset(&ro, 0, sizeof(ro));
-    ro.seed = 1;
-    ro.min_dim = 512;
-    ro.max_dim = 16384;
-    ro.both_dtypes = 1;
-    ro.n_budgets = 1;
-    ro.budgets[0] = 1.0;
-    long long rnd = 0, dim;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cli_usage_bench(stdout);
-            return CLI_EXIT_OK;
-        case O_SHAPES:
-            shapes = optarg;
-            break;
-        case O_COLL: {
-            int rc = cli_parse_collectives("bench", optarg, &colls);
-            if (rc != CLI_EXIT_OK)
-                return rc;
-            break;
-        }
-        case O_DTYPE:
-            dtype_given = 1;
-            ro.both_dtypes = strcmp(optarg, "both") == 0;
-            if (!ro.both_dtypes && duet_dtype_parse(optarg, &dtype) < 0)
-                return cli_usage_error("bench", "--dtype: %s (or both, with --random)", duet_last_error());
-            break;
-        case O_RANDOM:
-            if (cli_parse_i64(optarg, 1, 100000, &rnd) != 0)
-                return cli_usage_error("bench", "--random: '%s' is not an integer in [1, 100000]", duet__q(optarg));
-            break;
-        case O_SEED: {
-            random_given = 1;
-            char *end = NULL;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 || end == optarg || *end != '\0')
-                return cli_usage_error("bench", "--seed: '%s' is not an unsigned 64-bit integer", duet__q(optarg));
-            ro.seed = (uint64_t)v;
-            break;
-        }
-        case O_MINDIM:
-        case O_MAXDIM:
-            random_given = 1;
-            if (cli_parse_i64(optarg, 1, INT64_C(1) << 24, &dim) != 0)
-                return cli_usage_error("bench", "--%s: '%s' is not an integer in [1, 2^24]",
-                                       opt == O_MINDIM ? "min-dim" : "max-dim", duet__q(optarg));
-            *(opt == O_MINDIM ? &ro.min_dim : &ro.max_dim) = dim;
-            break;
-        case O_BUDGETS: {
-            random_given = 1;
-            int brc = bench_random_parse_budgets(optarg, &ro);
-            if (brc != CLI_EXIT_OK)
-                return brc;
-            break;
-        }
-        case O_REP:
-            if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
-                return cli_usage_error("bench", "--repeats: '%s' is not a positive integer", duet__q(optarg));
-            break;
-        case O_WARM:
-            if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
-                return cli_usage_error("bench", "--warmup: '%s' is not a non-negative integer", duet__q(optarg));
-            break;
-        case O_WARMMS:
-            if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
-                return cli_usage_error("bench", "--warmup-ms: '%s' is not an integer in [0, 60000]", duet__q(optarg));
-            break;
-        case O_TOP:
-            if (cli_parse_i64(optarg, 0, 64, &top) != 0)
-                return cli_usage_error("bench", "--top: '%s' is not an integer in [0, 64]", duet__q(optarg));
-            break;
-        case O_NOGRID:
-            grid = 0;
-            break;
-        case O_GEMM:
-            gemm_only = 1;
-            break;
-        case O_SVG:
-            svg = optarg;
-            break;
-        case O_HW:
-            hw = optarg;
-            break;
-        default:
-            if (!cli_out_option(&bo, opt, optarg))
-                return cli_getopt_error("bench", argv, opt);
-        }
-    }
-    if (optind < argc) {
-        /* The form before duet 0.2: --json took the file name. */
-        size_t len = strlen(argv[optind]);
-        int json_name = bo.json && len > 5 && strcmp(argv[optind] + len - 5, ".json") == 0;
-        return cli_usage_error("bench", "unexpected argument '%s'%s", duet__q(argv[optind]),
-                               json_name ? " (--json is a flag: --json -o FILE writes the JSON to FILE)" : "");
-    }
-    int frc = cli_out_validate("bench", &bo);
-    if (frc != CLI_EXIT_OK)
-        return frc;
-    if (gemm_only && svg)
-        return cli_usage_error("bench", "--svg draws makespans with the collective: not with --gemm-only");
-    if (rnd > 0 && (!gemm_only || shapes || colls))
-        return cli_usage_error("bench",
-                               "--random draws GEMM shapes: it needs --gemm-only, and no --shapes or --collective");
-    if (rnd == 0 && random_given)
-        return cli_usage_error("bench", "--seed, --min-dim, --max-dim and --sm-budgets are for --random");
-    if (rnd == 0 && (ro.both_dtypes && dtype_given))
-        return cli_usage_error("bench", "--dtype both is for --random");
-    if (ro.min_dim > ro.max_dim)
-        return cli_usage_error("bench", "--min-dim %lld is above --max-dim %lld", (long long)ro.min_dim,
-                               (long long)ro.max_dim);
-    ro.n = (size_t)rnd;
-    ro.dtype = dtype;
+    memset(o, 0, sizeof(*o));
+    o->dtype = DUET_DTYPE_FP16;
+    o->reps = 20;
+    o->warm = 5;
+    o->top = 4;
+    o->grid = 1;
+    o->ro.seed = 1;
+    o->ro.min_dim = 512;
+    o->ro.max_dim = 16384;
+    o->ro.both_dtypes = 1;
+    o->ro.n_budgets = 1;
+    o->ro.budgets[0] = 1.0;
+    int rc = cli_getopt("bench", argc, argv, longopts, bench_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help)
+        return rc;
+    return bench_check(o, argc, argv);
+}
 
-    duet_bench_params_t bp = duet_bench_default_params();
-    bp.runs.warmup = (int32_t)warm;
-    bp.runs.repeats = (int32_t)reps;
-    bp.runs.warmup_ms = (double)warm_ms;
-    bp.top = (int32_t)top;
-    bp.grid = grid;
-    gpu_env_t e;
-    duet_measure_params_t mp = duet_bench_measure_params();
-    mp.ctx.hw = hw;
-    int rc = gpu_env_init(&e, "bench", &argc, &argv, &mp);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (rnd > 0) {
-        rc = bench_random_run(&e, &bp, &ro, &bo);
-        gpu_env_fini(&e);
-        return rc;
-    }
+/* The workloads of --shapes or the seed's set, measured and reported (rank 0). @return an exit code. */
+static int bench_workloads(gpu_env_t *e, const bench_opts_t *o, const duet_bench_params_t *bp)
+{
+    int rc;
     duet_workloads_t wls = {NULL, 0};
     duet_bench_row_t *rows = NULL;
-    duet_status_t st =
-        shapes ? duet_workloads_load(shapes, e.world, dtype, &wls) : duet_workloads_seed(e.world, colls, dtype, &wls);
+    duet_status_t st = o->shapes ? duet_workloads_load(o->shapes, e->world, o->dtype, &wls)
+                                 : duet_workloads_seed(e->world, o->colls, o->dtype, &wls);
     if (st < 0) {
         rc = cli_fail("bench", st);
         goto out;
     }
-    if (gemm_only)
+    if (o->gemm_only)
         bench_gemms_only(&wls);
     rows = calloc(wls.n ? wls.n : 1, sizeof(*rows));
     if (rows == NULL) {
         rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate the rows of %zu workloads", wls.n));
         goto out;
     }
-    rc = bench_run(&e, &bp, &wls, rows);
-    if (rc == CLI_EXIT_OK && e.rank == 0)
-        rc = bench_report(&e, &bp, rows, wls.n, dtype, gemm_only, &bo, svg);
+    rc = bench_run(e, bp, &wls, rows);
+    if (rc == CLI_EXIT_OK && e->rank == 0)
+        rc = bench_report(e, bp, rows, wls.n, o->dtype, o->gemm_only, &o->bo, o->svg);
 out:
     free(rows);
     duet_workloads_free(&wls);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts_t o;
+    int rc = bench_parse(&o, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cli_usage_bench(stdout);
+        return rc;
+    }
+    duet_bench_params_t bp = duet_bench_default_params();
+    bp.runs.warmup = (int32_t)o.warm;
+    bp.runs.repeats = (int32_t)o.reps;
+    bp.runs.warmup_ms = (double)o.warm_ms;
+    bp.top = (int32_t)o.top;
+    bp.grid = o.grid;
+    gpu_env_t e;
+    duet_measure_params_t mp = duet_bench_measure_params();
+    mp.ctx.hw = o.hw;
+    rc = gpu_env_init(&e, "bench", &argc, &argv, &mp);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = o.rnd > 0 ? bench_random_run(&e, &bp, &o.ro, &o.bo) : bench_workloads(&e, &o, &bp);
     gpu_env_fini(&e);
     return rc;
 }

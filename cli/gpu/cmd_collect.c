@@ -194,22 +194,94 @@ static int collect_all(gpu_env_t *e, const duet_collect_params_t *cp, const duet
     return CLI_EXIT_OK;
 }
 
-int cmd_collect(int argc, char **argv)
+enum { O_SHAPES = 300, O_COLL, O_DTYPE, O_REP, O_ROUNDS, O_WARM, O_HW, O_RANDOM, O_SEED, O_GRID, O_ORDER, O_WARMMS };
+
+/* calibrate collect's flags. */
+typedef struct collect_opts {
+    const char *shapes, *out, *hw;
+    uint32_t colls;
+    int32_t dtype;
+    long long reps, warm, rounds, n_random, seed, order_seed, warm_ms;
+    int32_t grid;
+    int help;
+} collect_opts_t;
+
+/* The integer flags: how each point is timed, and the random draw. */
+static int collect_count_option(collect_opts_t *o, int opt, const char *arg)
 {
-    enum {
-        O_SHAPES = 300,
-        O_COLL,
-        O_DTYPE,
-        O_REP,
-        O_ROUNDS,
-        O_WARM,
-        O_HW,
-        O_RANDOM,
-        O_SEED,
-        O_GRID,
-        O_ORDER,
-        O_WARMMS
-    };
+    switch (opt) {
+    case O_REP:
+        if (cli_parse_i64(arg, 1, 100000, &o->reps) != 0)
+            return cli_usage_error("calibrate collect", "--repeats: '%s' is not a positive integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_ROUNDS:
+        if (cli_parse_i64(arg, 1, 1000, &o->rounds) != 0)
+            return cli_usage_error("calibrate collect", "--rounds: '%s' is not an integer in [1, 1000]", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_WARM:
+        if (cli_parse_i64(arg, 0, 100000, &o->warm) != 0)
+            return cli_usage_error("calibrate collect", "--warmup: '%s' is not a non-negative integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_RANDOM:
+        if (cli_parse_i64(arg, 1, 100000, &o->n_random) != 0)
+            return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]",
+                                   duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_SEED:
+        if (cli_parse_i64(arg, 0, INT64_MAX, &o->seed) != 0)
+            return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer", duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_ORDER:
+        if (cli_parse_i64(arg, 0, INT64_MAX, &o->order_seed) != 0)
+            return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer",
+                                   duet__q(arg));
+        return CLI_EXIT_OK;
+    case O_WARMMS:
+        if (cli_parse_i64(arg, 0, 60000, &o->warm_ms) != 0)
+            return cli_usage_error("calibrate collect", "--warmup-ms: '%s' is not an integer in [0, 60000]",
+                                   duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPT_UNKNOWN;
+    }
+}
+
+/* One option of calibrate collect. */
+static int collect_option(void *arg0, const char *cmd, int opt, const char *arg)
+{
+    collect_opts_t *o = arg0;
+    switch (opt) {
+    case 'o':
+        o->out = arg;
+        return CLI_EXIT_OK;
+    case O_SHAPES:
+        o->shapes = arg;
+        return CLI_EXIT_OK;
+    case O_COLL:
+        return cli_parse_collectives("calibrate collect", arg, &o->colls);
+    case O_DTYPE:
+        if (duet_dtype_parse(arg, &o->dtype) < 0)
+            return cli_usage_error("calibrate collect", "--dtype: %s", duet_last_error());
+        return CLI_EXIT_OK;
+    case O_HW:
+        o->hw = arg;
+        return CLI_EXIT_OK;
+    case O_GRID:
+        if (strcmp(arg, "reference") == 0)
+            o->grid = DUET_COLLECT_GRID_REFERENCE;
+        else if (strcmp(arg, "w1") == 0)
+            o->grid = DUET_COLLECT_GRID_W1;
+        else
+            return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", duet__q(arg));
+        return CLI_EXIT_OK;
+    default:
+        return collect_count_option(o, opt, arg);
+    }
+}
+
+/* Parse argv into o (its defaults set here), then the rules between the flags. @return an exit code. */
+static int collect_parse(collect_opts_t *o, int argc, char **argv)
+{
     static const struct option longopts[] = {{"shapes", required_argument, NULL, O_SHAPES},
                                              {"collective", required_argument, NULL, O_COLL},
                                              {"dtype", required_argument, NULL, O_DTYPE},
@@ -224,164 +296,126 @@ int cmd_collect(int argc, char **argv)
                                              {"warmup-ms", required_argument, NULL, O_WARMMS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *shapes = NULL, *out = NULL, *hw = NULL;
-    uint32_t colls = 0;
-    int32_t dtype = DUET_DTYPE_FP16;
-    long long reps = 8, warm = 3, rounds = 3, n_random = 0, seed = -1, order_seed = 0, warm_ms = 0;
-    int32_t grid = DUET_COLLECT_GRID_REFERENCE;
-    int opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h':
-            cli_usage_collect(stdout);
-            return CLI_EXIT_OK;
-        case 'o':
-            out = optarg;
-            break;
-        case O_SHAPES:
-            shapes = optarg;
-            break;
-        case O_COLL: {
-            int rc = cli_parse_collectives("calibrate collect", optarg, &colls);
-            if (rc != CLI_EXIT_OK)
-                return rc;
-            break;
-        }
-        case O_DTYPE:
-            if (duet_dtype_parse(optarg, &dtype) < 0)
-                return cli_usage_error("calibrate collect", "--dtype: %s", duet_last_error());
-            break;
-        case O_REP:
-            if (cli_parse_i64(optarg, 1, 100000, &reps) != 0)
-                return cli_usage_error("calibrate collect", "--repeats: '%s' is not a positive integer",
-                                       duet__q(optarg));
-            break;
-        case O_ROUNDS:
-            if (cli_parse_i64(optarg, 1, 1000, &rounds) != 0)
-                return cli_usage_error("calibrate collect", "--rounds: '%s' is not an integer in [1, 1000]",
-                                       duet__q(optarg));
-            break;
-        case O_WARM:
-            if (cli_parse_i64(optarg, 0, 100000, &warm) != 0)
-                return cli_usage_error("calibrate collect", "--warmup: '%s' is not a non-negative integer",
-                                       duet__q(optarg));
-            break;
-        case O_HW:
-            hw = optarg;
-            break;
-        case O_RANDOM:
-            if (cli_parse_i64(optarg, 1, 100000, &n_random) != 0)
-                return cli_usage_error("calibrate collect", "--random: '%s' is not an integer in [1, 100000]",
-                                       duet__q(optarg));
-            break;
-        case O_SEED:
-            if (cli_parse_i64(optarg, 0, INT64_MAX, &seed) != 0)
-                return cli_usage_error("calibrate collect", "--seed: '%s' is not a non-negative integer",
-                                       duet__q(optarg));
-            break;
-        case O_ORDER:
-            if (cli_parse_i64(optarg, 0, INT64_MAX, &order_seed) != 0)
-                return cli_usage_error("calibrate collect", "--order-seed: '%s' is not a non-negative integer",
-                                       duet__q(optarg));
-            break;
-        case O_WARMMS:
-            if (cli_parse_i64(optarg, 0, 60000, &warm_ms) != 0)
-                return cli_usage_error("calibrate collect", "--warmup-ms: '%s' is not an integer in [0, 60000]",
-                                       duet__q(optarg));
-            break;
-        case O_GRID:
-            if (strcmp(optarg, "reference") == 0)
-                grid = DUET_COLLECT_GRID_REFERENCE;
-            else if (strcmp(optarg, "w1") == 0)
-                grid = DUET_COLLECT_GRID_W1;
-            else
-                return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", duet__q(optarg));
-            break;
-        default:
-            return cli_getopt_error("calibrate collect", argv, opt);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("calibrate collect", "unexpected argument '%s'", duet__q(argv[optind]));
-    if (out == NULL)
-        return cli_usage_error("calibrate collect", "give the corpus file with -o FILE");
-    if ((n_random > 0) != (seed >= 0) || (n_random > 0 && shapes != NULL))
-        return cli_usage_error("calibrate collect", "--random N and --seed S go together, instead of --shapes");
-    duet_collect_params_t cp = duet_collect_default_params();
-    cp.warmup = (int32_t)warm;
-    cp.repeats = (int32_t)reps;
-    cp.rounds = (int32_t)rounds;
-    cp.grid = grid;
-    cp.order_seed = (uint64_t)order_seed;
-    cp.warmup_ms = (double)warm_ms;
-    const int per_point = (int)duet_collect_runs_per_point(&cp);
-
-    gpu_env_t e;
-    duet_measure_params_t mp = duet_measure_default_params();
-    mp.ctx.heap_bytes = (size_t)2 << 30;
-    mp.ctx.hw = hw;
-    mp.baseline = grid == DUET_COLLECT_GRID_W1; /* its vendor rows run the vendor library */
-    duet_collect_baseline_caps(grid, &mp.base); /* and its collective on capped communicators */
-    int rc = gpu_env_init(&e, "calibrate collect", &argc, &argv, &mp);
-    if (rc != CLI_EXIT_OK)
+    memset(o, 0, sizeof(*o));
+    o->dtype = DUET_DTYPE_FP16;
+    o->reps = 8;
+    o->warm = 3;
+    o->rounds = 3;
+    o->seed = -1;
+    o->grid = DUET_COLLECT_GRID_REFERENCE;
+    int rc = cli_getopt("calibrate collect", argc, argv, longopts, collect_option, o, &o->help);
+    if (rc != CLI_EXIT_OK || o->help || (rc = cli_no_operands("calibrate collect", argc, argv)) != CLI_EXIT_OK)
         return rc;
+    if (o->out == NULL)
+        return cli_usage_error("calibrate collect", "give the corpus file with -o FILE");
+    if ((o->n_random > 0) != (o->seed >= 0) || (o->n_random > 0 && o->shapes != NULL))
+        return cli_usage_error("calibrate collect", "--random N and --seed S go together, instead of --shapes");
+    return CLI_EXIT_OK;
+}
+
+/* The workloads to collect (drawn, read from --shapes, or the seed's set) and what they are, in desc. */
+static duet_status_t collect_workloads(const gpu_env_t *e, const collect_opts_t *o, duet_workloads_t *wls, char *desc,
+                                       size_t n)
+{
+    duet_status_t st;
+    if (o->n_random > 0) {
+        duet_random_params_t rp = duet_random_default_params();
+        rp.seed = (uint64_t)o->seed;
+        rp.world = e->world;
+        st = duet_workloads_random(&rp, (size_t)o->n_random, wls);
+        duet_random_describe(&rp, (size_t)o->n_random, desc, n);
+    } else {
+        st = o->shapes ? duet_workloads_load(o->shapes, e->world, o->dtype, wls)
+                       : duet_workloads_seed(e->world, o->colls, o->dtype, wls);
+        snprintf(desc, n, "%s", o->shapes ? o->shapes : "the reference design's shape set");
+    }
+    return st;
+}
+
+/* Rank 0: the run's expected length, by the profile's predictions. */
+static void collect_announce(const gpu_env_t *e, const collect_opts_t *o, const duet_collect_params_t *cp,
+                             const duet_workloads_t *wls, collect_ws_t *w, int per_point)
+{
+    if (e->rank != 0)
+        return;
+    double est = collect_estimate_s(e, cp, wls, w->pts);
+    if (est >= 0)
+        printf("%s: %zu workloads on %s, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
+               "(%.1f min) by the %s profile's predictions\n",
+               "calibrate collect", wls->n, e->gpu->name, duet_collect_grid_name(o->grid), per_point, (int)o->rounds,
+               est, est / 60, e->hw->name);
+    fflush(stdout);
+}
+
+/* Resume or start the corpus, then measure every workload into it. @return an exit code. */
+static int collect_main(gpu_env_t *e, const collect_opts_t *o, const duet_collect_params_t *cp, int per_point)
+{
     const char *cmd = "calibrate collect";
     duet_corpus_t corpus;
     duet_corpus_init(&corpus);
     duet_workloads_t wls = {NULL, 0};
     collect_ws_t *w = calloc(1, sizeof(*w));
     duet_status_t st = DUET_OK;
-    int bad = 0, any_bad = 0;
+    int bad = 0, any_bad = 0, rc = CLI_EXIT_OK;
     if (w == NULL) {
         rc = cli_fail(cmd, duet__error(DUET_ERR_NO_MEMORY, "cannot allocate the points of a workload"));
         goto out;
     }
-    if (e.rank == 0)
-        bad = collect_resume(&e, out, per_point, (int)rounds, &corpus);
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, e.comm);
+    if (e->rank == 0)
+        bad = collect_resume(e, o->out, per_point, (int)o->rounds, &corpus);
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, e->comm);
     if (any_bad) {
         rc = CLI_EXIT_USAGE;
         goto out;
     }
-    collect_meta(&e, per_point, (int)warm, (int)rounds, &corpus);
-    duet_collect_grid_of(&corpus, grid);
+    collect_meta(e, per_point, (int)o->warm, (int)o->rounds, &corpus);
+    duet_collect_grid_of(&corpus, o->grid);
     char desc[sizeof(corpus.prov.shapes)];
-    if (n_random > 0) {
-        duet_random_params_t rp = duet_random_default_params();
-        rp.seed = (uint64_t)seed;
-        rp.world = e.world;
-        st = duet_workloads_random(&rp, (size_t)n_random, &wls);
-        duet_random_describe(&rp, (size_t)n_random, desc, sizeof(desc));
-    } else {
-        st = shapes ? duet_workloads_load(shapes, e.world, dtype, &wls)
-                    : duet_workloads_seed(e.world, colls, dtype, &wls);
-        snprintf(desc, sizeof(desc), "%s", shapes ? shapes : "the reference design's shape set");
-    }
-    if (st < 0) {
+    if ((st = collect_workloads(e, o, &wls, desc, sizeof(desc))) < 0) {
         rc = cli_fail(cmd, st);
         goto out;
     }
     /* A resumed file keeps the provenance it was started with, except what this run adds. */
     if (corpus.n == 0 || corpus.prov.kernel_hash[0] == '\0')
-        collect_provenance(&cp, desc, &corpus.prov);
-    if (n_random > 0)
-        corpus.prov.seed = seed;
-    if (e.rank == 0) {
-        double est = collect_estimate_s(&e, &cp, &wls, w->pts);
-        if (est >= 0)
-            printf("%s: %zu workloads on %s, grid %s, %d timed runs a point in %d round(s): expected about %.0f s "
-                   "(%.1f min) by the %s profile's predictions\n",
-                   cmd, wls.n, e.gpu->name, duet_collect_grid_name(grid), per_point, (int)rounds, est, est / 60,
-                   e.hw->name);
-        fflush(stdout);
-    }
-    rc = collect_all(&e, &cp, &wls, out, &corpus, w);
+        collect_provenance(cp, desc, &corpus.prov);
+    if (o->n_random > 0)
+        corpus.prov.seed = o->seed;
+    collect_announce(e, o, cp, &wls, w, per_point);
+    rc = collect_all(e, cp, &wls, o->out, &corpus, w);
 out:
     free(w);
     duet_workloads_free(&wls);
     duet_corpus_free(&corpus);
+    return rc;
+}
+
+int cmd_collect(int argc, char **argv)
+{
+    collect_opts_t o;
+    int rc = collect_parse(&o, argc, argv);
+    if (rc != CLI_EXIT_OK || o.help) {
+        if (o.help)
+            cli_usage_collect(stdout);
+        return rc;
+    }
+    duet_collect_params_t cp = duet_collect_default_params();
+    cp.warmup = (int32_t)o.warm;
+    cp.repeats = (int32_t)o.reps;
+    cp.rounds = (int32_t)o.rounds;
+    cp.grid = o.grid;
+    cp.order_seed = (uint64_t)o.order_seed;
+    cp.warmup_ms = (double)o.warm_ms;
+    const int per_point = (int)duet_collect_runs_per_point(&cp);
+
+    gpu_env_t e;
+    duet_measure_params_t mp = duet_measure_default_params();
+    mp.ctx.heap_bytes = (size_t)2 << 30;
+    mp.ctx.hw = o.hw;
+    mp.baseline = o.grid == DUET_COLLECT_GRID_W1; /* its vendor rows run the vendor library */
+    duet_collect_baseline_caps(o.grid, &mp.base); /* and its collective on capped communicators */
+    if ((rc = gpu_env_init(&e, "calibrate collect", &argc, &argv, &mp)) != CLI_EXIT_OK)
+        return rc;
+    rc = collect_main(&e, &o, &cp, per_point);
     gpu_env_fini(&e);
     return rc;
 }

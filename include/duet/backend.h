@@ -68,8 +68,9 @@ typedef struct duet_ctx_params {
     size_t heap_bytes;  /* symmetric heap per rank, bytes (rounded up to 2 MiB); default 1 GiB */
     int64_t timeout_ms; /* default bound of every device-side wait, ms; default 5000 */
     int32_t device;     /* GPU ordinal; -1 (default): node-local rank % device count */
-    const char *hw;     /* profile for validation (built-in name or JSON path); NULL: by device
-                         * architecture (h200 on NVIDIA, mi300x/mi350x on AMD). Its SM count and
+    const char *hw;     /* profile for validation (built-in name or JSON path); NULL: the device's
+                         * built-in by its name (duet_hw_builtin_for_device: h100 on an H100, h200
+                         * on an H200, mi300x/mi350x by gfx arch). Its SM count and
                          * shared memory are replaced by the device's. */
 } duet_ctx_params_t;
 

@@ -738,6 +738,13 @@ void duet_plan_launch(const duet_plan_t *plan, duet_launch_t *launch_p);
 duet_status_t duet_plan_check_hw(const duet_plan_t *plan, const duet_hw_t *hw);
 /** The rank whose comm queue is longest (broadcast: the root; otherwise rank 0). */
 int32_t duet_plan_critical_rank(const duet_workload_t *wl);
+/**
+ * The GEMM tiles that run at once, which decide the L2 reuse of the group_m swizzle
+ * (duet_cost_gemm_tile()'s `active`): the GEMM-home CTAs, or where there are none, the CTAs that
+ * steal GEMM tiles (gemm_ctas). The simulator, the sweep's bound and the plan's report all price
+ * a GEMM tile with this count.
+ */
+int64_t duet_plan_gemm_concurrent(const duet_plan_t *plan);
 /** Traffic of the comm tile at queue position q. */
 void duet_plan_comm_tile_traffic(const duet_plan_t *plan, int64_t q, duet_comm_traffic_t *t_p);
 
@@ -802,6 +809,21 @@ duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *pla
  * C = B * f / (f + f_half), B = link_gbs (switch) or link_gbs * min(peers, n_links) (mesh).
  */
 double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers);
+/**
+ * Interference: the cap on a comm tile's speed (a fraction of its speed alone, in (0, 1]) while
+ * `gemm_running` GEMM tiles run beside it. Its remote loads queue behind their L2 and fabric
+ * traffic: the pull part t_pull of its time alone t_tile (seconds) stretches by rtt_gemm_stretch
+ * per SM's worth of running GEMM tiles, t_tile / (t_tile + t_pull x rtt_gemm_stretch x
+ * gemm_running / n_sms). 1 with no GEMM tile running or no pull.
+ */
+double duet_cost_comm_beside_gemm(const duet_hw_t *hw, double t_tile, double t_pull, double gemm_running);
+/**
+ * Interference: the cap on the speed of a GEMM tile on an SM shared with comm CTAs (a fraction of
+ * its speed alone): it gives up their share of its issue slots, 1 / (1 + comm_sm_share x comm_ctas
+ * / shared_sms), with `comm_ctas` running comm CTAs spread evenly over `shared_sms` SMs. 1 with
+ * none.
+ */
+double duet_cost_gemm_beside_comm(const duet_hw_t *hw, double comm_ctas, double shared_sms);
 /**
  * The chip's capacity for operand box rows (rows/s of 128 B fetched past L2 or zero-filled by the
  * copy engines) while `busy` SMs run the operation's GEMM: box_rows_per_us x max(box_min_share,

@@ -68,10 +68,12 @@ Test(cli_bench_plot, refuses_what_is_not_a_bench, T_TIMEOUT)
     t_cli_run(&r, NULL, "bench-plot", in, "--svg", path, NULL);
     t_cli_expect_error(&r, 2, "bench-plot", "--gemm-only");
     /* A workload without its derived figures. */
-    cr_assert_eq(t_spill(in, "{\"schema\": \"duet-bench/1\", \"device\": \"d\", \"vendor\": \"v\", \"world\": 2, "
-                             "\"workloads\": [{\"collective\": \"all_gather\", \"m\": 1, \"n\": 2, \"k\": 3, "
-                             "\"mc\": 4, \"nc\": 5, \"world\": 2}]}"),
-                 0);
+    cr_assert_eq(
+        t_spill(in,
+                "{\"schema\": \"duet-bench/1\", \"device\": \"d\", \"vendor\": \"v\", \"world\": 2, "
+                "\"workloads\": [{\"collective\": \"all_gather\", \"dtype\": \"fp16\", \"m\": 1, \"n\": 2, \"k\": 3, "
+                "\"mc\": 4, \"nc\": 5, \"world\": 2}]}"),
+        0);
     t_cli_run(&r, NULL, "bench-plot", in, "--svg", path, NULL);
     t_cli_expect_error(&r, 2, "bench-plot", "workloads[0].derived: missing");
     /* Usage: no file, no --svg. */

@@ -2,7 +2,7 @@
  * GPU tests of the backend (make test-gpu; one MPI rank per GPU, or several ranks sharing one).
  *
  *   duet-gpu-tests [--quick] [--verbose] [--timeout-ms N] [--seed N] [--skip-timeouts]
- *                  [--skip-vendor] [--check-all] [--plant | --canary | --perf]
+ *                  [--skip-vendor] [--check-all] [--only SECTIONS] [--plant | --canary | --perf]
  *
  * Every operation runs on fresh random inputs (the seed of each case is derived from the run's
  * base seed, printed at the start and in every failure; --seed N repeats a run) and is checked
@@ -28,6 +28,8 @@
  * --skip-timeouts, --skip-vendor: leave those sections out (the sanitizer passes do: under
  *   them a kernel's start can lag by more than the timeout test's short bound, and the vendor
  *   library's kernels are not ours to check).
+ * --only SECTIONS: only these sections, comma-separated (e.g. split_k,stream_k): racecheck takes
+ *   minutes per wgmma kernel, so a run within its time limit covers the kernels a change touched.
  * --plant: the checks themselves under test: a wrong element, a NaN, writes before and past C and
  *   past dst, changed sources, each planted after a correct operation on the last rank; each must
  *   be caught by its check and by no other. Exit status 0 when every plant was caught.
@@ -1495,9 +1497,43 @@ static void bufs_free(bufs_t *bf)
     CHECK_HIP(hipFree(bf->a));
 }
 
-/* Run one section and, verbose, say how long it took (rank 0). */
+/* --only: the sections to run, comma-separated (NULL: all). A tool as slow as racecheck (minutes
+ * per wgmma kernel) can then be given the kernels a change touched within its time limit. */
+static const char *g_only = NULL;
+static const char *const g_sections[] = {"heap",   "validation", "reference", "matrix",       "split_k",     "stream_k",
+                                         "vendor", "timeouts",   "launch",    "back to back", "partial ops", "tiles"};
+
+/* Whether `name` is an item of the comma-separated `list`. */
+static int list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p != NULL; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The first item of --only's list that names no section, or NULL. */
+static const char *only_unknown(const char *list)
+{
+    static char item[64];
+    for (const char *p = list; p != NULL; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t n = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+        snprintf(item, sizeof(item), "%.*s", (int)(n < 63 ? n : 63), p);
+        int known = 0;
+        for (size_t i = 0; i < sizeof(g_sections) / sizeof(g_sections[0]); i++)
+            known |= strcmp(item, g_sections[i]) == 0;
+        if (!known)
+            return item;
+    }
+    return NULL;
+}
+
+/* Run one section (unless --only leaves it out) and, verbose, say how long it took (rank 0). */
 #define SECTION(_t, _name, _call)                                                                                      \
     do {                                                                                                               \
+        if (g_only != NULL && !list_has(g_only, (_name)))                                                              \
+            break;                                                                                                     \
         double _t0 = now_s();                                                                                          \
         _call;                                                                                                         \
         if ((_t)->rank == 0 && (_t)->verbose)                                                                          \
@@ -1534,7 +1570,19 @@ int main(int argc, char **argv)
             perf = 1;
         else if (strcmp(argv[i], "--plant") == 0)
             plants = 1;
-        else if (strcmp(argv[i], "--canary") == 0) {
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            g_only = argv[++i];
+            const char *bad = only_unknown(g_only);
+            if (bad != NULL) {
+                if (t.rank == 0)
+                    fprintf(stderr,
+                            "duet-gpu-tests: --only: no section '%s' (heap, validation, reference, matrix, "
+                            "split_k, stream_k, vendor, timeouts, launch, back to back, partial ops, tiles)\n",
+                            bad);
+                MPI_Finalize();
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--canary") == 0) {
             int rc = run_canary();
             MPI_Finalize();
             return rc;

@@ -123,6 +123,41 @@ Test(tune_db_v1, a_store_rewrites_an_old_file_as_v2_keeping_its_entries, T_TIMEO
     tt_rmdir(dir);
 }
 
+/*
+ * A /1 entry that also holds a time under its /2 name (a candidate with max_ms and max_us, as a
+ * hand edit or another tool may leave it): which one is meant is unknown, so it does not read,
+ * before a store and after; and the store that upgrades the file keeps it as it was instead of
+ * renaming max_ms onto max_us (a name twice, which made the entry bad and dropped it).
+ */
+Test(tune_db_v1, an_old_entry_with_a_new_time_name_is_kept_by_a_store, T_TIMEOUT)
+{
+    char dir[64], key[DUET_TUNE_KEY_LEN];
+    tt_warnings_t w;
+    duet_tune_db_t db = begin_v1(dir, key, sizeof(key), &w);
+    char *text = t_slurp(db.path);
+    const char *from = "\"max_ms\": 1.5}";
+    char *at = strstr(text, from), edited[8192];
+    cr_assert_not_null(at);
+    snprintf(edited, sizeof(edited), "%.*s\"max_ms\": 1.5, \"max_us\": 7}%s", (int)(at - text), text,
+             at + strlen(from));
+    free(text);
+    cr_assert_eq(t_spill(db.path, edited), 0);
+    duet_tune_entry_t e, mine = tt_entry_for(4096);
+    cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_ERR_NOT_FOUND);
+    cr_assert(strstr(w.text, "candidates[0].max_us: a duet-tuning/2 member in a duet-tuning/1 entry (whose time is "
+                             "max_ms)") != NULL,
+              "%s", w.text);
+    cr_assert_eq(duet_tune_db_store(&db, &mine), DUET_OK, "%s", duet_last_error());
+    cr_assert(strstr(w.text, "dropping") == NULL, "%s", w.text);
+    /* Kept: its key and both members are in the rewritten file, the /1 time as it was (1.5, not 1500). */
+    text = t_slurp(db.path);
+    cr_assert(strstr(text, key) != NULL, "the entry was dropped: %s", text);
+    cr_assert(strstr(text, "\"max_ms\":\t1.5") != NULL && strstr(text, "\"max_us\":\t7") != NULL, "%s", text);
+    free(text);
+    cr_assert_eq(duet_tune_db_lookup(&db, mine.key, &e), DUET_OK, "%s", duet_last_error());
+    tt_rmdir(dir);
+}
+
 Test(tune_db_v1, an_old_time_out_of_range_is_named_in_ms, T_TIMEOUT)
 {
     /* The /1 bound is the /2 bound (1e12 us) in the file's unit: 1e9 ms. */

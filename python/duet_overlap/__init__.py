@@ -1,4 +1,4 @@
-"""duet from Python: hardware profiles, plans, simulations and predictions as plain dicts.
+"""duet_overlap: duet from Python, hardware profiles, plans, simulations and predictions as plain dicts.
 
 A thin layer of ctypes over libduet.so's JSON entry point, duet_predict_json() (include/duet/sim.h):
 no compiled extension and nothing outside the standard library. Every time is in microseconds (keys
@@ -7,11 +7,20 @@ ending in ``_us``), every size in bytes. docs/python.md describes the functions 
 The library is found through the ``DUET_LIBRARY`` environment variable (a path to libduet.so), then in
 the build folder of the source tree this package sits in (``build/libduet.so``), then where the
 system's loader looks (``ctypes.util.find_library("duet")``).
+
+The functions take keyword arguments only for what they name: a misspelt one (``wrld=8``) is a
+TypeError that names it and the closest accepted name, and every integer (GEMM and comm sizes, world,
+root, top, ...) must be an int: a float is a TypeError, never truncated. A request the library
+refuses raises DuetError with the library's message.
 """
 
+import collections.abc
 import ctypes
 import ctypes.util
+import difflib
+import inspect
 import json
+import numbers
 import os
 
 __all__ = [
@@ -44,10 +53,9 @@ def library_path():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("libduet.so", "libduet.so.0"):
-        candidate = os.path.join(here, "..", "..", "build", name)
-        if os.path.exists(candidate):
-            return os.path.normpath(candidate)
+    candidate = os.path.join(here, "..", "..", "build", "libduet.so")
+    if os.path.exists(candidate):
+        return os.path.normpath(candidate)
     found = ctypes.util.find_library("duet")
     if found:
         return found
@@ -79,7 +87,7 @@ def _lib():
 
 
 def version():
-    """The version of the loaded library, e.g. "0.2.0"."""
+    """The version of the loaded library, e.g. "0.3.0"."""
     return _lib().duet_version().decode()
 
 
@@ -107,25 +115,58 @@ def hw(profile="h200"):
     return request({"op": "hw", "hw": profile})
 
 
-def _workload(kw):
-    # gemm=(m, n, k) and comm=(mc, nc) as in the CLI's --gemm MxNxK and --comm McxNc.
+# The workload's keyword arguments every function takes beside its own (as the CLI's flags).
+_WORKLOAD_KEYS = ("dtype", "world", "root", "comm_bytes", "hw")
+# Those of them that are integers.
+_INTEGER_KEYS = ("world", "root", "comm_bytes", "rank")
+
+
+def _integer(name, value):
+    """value as an int, or TypeError: a float (even 8.0), a string or a bool is refused rather than
+    truncated or converted, so that 4096.7 never quietly becomes 4096."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be an integer, not %r (%s)" % (name, value, type(value).__name__))
+    return int(value)
+
+
+def _integers(name, values, count=None):
+    """A sequence of integers (count of them, if given), each checked as _integer."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, collections.abc.Iterable):
+        raise TypeError("%s must be a sequence of integers, not %r" % (name, values))
+    out = [_integer("%s[%d]" % (name, i), v) for i, v in enumerate(values)]
+    if count is not None and len(out) != count:
+        raise TypeError("%s must hold %d integers, not %d" % (name, count, len(out)))
+    return out
+
+
+def _workload(func, kw, gemm, collective, comm, extra=()):
+    """The request's workload members; every key of kw must be a workload argument (or one of extra),
+    else TypeError naming it, with the closest accepted name."""
+    accepted = _WORKLOAD_KEYS + tuple(extra)
+    for key in kw:
+        if key not in accepted:
+            names = [n for n in inspect.signature(func).parameters if n != "kw"] + list(accepted)
+            close = difflib.get_close_matches(key, names, n=1)
+            raise TypeError("%s() got an unexpected keyword argument %r%s" %
+                            (func.__name__, key, "; did you mean %r?" % close[0] if close else ""))
     req = {}
-    gemm = kw.pop("gemm", None)
     if gemm is not None:
-        req["m"], req["n"], req["k"] = (int(x) for x in gemm)
-    comm = kw.pop("comm", None)
+        req["m"], req["n"], req["k"] = _integers("gemm", gemm, 3)
     if comm is not None:
-        req["mc"], req["nc"] = (int(x) for x in comm)
-    for key in ("collective", "dtype", "world", "root", "comm_bytes", "hw"):
-        if key in kw and kw[key] is not None:
-            req[key] = kw.pop(key)
+        req["mc"], req["nc"] = _integers("comm", comm, 2)
+    if collective is not None:
+        req["collective"] = collective
+    for key, value in kw.items():
+        if value is not None:
+            req[key] = _integer(key, value) if key in _INTEGER_KEYS else value
     return req
 
 
 def plan(gemm=None, collective=None, comm=None, config=None, **kw):
-    """The plan of one workload and configuration (schema duet-plan/1): tiles, bytes, FLOPs, a tile's price."""
-    req = _workload(dict(kw, gemm=gemm, collective=collective, comm=comm))
-    req.update({k: v for k, v in kw.items() if k == "rank"})
+    """The plan of one workload and configuration (schema duet-plan/1): tiles, bytes, FLOPs, a tile's price.
+
+    kw: the workload's dtype, world, root, comm_bytes, hw, and rank (the rank whose plan it is)."""
+    req = _workload(plan, kw, gemm, collective, comm, extra=("rank",))
     req["op"] = "plan"
     if config:
         req["config"] = dict(config)
@@ -133,8 +174,10 @@ def plan(gemm=None, collective=None, comm=None, config=None, **kw):
 
 
 def simulate(gemm=None, collective=None, comm=None, config=None, policy=None, **kw):
-    """Simulate one configuration (schema duet-simulate/1): makespan_us, queue finishes, busbw."""
-    req = _workload(dict(kw, gemm=gemm, collective=collective, comm=comm))
+    """Simulate one configuration (schema duet-simulate/1): makespan_us, queue finishes, busbw.
+
+    kw: the workload's dtype, world, root, comm_bytes, hw."""
+    req = _workload(simulate, kw, gemm, collective, comm)
     req["op"] = "simulate"
     if config:
         req["config"] = dict(config)
@@ -152,15 +195,22 @@ def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split
     running_vendor: (gemm_sms, comm_ctas) or gemm_sms, the vendor split you run, the safe choice of the
     decision instead of the static default. Rows are ranked by the upper end of their interval (hi_us);
     "decision" says whether the predicted gain of leaving the safe choice exceeds the model's error band.
+    kw: the workload's dtype, world, root, comm_bytes, hw.
     """
-    req = _workload(dict(kw, gemm=gemm, collective=collective, comm=comm))
+    req = _workload(predict, kw, gemm, collective, comm)
     req["op"] = "predict"
-    req["top"] = int(top)
-    for key, value in (("modes", modes), ("tiles", tiles), ("split_ks", split_ks), ("split_step", split_step),
-                       ("policy", policy), ("emit", emit)):
+    req["top"] = _integer("top", top)
+    if split_step is not None:
+        req["split_step"] = _integer("split_step", split_step)
+    if split_ks is not None:
+        req["split_ks"] = _integers("split_ks", split_ks)
+    for key, value in (("modes", modes), ("tiles", tiles), ("policy", policy), ("emit", emit)):
         if value is not None:
-            req[key] = list(value) if key in ("modes", "tiles", "split_ks") else value
+            req[key] = list(value) if key in ("modes", "tiles") else value
     if running_vendor is not None:
-        g, c = (running_vendor, None) if isinstance(running_vendor, int) else tuple(running_vendor)
-        req["running_vendor"] = {"gemm_sms": int(g)} if c is None else {"gemm_sms": int(g), "comm_ctas": int(c)}
+        if isinstance(running_vendor, numbers.Integral) and not isinstance(running_vendor, bool):
+            req["running_vendor"] = {"gemm_sms": _integer("running_vendor", running_vendor)}
+        else:
+            g, c = _integers("running_vendor", running_vendor, 2)
+            req["running_vendor"] = {"gemm_sms": g, "comm_ctas": c}
     return request(req)
