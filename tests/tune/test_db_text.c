@@ -6,19 +6,6 @@
 #include "../cli_run.h"
 #include "tune_util.h"
 
-/* Replace the first `from` in the file with `to`. */
-static void edit(const char *path, const char *from, const char *to)
-{
-    char *text = t_slurp(path);
-    cr_assert_not_null(text);
-    char *p = strstr(text, from);
-    cr_assert_not_null(p, "no '%s' in %s", from, text);
-    char *out = t_splice(text, (size_t)(p - text), strlen(from), to);
-    cr_assert_eq(t_spill(path, out), 0);
-    free(out);
-    free(text);
-}
-
 Test(tune_db_text, a_control_character_in_an_entry_costs_the_entry_and_never_reaches_stdout, T_TIMEOUT)
 {
     char dir[64];
@@ -29,9 +16,9 @@ Test(tune_db_text, a_control_character_in_an_entry_costs_the_entry_and_never_rea
     cr_assert_eq(duet_tune_db_store(&db, &b), DUET_OK, "%s", duet_last_error());
     /* JSON's \u001b is ESC: "ESC ]0;owned BEL" would retitle a terminal. Planted in the first entry
      * the file lists; each failed candidate's message gets ESC [2J (clear the screen). */
-    edit(db.path, "\"arch\":\t\"sm_90\"", "\"arch\":\t\"sm_90\\u001b]0;owned\\u0007\"");
-    edit(db.path, "\"device wait", "\"\\u001b[2Jdevice wait");
-    edit(db.path, "\"device wait", "\"\\u001b[2Jdevice wait");
+    tt_edit(db.path, "\"arch\":\t\"sm_90\"", "\"arch\":\t\"sm_90\\u001b]0;owned\\u0007\"");
+    tt_edit(db.path, "\"device wait", "\"\\u001b[2Jdevice wait");
+    tt_edit(db.path, "\"device wait", "\"\\u001b[2Jdevice wait");
     duet_tune_entry_t *list = NULL;
     size_t n = 0;
     cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK, "%s", duet_last_error());

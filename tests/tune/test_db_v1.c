@@ -158,6 +158,57 @@ Test(tune_db_v1, an_old_entry_with_a_new_time_name_is_kept_by_a_store, T_TIMEOUT
     tt_rmdir(dir);
 }
 
+Test(tune_db_v1, an_old_time_out_of_range_is_named_in_ms, T_TIMEOUT)
+{
+    /* The /1 bound is the /2 bound (1e12 us) in the file's unit: 1e9 ms. */
+    static const struct {
+        const char *from, *to, *why;
+    } cases[] = {
+        {"\"measured_ms\": 1.08", "\"measured_ms\": 2e9", ".measured_ms: missing or not a time in (0, 1e+09] ms"},
+        {"\"ms\": 1.08", "\"ms\": 2e9", ".candidates[0].ms: a measured candidate needs a time in (0, 1e+09] ms"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[64], key[DUET_TUNE_KEY_LEN];
+        tt_warnings_t w;
+        duet_tune_db_t db = begin_v1(dir, key, sizeof(key), &w);
+        tt_edit(db.path, cases[i].from, cases[i].to);
+        duet_tune_entry_t e;
+        cr_assert_eq(duet_tune_db_lookup(&db, key, &e), DUET_ERR_NOT_FOUND);
+        cr_assert(strstr(w.text, cases[i].why) != NULL, "%s", w.text);
+        tt_rmdir(dir);
+    }
+}
+
+Test(tune_db_v1, members_an_old_entry_does_not_hold_are_kept_as_they_are, T_TIMEOUT)
+{
+    /* An entry that is not an object, a time that is not a number, a candidate that is not an
+     * object: the upgrade renames the /1 keys it finds and scales only numbers, and the store keeps
+     * these entries verbatim (this version cannot read them, but they are not bad). */
+    char dir[64];
+    tt_warnings_t w;
+    duet_tune_db_t db = tt_db_begin(dir, &w);
+    cr_assert_eq(t_spill(db.path, "{\"schema\": \"duet-tuning/1\", \"entries\": {\"odd\": 5, "
+                                  "\"old\": {\"measured_ms\": \"x\", \"candidates\": [5, {\"ms\": 2}]}}}\n"),
+                 0);
+    duet_tune_entry_t a = tt_entry_for(1000), e;
+    cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
+    char *text = t_slurp(db.path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "schema")->valuestring, DUET_TUNE_DB_SCHEMA);
+    const cJSON *entries = cJSON_GetObjectItem(root, "entries");
+    cr_assert_eq(cJSON_GetObjectItem(entries, "odd")->valuedouble, 5);
+    const cJSON *old = cJSON_GetObjectItem(entries, "old");
+    cr_assert_null(cJSON_GetObjectItem(old, "measured_ms"));
+    cr_assert_str_eq(cJSON_GetObjectItem(old, "measured_us")->valuestring, "x", "renamed, not scaled");
+    const cJSON *cands = cJSON_GetObjectItem(old, "candidates");
+    cr_assert_eq(cJSON_GetArrayItem(cands, 0)->valuedouble, 5);
+    cr_assert_eq(t_num(cJSON_GetArrayItem(cands, 1), "us"), 2000, "2 ms is 2000 us");
+    cJSON_Delete(root);
+    cr_assert_eq(duet_tune_db_lookup(&db, a.key, &e), DUET_OK, "%s", duet_last_error());
+    tt_rmdir(dir);
+}
+
 /*
  * A /1 time whose ms value is finite but whose us value is not (1e307 ms is 1e310 us, beyond a
  * double): it does not read, and the store that upgrades the file keeps the entry with the member

@@ -37,6 +37,19 @@ static inline void tt_rmdir(const char *dir)
     t_rmtree(dir);
 }
 
+/* Replace the first `from` in the file at `path` by `to` (a hand edit of a stored file). */
+static inline void tt_edit(const char *path, const char *from, const char *to)
+{
+    char *text = t_slurp(path);
+    cr_assert_not_null(text);
+    char *p = strstr(text, from);
+    cr_assert_not_null(p, "no '%s' in %s", from, text);
+    char *out = t_splice(text, (size_t)(p - text), strlen(from), to);
+    cr_assert_eq(t_spill(path, out), 0);
+    free(out);
+    free(text);
+}
+
 /* Collects warnings instead of printing them. */
 typedef struct tt_warnings {
     int n;
@@ -147,6 +160,25 @@ static inline duet_tune_entry_t tt_entry_for(int64_t m)
     e.cands[1].status = DUET_ERR_TIMEOUT;
     snprintf(e.cands[1].error, sizeof(e.cands[1].error), "device wait timed out after 5000 ms");
     return e;
+}
+
+/* A fresh database holding tt_entry_for(1000), edited by hand (`from` -> `to`): its listing drops the entry
+ * with a warning that holds `why`. */
+static inline void tt_expect_edit_drops(const char *from, const char *to, const char *why)
+{
+    char dir[64];
+    tt_warnings_t w;
+    duet_tune_db_t db = tt_db_begin(dir, &w);
+    duet_tune_entry_t a = tt_entry_for(1000);
+    cr_assert_eq(duet_tune_db_store(&db, &a), DUET_OK, "%s", duet_last_error());
+    tt_edit(db.path, from, to);
+    duet_tune_entry_t *list = NULL;
+    size_t n = 9;
+    cr_assert_eq(duet_tune_db_list(&db, &list, &n), DUET_OK, "%s: %s", to, duet_last_error());
+    cr_assert_eq(n, 0, "%s", to);
+    free(list);
+    cr_assert(strstr(w.text, why) != NULL, "%s: %s", to, w.text);
+    tt_rmdir(dir);
 }
 
 /* One op row. */
