@@ -2,8 +2,9 @@
  * duet bench --gemm-only --random N --seed S: duet's GEMM against the vendor's on shapes nobody
  * chose (model/random.c draws them from the seed), each on SM budgets (--sm-budgets), with the
  * vendor library planned for the same number of SMs (its SM-count target). Every figure is the
- * library's (duet_bench_gemm_budget(), include/duet/measure.h); this file draws the shapes,
- * estimates the GPU time, runs the rows, prints the table and the summary against the targets,
+ * library's (duet_bench_gemm_budget(), include/duet/measure.h), and so is their analysis (the
+ * classes of shapes, each group's statistics and the targets: model/gemm_bench_stats.h); this file
+ * draws the shapes, estimates the GPU time, runs the rows, prints the table and the summary,
  * and writes the report (text, JSON or CSV; times in us in the JSON and CSV). Ratios are vendor
  * time / duet time (equal to duet TFLOP/s / vendor TFLOP/s): above 1, duet is faster.
  */
@@ -15,13 +16,8 @@
 
 #include "base/base.h"
 #include "cli/gpu/gpu.h"
+#include "model/gemm_bench_stats.h"
 
-/* The targets of the random GEMM benchmark (docs/performance.md): at the model's pick, on every
- * SM, the median, p10 and minimum of the ratio; on a budget of half the SMs or more, the median. */
-#define TARGET_FULL_MEDIAN 0.98
-#define TARGET_FULL_P10 0.92
-#define TARGET_FULL_MIN 0.85
-#define TARGET_BUDGET_MEDIAN 0.97
 /* Host time per timed or warm-up run beside the GPU's (the barrier, the events, the wait), ms: a
  * rough figure for the estimate only. */
 #define RUN_OVERHEAD_MS 0.05
@@ -59,11 +55,30 @@ static int32_t budget_sms(double b, int32_t sms)
     return (int32_t)b;
 }
 
+/* Candidate i's measured time, ms; NaN when there is none (i < 0) or it failed. */
+static double cand_ms(const duet_gemm_budget_row_t *r, int32_t i)
+{
+    return i >= 0 && r->cand[i].ok ? r->cand[i].med_ms : NAN;
+}
+
 static double row_ratio(const duet_gemm_budget_row_t *r, int32_t i)
 {
-    if (i < 0 || !r->vendor.ok || !r->cand[i].ok)
-        return NAN;
-    return r->vendor.med_ms / r->cand[i].med_ms;
+    return duet__gemm_bench_ratio(r->vendor.ok ? r->vendor.med_ms : NAN, cand_ms(r, i));
+}
+
+/* The row as the analysis reads it (model/gemm_bench_stats.h). */
+static void analysis_row(const duet_gemm_budget_row_t *r, duet__gemm_bench_row_t *a)
+{
+    a->m = r->wl.m;
+    a->n = r->wl.n;
+    a->k = r->wl.k;
+    a->dtype = r->wl.dtype;
+    a->sms = r->sms;
+    a->vendor_ms = r->vendor.ok ? r->vendor.med_ms : NAN;
+    a->pick_ms = cand_ms(r, r->pick);
+    a->pick_all_ms = cand_ms(r, r->pick_all);
+    a->best_ms = cand_ms(r, r->best);
+    a->pick_is_best = r->pick == r->best;
 }
 
 /* The estimated GPU time of a row, seconds: every run of every figure at its predicted time. */
@@ -90,89 +105,18 @@ static const char *cfg_tile(const duet_gemm_budget_row_t *r, int32_t i, char *bu
     return duet_config_tile_str(&r->cand_cfg[i], buf, n);
 }
 
-/* One group's ratios: median, p10 and min, at the pick, at the pick over every K split and at
- * the best measured tile. */
-typedef struct group_stats {
-    size_t n;
-    double pick[3], pick_all[3], best[3]; /* median, p10, min */
-    double regret_med;                    /* median of pick ms / best ms: what the model's choice costs */
-    size_t exact;                         /* rows where the pick is the best measured */
-} group_stats_t;
-
-/* Which rows a group holds: `sel` picks them by dtype (-1: both) or by a class of shapes. */
-typedef int (*row_sel_fn)(const duet_gemm_budget_row_t *r, int32_t arg);
-
-static int sel_dtype(const duet_gemm_budget_row_t *r, int32_t dtype)
-{
-    return dtype < 0 || r->wl.dtype == dtype;
-}
-
-/* The classes of shapes the kernels treat differently (backend/run.hip, tma.hip, gemm_tile.h):
- * K % 8 != 0 runs the mma.sync tile (no TMA: odd K with element loads), N % 8 != 0 stores C by
- * the threads instead of TMA; small K and small M are where the fixed costs of a tile weigh. */
-enum { CLS_ALIGNED, CLS_N_RAGGED, CLS_K_EVEN, CLS_K_ODD, CLS_SMALL_K, CLS_SMALL_M, CLS_COUNT };
-static const char *const cls_names[CLS_COUNT] = {"K%8=0,N%8=0", "K%8=0,N%8!=0", "K%8!=0,K even",
-                                                 "K odd",       "K<=1024",      "M<=1024"};
-
-static int sel_class(const duet_gemm_budget_row_t *r, int32_t cls)
-{
-    const int64_t m = r->wl.m, n = r->wl.n, k = r->wl.k;
-    switch (cls) {
-    case CLS_ALIGNED:
-        return k % 8 == 0 && n % 8 == 0;
-    case CLS_N_RAGGED:
-        return k % 8 == 0 && n % 8 != 0;
-    case CLS_K_EVEN:
-        return k % 8 != 0 && k % 2 == 0;
-    case CLS_K_ODD:
-        return k % 2 != 0;
-    case CLS_SMALL_K:
-        return k <= 1024;
-    default:
-        return m <= 1024;
-    }
-}
-
-static void stats3(double *v, size_t n, double out[3])
-{
-    out[0] = duet__median(v, n); /* sorts */
-    out[1] = duet__quantile_sorted(v, n, 0.10);
-    out[2] = v[0];
-}
-
-static void group_compute(const duet_gemm_budget_row_t *rows, size_t nr, row_sel_fn sel, int32_t arg, int32_t sms,
-                          double *s, group_stats_t *g)
-{
-    double *pk = s, *pa = s + nr, *bs = s + 2 * nr, *rg = s + 3 * nr;
-    memset(g, 0, sizeof(*g));
-    for (size_t i = 0; i < nr; i++) {
-        const duet_gemm_budget_row_t *r = &rows[i];
-        if (!sel(r, arg) || r->sms != sms)
-            continue;
-        double a = row_ratio(r, r->pick), b = row_ratio(r, r->best), c = row_ratio(r, r->pick_all);
-        if (!isfinite(a) || !isfinite(b) || !isfinite(c))
-            continue;
-        pk[g->n] = a;
-        pa[g->n] = c;
-        bs[g->n] = b;
-        rg[g->n] = r->cand[r->pick].med_ms / r->cand[r->best].med_ms;
-        g->exact += r->pick == r->best;
-        g->n++;
-    }
-    if (g->n == 0)
-        return;
-    stats3(pk, g->n, g->pick);
-    stats3(pa, g->n, g->pick_all);
-    stats3(bs, g->n, g->best);
-    g->regret_med = duet__median(rg, g->n);
-}
+/* What the summary reads: every row as the analysis takes it, and the analysis's scratch (4 doubles a row). */
+typedef struct summary_ws {
+    duet__gemm_bench_row_t *rows;
+    double *scratch;
+} summary_ws_t;
 
 static const char *met(int ok)
 {
     return ok ? "met" : "NOT met";
 }
 
-static void group_print(FILE *f, const char *sms, const char *name, const group_stats_t *g)
+static void group_print(FILE *f, const char *sms, const char *name, const duet__gemm_bench_group_t *g)
 {
     if (f == NULL)
         return;
@@ -181,7 +125,7 @@ static void group_print(FILE *f, const char *sms, const char *name, const group_
             g->best[1], g->best[2], g->regret_med, g->exact, g->n);
 }
 
-static cJSON *group_json(int32_t sms, const char *key, const char *name, const group_stats_t *g)
+static cJSON *group_json(int32_t sms, const char *key, const char *name, const duet__gemm_bench_group_t *g)
 {
     static const char *const q[3] = {"median", "p10", "min"};
     cJSON *o = cJSON_CreateObject();
@@ -202,6 +146,24 @@ static cJSON *group_json(int32_t sms, const char *key, const char *name, const g
     return o;
 }
 
+/* The verdict of a group of both dtypes on `sms` SMs against its target, if it has one: printed on
+ * f (NULL: not printed) and added to o. */
+static void target_verdict(FILE *f, cJSON *o, int32_t sms, int32_t device_sms, const duet__gemm_bench_group_t *g)
+{
+    const int t = duet__gemm_bench_target(sms, device_sms);
+    if (t == DUET__GEMM_BENCH_TARGET_NONE)
+        return;
+    const int ok = duet__gemm_bench_target_met(t, g);
+    if (f != NULL && t == DUET__GEMM_BENCH_TARGET_FULL)
+        fprintf(f, "      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
+                DUET__GEMM_BENCH_TARGET_FULL_MEDIAN, DUET__GEMM_BENCH_TARGET_FULL_P10, DUET__GEMM_BENCH_TARGET_FULL_MIN,
+                met(ok));
+    else if (f != NULL)
+        fprintf(f, "      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
+                (int)sms, DUET__GEMM_BENCH_TARGET_BUDGET_MEDIAN, met(ok));
+    cJSON_AddBoolToObject(o, "target_met", ok);
+}
+
 /* Add item to arr, or delete it when there is no array (the summary printed only). */
 static void add_or_drop(cJSON *arr, cJSON *item)
 {
@@ -214,8 +176,8 @@ static void add_or_drop(cJSON *arr, cJSON *item)
 /* The summary as text on f (NULL: none) and in the JSON (`arr`, `classes`; NULL: none): per
  * budget, per dtype and both together, with the targets; then per class of shapes, both dtypes
  * together. */
-static void summary(FILE *f, const gpu_env_t *e, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
-                    int32_t nb, double *scratch, cJSON *arr, cJSON *classes)
+static void summary(FILE *f, const gpu_env_t *e, const summary_ws_t *sw, size_t nr, const int32_t *sms_list, int32_t nb,
+                    cJSON *arr, cJSON *classes)
 {
     static const int32_t dts[] = {DUET_DTYPE_FP16, DUET_DTYPE_BF16, -1};
     if (f != NULL) {
@@ -230,29 +192,15 @@ static void summary(FILE *f, const gpu_env_t *e, const duet_gemm_budget_row_t *r
         char smsb[16];
         snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
         for (size_t d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
-            group_stats_t g;
-            group_compute(rows, nr, sel_dtype, dts[d], sms_list[b], scratch, &g);
+            duet__gemm_bench_group_t g;
+            duet__gemm_bench_group(sw->rows, nr, duet__gemm_bench_in_dtype, dts[d], sms_list[b], sw->scratch, &g);
             if (g.n == 0)
                 continue;
             const char *dn = dts[d] < 0 ? "both" : duet_dtype_name(dts[d]);
             group_print(f, smsb, dn, &g);
             cJSON *o = group_json(sms_list[b], "dtype", dn, &g);
-            if (dts[d] < 0 && sms_list[b] == e->gpu->sms) {
-                int ok =
-                    g.pick[0] >= TARGET_FULL_MEDIAN && g.pick[1] >= TARGET_FULL_P10 && g.pick[2] >= TARGET_FULL_MIN;
-                if (f != NULL)
-                    fprintf(f, "      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
-                            TARGET_FULL_MEDIAN, TARGET_FULL_P10, TARGET_FULL_MIN, met(ok));
-                cJSON_AddBoolToObject(o, "target_met", ok);
-            } else if (dts[d] < 0 && 2 * sms_list[b] >= e->gpu->sms) {
-                int ok = g.pick[0] >= TARGET_BUDGET_MEDIAN;
-                if (f != NULL)
-                    fprintf(
-                        f,
-                        "      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
-                        (int)sms_list[b], TARGET_BUDGET_MEDIAN, met(ok));
-                cJSON_AddBoolToObject(o, "target_met", ok);
-            }
+            if (dts[d] < 0)
+                target_verdict(f, o, sms_list[b], e->gpu->sms, &g);
             add_or_drop(arr, o);
         }
     }
@@ -261,13 +209,13 @@ static void summary(FILE *f, const gpu_env_t *e, const duet_gemm_budget_row_t *r
     for (int32_t b = 0; b < nb; b++) {
         char smsb[16];
         snprintf(smsb, sizeof(smsb), "%d", (int)sms_list[b]);
-        for (int32_t c = 0; c < CLS_COUNT; c++) {
-            group_stats_t g;
-            group_compute(rows, nr, sel_class, c, sms_list[b], scratch, &g);
+        for (int32_t c = 0; c < DUET__GEMM_BENCH_CLS_COUNT; c++) {
+            duet__gemm_bench_group_t g;
+            duet__gemm_bench_group(sw->rows, nr, duet__gemm_bench_in_class, c, sms_list[b], sw->scratch, &g);
             if (g.n == 0)
                 continue;
-            group_print(f, smsb, cls_names[c], &g);
-            add_or_drop(classes, group_json(sms_list[b], "class", cls_names[c], &g));
+            group_print(f, smsb, duet__gemm_bench_class_names[c], &g);
+            add_or_drop(classes, group_json(sms_list[b], "class", duet__gemm_bench_class_names[c], &g));
         }
     }
 }
@@ -307,7 +255,8 @@ static cJSON *row_json(const duet_gemm_budget_row_t *r)
 
 /* The report as JSON (schema duet-bench-gemm-random/2; /1 had its times in ms) on f. */
 static duet_status_t write_json(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
-                                const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list, double *scratch)
+                                const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
+                                const summary_ws_t *sw)
 {
     /* The commit measured: DUET_COMMIT where the caller names it; else tools/gpu.sh stamps its own
      * (git's) into the file afterwards. Asking git here would fork an MPI process. */
@@ -331,7 +280,7 @@ static duet_status_t write_json(FILE *f, const gpu_env_t *e, const duet_bench_pa
         cJSON_AddItemToArray(b, cJSON_CreateNumber(sms_list[i]));
     cJSON *sum = cJSON_AddArrayToObject(j, "summary");
     cJSON *cls = cJSON_AddArrayToObject(j, "classes");
-    summary(NULL, e, rows, nr, sms_list, o->n_budgets, scratch, sum, cls);
+    summary(NULL, e, sw, nr, sms_list, o->n_budgets, sum, cls);
     cJSON *arr = cJSON_AddArrayToObject(j, "rows");
     for (size_t i = 0; i < nr; i++)
         cJSON_AddItemToArray(arr, row_json(&rows[i]));
@@ -407,23 +356,25 @@ static void print_rows(FILE *f, const duet_gemm_budget_row_t *rows, size_t nr)
 
 /* The table and the summary as text on f. */
 static void print_text(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
-                       const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list, double *scratch,
+                       const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list, const summary_ws_t *sw,
                        double elapsed_s)
 {
     print_rows(f, rows, nr);
     fprintf(f, "\nsummary (%zu rows, %s, median of %d after %d warm-up runs, %.0f ms of warm-up per row, %.0f s):\n",
             nr, e->gpu->name, (int)p->runs.repeats, (int)p->runs.warmup, p->runs.warmup_ms, elapsed_s);
-    summary(f, e, rows, nr, sms_list, o->n_budgets, scratch, NULL, NULL);
+    summary(f, e, sw, nr, sms_list, o->n_budgets, NULL, NULL);
 }
 
-/* Rank 0: the report in its format (-o FILE or standard output), the text on standard output beside
- * a file. @return an exit code. */
+/* Rank 0: the analysis's rows (sw) from the measured ones, then the report in its format (-o FILE
+ * or standard output), the text on standard output beside a file. @return an exit code. */
 static int report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_random_opts_t *o,
                   const cli_outopt_t *bo, const duet_gemm_budget_row_t *rows, size_t nr, const int32_t *sms_list,
-                  double *scratch, double elapsed_s)
+                  const summary_ws_t *sw, double elapsed_s)
 {
+    for (size_t i = 0; i < nr; i++)
+        analysis_row(&rows[i], &sw->rows[i]);
     if (bo->path != NULL || (!bo->json && !bo->csv))
-        print_text(stdout, e, p, o, rows, nr, sms_list, scratch, elapsed_s);
+        print_text(stdout, e, p, o, rows, nr, sms_list, sw, elapsed_s);
     if (bo->path == NULL && !bo->json && !bo->csv)
         return CLI_EXIT_OK;
     cli_out_t out;
@@ -432,11 +383,11 @@ static int report(const gpu_env_t *e, const duet_bench_params_t *p, const bench_
         return rc;
     duet_status_t st = DUET_OK;
     if (bo->json)
-        st = write_json(out.f, e, p, o, rows, nr, sms_list, scratch);
+        st = write_json(out.f, e, p, o, rows, nr, sms_list, sw);
     else if (bo->csv)
         st = write_csv(out.f, rows, nr);
     else
-        print_text(out.f, e, p, o, rows, nr, sms_list, scratch, elapsed_s);
+        print_text(out.f, e, p, o, rows, nr, sms_list, sw, elapsed_s);
     rc = cli_out_close(&out, "bench", st < 0 ? cli_fail("bench", st) : CLI_EXIT_OK);
     if (rc == CLI_EXIT_OK && bo->path != NULL)
         printf("wrote %s\n", bo->path);
@@ -511,7 +462,7 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
     int rc = CLI_EXIT_OK;
     duet_workloads_t wls = {NULL, 0};
     duet_gemm_budget_row_t *rows = NULL;
-    double *scratch = NULL;
+    summary_ws_t sw = {NULL, NULL};
     duet_sim_ws_t *ws = NULL;
     int32_t sms_list[8];
     const int32_t sms = e->gpu->sms;
@@ -525,8 +476,9 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
         return cli_fail("bench", st);
     const size_t ndt = o->both_dtypes ? 2 : 1, nr = wls.n * ndt * (size_t)o->n_budgets;
     rows = calloc(nr, sizeof(*rows));
-    scratch = calloc(4 * nr, sizeof(double));
-    if (rows == NULL || scratch == NULL) {
+    sw.rows = calloc(nr, sizeof(*sw.rows));
+    sw.scratch = calloc(4 * nr, sizeof(double));
+    if (rows == NULL || sw.rows == NULL || sw.scratch == NULL) {
         rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate %zu rows", nr));
         goto out;
     }
@@ -556,10 +508,11 @@ int bench_random_run(gpu_env_t *e, const duet_bench_params_t *p, const bench_ran
     }
     gpu_progress(e, "done", nr, nr, t0);
     if (e->rank == 0)
-        rc = report(e, p, o, bo, rows, nr, sms_list, scratch, gpu_now() - t0);
+        rc = report(e, p, o, bo, rows, nr, sms_list, &sw, gpu_now() - t0);
 out:
     duet_sim_ws_destroy(ws);
-    free(scratch);
+    free(sw.scratch);
+    free(sw.rows);
     free(rows);
     duet_workloads_free(&wls);
     return rc;
