@@ -108,6 +108,10 @@ struct duet_ctx {
     duet__dev_err_t *err_dev;  /* its device address */
     hipStream_t s_comm;        /* concurrent mode's comm kernel; its GEMM runs on the caller's stream */
     hipEvent_t ev_fork, ev_comm, ev_last;
+    /* Copy mode (run.hip): copy stream 0 is the collective's stream (s_comm beside a GEMM), streams
+     * 1.. are these; ev_gate marks the entry barrier, ev_copy[j] the end of copy stream j + 1. */
+    hipStream_t s_copy[DUET_MAX_COPY_STREAMS - 1];
+    hipEvent_t ev_gate, ev_copy[DUET_MAX_COPY_STREAMS - 1];
     void *last_stream; /* the stream of the last operation (ev_last is recorded there) */
     int any_op;        /* an operation has been enqueued since creation or resync */
 

@@ -311,6 +311,11 @@ static duet_status_t duet__ctx_runtime_objects(duet_ctx_h ctx)
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_fork, hipEventDisableTiming), st, out);
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_comm, hipEventDisableTiming), st, out);
     HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_last, hipEventDisableTiming), st, out);
+    HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_gate, hipEventDisableTiming), st, out);
+    for (int j = 0; j < DUET_MAX_COPY_STREAMS - 1; j++) {
+        HIP_CHECK(hipStreamCreateWithFlags(&ctx->s_copy[j], hipStreamNonBlocking), st, out);
+        HIP_CHECK(hipEventCreateWithFlags(&ctx->ev_copy[j], hipEventDisableTiming), st, out);
+    }
     HIP_CHECK(hipMalloc((void **)&ctx->ctl, 2 * sizeof(duet__ctl_t)), st, out);
     HIP_CHECK(hipMemset(ctx->ctl, 0, 2 * sizeof(duet__ctl_t)), st, out);
     HIP_CHECK(hipHostMalloc(&err, sizeof(duet__dev_err_t), hipHostMallocMapped), st, out);
@@ -357,6 +362,14 @@ void duet_ctx_destroy(duet_ctx_h ctx)
         (void)hipEventDestroy(ctx->ev_comm);
     if (ctx->ev_fork != NULL)
         (void)hipEventDestroy(ctx->ev_fork);
+    if (ctx->ev_gate != NULL)
+        (void)hipEventDestroy(ctx->ev_gate);
+    for (int j = 0; j < DUET_MAX_COPY_STREAMS - 1; j++) {
+        if (ctx->ev_copy[j] != NULL)
+            (void)hipEventDestroy(ctx->ev_copy[j]);
+        if (ctx->s_copy[j] != NULL)
+            (void)hipStreamDestroy(ctx->s_copy[j]);
+    }
     if (ctx->s_comm != NULL)
         (void)hipStreamDestroy(ctx->s_comm);
     if (ctx->heap != NULL)

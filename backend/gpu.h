@@ -72,6 +72,7 @@
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipMemcpyDefault cudaMemcpyDefault
 #define hipHostMalloc(_p, _bytes, _flags) cudaHostAlloc((_p), (_bytes), (_flags))
 #define hipHostMallocMapped cudaHostAllocMapped
 #define hipHostFree cudaFreeHost

@@ -126,6 +126,13 @@ typedef struct duet__kparams {
 hipError_t duet__launch_persistent_fp16(const duet__kparams_t *p, duet_gemm_tile_t tile, int grid, hipStream_t s);
 hipError_t duet__launch_persistent_bf16(const duet__kparams_t *p, duet_gemm_tile_t tile, int grid, hipStream_t s);
 hipError_t duet__launch_comm(const duet__kparams_t *p, int grid, hipStream_t s);
+/**
+ * Copy mode's barriers (backend/sync.h's protocol without a comm kernel), one CTA on stream s:
+ * phase DUET__PHASE_ENTRY signals this rank's arrival and waits for every rank's (before the
+ * copies are enqueued behind it); DUET__PHASE_EXIT, after the copies, signals this rank's
+ * departure and waits for every rank's. Each zeroes the next operation's control block.
+ */
+hipError_t duet__launch_copy_gate(const duet__kparams_t *p, int phase, hipStream_t s);
 /** Raise the dynamic shared-memory limit of every persistent kernel (once per device). */
 hipError_t duet__kernels_init_fp16(void);
 hipError_t duet__kernels_init_bf16(void);

@@ -1,6 +1,6 @@
 /*
  * duet_run(): check an operation, turn its plan into launch parameters, and enqueue the fused
- * kernel or the two concurrent kernels.
+ * kernel, the two concurrent kernels, or copy mode's GEMM kernel and copies.
  */
 #include <string.h>
 
@@ -147,6 +147,44 @@ static hipError_t duet__launch_gemm_kernel(const duet__kparams_t *kp, duet_gemm_
 }
 
 /*
+ * Copy mode's collective on stream g (the caller's, or s_comm beside the GEMM): the entry gate,
+ * the plan's copies (duet_copy_get()) between this rank's src and the ranks' IPC-mapped outputs
+ * over its copy streams, copy q on stream q % grid (stream 0 is g itself), then, once every copy
+ * stream has ended, the exit gate. The copies go to the copy engines: no SM moves the data.
+ */
+static duet_status_t duet__enqueue_copies(duet_ctx_h ctx, const duet_op_t *op, const duet_plan_t *plan,
+                                          const duet__kparams_t *kp, hipStream_t g)
+{
+    duet_status_t st = DUET_OK;
+    const int32_t lanes = plan->kernel[DUET_KERNEL_COMM].grid;
+    const int64_t n = plan->comm.queue_len;
+    const size_t eb = (size_t)duet_dtype_bytes(op->wl.dtype);
+    const int32_t used = n < lanes ? (int32_t)n : lanes; /* copy streams that get a copy */
+    HIP_CHECK(duet__launch_copy_gate(kp, DUET__PHASE_ENTRY, g), st, out);
+    if (used > 1) {
+        HIP_CHECK(hipEventRecord(ctx->ev_gate, g), st, out);
+        for (int32_t j = 1; j < used; j++)
+            HIP_CHECK(hipStreamWaitEvent(ctx->s_copy[j - 1], ctx->ev_gate, 0), st, out);
+    }
+    for (int64_t q = 0; q < n; q++) {
+        duet_copy_t c;
+        duet_copy_get(&plan->comm, q, &c);
+        const int32_t j = (int32_t)(q % lanes);
+        char *dst = (char *)kp->dst_at[c.peer] + (size_t)c.dst_off * eb;
+        const char *src = (const char *)op->src + (size_t)c.src_off * eb;
+        HIP_CHECK(hipMemcpyAsync(dst, src, (size_t)c.elems * eb, hipMemcpyDefault, j == 0 ? g : ctx->s_copy[j - 1]), st,
+                  out);
+    }
+    for (int32_t j = 1; j < used; j++) {
+        HIP_CHECK(hipEventRecord(ctx->ev_copy[j - 1], ctx->s_copy[j - 1]), st, out);
+        HIP_CHECK(hipStreamWaitEvent(g, ctx->ev_copy[j - 1], 0), st, out);
+    }
+    HIP_CHECK(duet__launch_copy_gate(kp, DUET__PHASE_EXIT, g), st, out);
+out:
+    return st;
+}
+
+/*
  * Enqueue the plan's kernels (duet_plan_launch(): which kernels, their grids and geometry, and
  * their streams). Any failure here leaves the ranks' epochs possibly split: the caller marks the
  * context failed.
@@ -189,6 +227,8 @@ static duet_status_t duet__enqueue(duet_ctx_h ctx, const duet_op_t *op, const du
         kp->geom = l->geom;
         if (l->kernel == DUET_KERNEL_GEMM)
             HIP_CHECK(duet__launch_gemm_kernel(kp, plan->cfg.tile, l->geom.grid, ks), st, out);
+        else if (l->geom.role == DUET_ROLE_COPY)
+            DUET_CHECK_GOTO(duet__enqueue_copies(ctx, op, plan, kp, ks), st, out);
         else
             HIP_CHECK(duet__launch_comm(kp, l->geom.grid, ks), st, out);
     }

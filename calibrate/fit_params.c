@@ -26,7 +26,11 @@
  * - launch_us: the floor of every measured time, which dominates the small shapes;
  * - comm_sm_share: the slow-down of a GEMM tile beside comm CTAs in concurrent mode;
  * - and, for corpora with K-split rows (duet_cal_params_set_default_fit), splitk_sm_gbs: one SM's
- *   rate for the split's partial sums.
+ *   rate for the split's partial sums;
+ * - for corpora with copy-mode rows, the copy engines' constants: ce_gbs and ce_local_gbs (the
+ *   rates into a peer and within the GPU), ce_copy_us and ce_op_us (the fixed costs per copy and
+ *   per operation) and ce_gemm_stretch (the GEMM's slow-down beside the copies). ce_engines is
+ *   an integer and stays the profile's.
  * Constants no row depends on (e.g. gemm_eff_fp16 on a bf16 corpus) are left out of the fit
  * automatically and reported as not fitted.
  */
@@ -42,7 +46,8 @@ duet_cal_params_t duet_cal_default_params(void)
     p.kinds = (1u << DUET_ROW_OP) | (1u << DUET_ROW_GEMM_ALONE) | (1u << DUET_ROW_COMM_ALONE);
     /* Vendor rows too: the corpus of the one-GPU grid measures the vendor GEMM at SM targets and
      * beside the collective, and only they fix vendor_gemm_eff_* and vendor_ragged_eff. */
-    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT) | (1u << DUET_MODE_VENDOR);
+    p.modes =
+        (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT) | (1u << DUET_MODE_VENDOR) | (1u << DUET_MODE_COPY);
     p.folds = 5;
     p.max_iter = 100;
     p.xtol = 1e-8;
@@ -59,12 +64,17 @@ duet_status_t duet_cal_params_set_default_fit(duet_cal_params_t *p, const duet_c
 {
     /* splitk_sm_gbs prices a K split's partial sums: only rows with a split depend on it. Listed
      * without them it would be searched for nothing and reported as not fitted. */
-    int split = 0;
-    for (int f = 0; f < n && !split; f++)
-        for (size_t i = 0; i < corpora[f].n && !split; i++)
-            split = corpora[f].rows[i].ok && corpora[f].rows[i].cfg.split_k > 1;
-    char list[sizeof(duet_cal_default_fit_names) + 32];
-    snprintf(list, sizeof(list), "%s%s", duet_cal_default_fit_names, split ? ",splitk_sm_gbs" : "");
+    int split = 0, copy = 0;
+    for (int f = 0; f < n; f++)
+        for (size_t i = 0; i < corpora[f].n; i++) {
+            const duet_corpus_row_t *r = &corpora[f].rows[i];
+            split |= r->ok && r->cfg.split_k > 1;
+            copy |= r->ok && r->cfg.mode == DUET_MODE_COPY && r->wl.coll != DUET_COLL_NONE;
+        }
+    /* The copy engines' constants likewise: only copy-mode rows with a collective depend on them. */
+    char list[sizeof(duet_cal_default_fit_names) + 128];
+    snprintf(list, sizeof(list), "%s%s%s", duet_cal_default_fit_names, split ? ",splitk_sm_gbs" : "",
+             copy ? ",ce_gbs,ce_local_gbs,ce_copy_us,ce_op_us,ce_gemm_stretch" : "");
     return duet_cal_params_set_fit(p, list);
 }
 

@@ -94,7 +94,8 @@ static void duet__fit_source_cut(char dst[DUET_HW_SOURCE_LEN], const char *full)
 
 void duet__cal_fit_set_mode_errors(duet_cal_model_report_t *mr, const char *const *files, int n, const char *date)
 {
-    static const int field[DUET_MODE_COUNT] = {DUET_HW_F_err_fused, DUET_HW_F_err_concurrent, DUET_HW_F_err_vendor};
+    static const int field[DUET_MODE_COUNT] = {DUET_HW_F_err_fused, DUET_HW_F_err_concurrent, DUET_HW_F_err_vendor,
+                                               DUET_HW_F_err_copy};
     char today[16], list[128];
     date = duet__fit_source_names(files, n, date, list, sizeof(list), today);
     for (int m = 0; m < DUET_MODE_COUNT; m++) {

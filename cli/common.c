@@ -31,11 +31,13 @@ const char cli_workload_help[] =
 
 const char cli_config_help[] =
     "configuration (defaults: the reference design's static split for the profile):\n"
-    "  --mode M              fused (one persistent kernel, two queues; default), concurrent (two kernels) or\n"
-    "                        vendor (the vendor GEMM planned for gemm_wgs SMs beside duet's comm kernel)\n"
+    "  --mode M              fused (one persistent kernel, two queues; default), concurrent (two kernels),\n"
+    "                        vendor (the vendor GEMM planned for gemm_wgs SMs beside duet's comm kernel) or\n"
+    "                        copy (the GEMM on every SM, the collective on the copy engines)\n"
     "  --num-wgs N           fused grid size in CTAs (default: one per SM)\n"
     "  --gemm-wgs N          fused: CTAs that start on GEMM (default 3/4 of num-wgs); concurrent: GEMM grid\n"
-    "  --comm-wgs N          concurrent: comm grid (default SMs/8); fused: num-wgs - gemm-wgs\n"
+    "  --comm-wgs N          concurrent: comm grid (default SMs/8); fused: num-wgs - gemm-wgs; copy: copy\n"
+    "                        streams (default 1)\n"
     "  --tile BMxBNxBK       GEMM tile (default 256x128x64)\n"
     "  --comm-tile CMxCN     comm tile, elements (default 256x64)\n"
     "  --group-m G           GEMM tile swizzle height in tile rows (default 8)\n"

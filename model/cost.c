@@ -476,7 +476,25 @@ double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int p
         links = 1;
     double peak = hw->link_gbs * GB * links;                /* bytes/s */
     double half = hw->link_half_inflight_kib * KIB * links; /* bytes in flight for half of peak */
-    return peak * inflight_bytes / (inflight_bytes + half);
+    /* Unbounded bytes in flight (the copy engines keep the link full): the peak itself. */
+    return isinf(inflight_bytes) ? peak : peak * inflight_bytes / (inflight_bytes + half);
+}
+
+/*
+ * A copy of copy mode on one copy engine: its fixed cost, then the block pushed into the peer at
+ * the engine's fabric rate or copied locally at its local rate. The copy engines do not run on the
+ * SM clock: no clock_heat. The HBM bytes are a comm tile's: what we read and write, and in the
+ * symmetric collectives what the peers' copies write into us.
+ */
+static void duet__copy_cost(const duet_hw_t *hw, const duet_plan_t *plan, const duet_comm_traffic_t *t,
+                            duet_comm_cost_t *c)
+{
+    c->t_push = t->push_bytes / (hw->ce_gbs * GB);
+    c->t_local = t->local_write_bytes / (hw->ce_local_gbs * GB);
+    c->t_overhead = hw->ce_copy_us * US;
+    c->t_alone = c->t_push + c->t_local + c->t_overhead;
+    double mirrored = plan->wl.coll == DUET_COLL_BROADCAST ? 0.0 : t->push_bytes;
+    c->hbm_bytes = t->local_read_bytes + t->local_write_bytes + mirrored;
 }
 
 double duet_cost_comm_beside_gemm(const duet_hw_t *hw, double t_tile, double t_pull, double gemm_running)
@@ -503,6 +521,10 @@ static void duet__comm_cost(const duet_hw_t *hw, const duet_plan_t *plan, const 
 {
     memset(c, 0, sizeof(*c));
     c->traffic = *t;
+    if (plan->cfg.mode == DUET_MODE_COPY) {
+        duet__copy_cost(hw, plan, t, c);
+        return;
+    }
     double pull_window = hw->cta_pull_inflight_kib * KIB;
     c->round_trips = t->pull_bytes > 0 ? (int64_t)ceil(t->pull_bytes / pull_window) : 0;
     c->t_push = t->push_bytes / (hw->cta_push_gbs * GB);

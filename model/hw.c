@@ -95,6 +95,8 @@ double duet_hw_mode_err(const duet_hw_t *hw, int32_t mode)
         return hw->err_concurrent;
     case DUET_MODE_VENDOR:
         return hw->err_vendor;
+    case DUET_MODE_COPY:
+        return hw->err_copy;
     default:
         return 0.0;
     }
@@ -157,6 +159,17 @@ typedef struct duet__hw_init {
     }
 
 /*
+ * The copy engines' fixed costs and their interference with the GEMM, with no SDMA measurement:
+ * as estimated for NVIDIA's copy engines (tuning_data/h200.json).
+ */
+#define CE_FIXED_AMD                                                                                                   \
+    {F(ce_copy_us), 5.0, "estimate: as NVIDIA's copy engines (tuning_data/h200.json); no SDMA measurement"},           \
+        {F(ce_op_us), 20.0, "estimate: as NVIDIA's copy engines (tuning_data/h200.json); no SDMA measurement"},        \
+    {                                                                                                                  \
+        F(ce_gemm_stretch), 0.15, "estimate: as NVIDIA's copy engines (tuning_data/h200.json); no SDMA measurement"    \
+    }
+
+/*
  * The known error of a device without a corpus of its own (no AMD corpus is committed): the H200's
  * held-out figures (tuning_data/h200.json) stand in. A profile that was never fitted is likely
  * further off than a fitted one, so these are a floor, not an estimate of the device.
@@ -164,12 +177,14 @@ typedef struct duet__hw_init {
 #define STANDIN_ERR_NOTE "stand-in: the H200's k-fold held-out figure (tuning_data/h200.json); no corpus on this device"
 #define STANDIN_ERR                                                                                                    \
     {F(err_fused), ERR_FUSED_H200, STANDIN_ERR_NOTE}, {F(err_concurrent), ERR_CONCURRENT_H200, STANDIN_ERR_NOTE},      \
+        {F(err_vendor), ERR_VENDOR_H200, STANDIN_ERR_NOTE},                                                            \
     {                                                                                                                  \
-        F(err_vendor), ERR_VENDOR_H200, STANDIN_ERR_NOTE                                                               \
+        F(err_copy), ERR_COPY_H200, STANDIN_ERR_NOTE                                                                   \
     }
 #define ERR_FUSED_H200 0.1173
 #define ERR_CONCURRENT_H200 0.2425
 #define ERR_VENDOR_H200 0.3408
+#define ERR_COPY_H200 0.2425
 
 /* Per-tile factors of a device whose tiles have not been measured: every tile at gemm_eff. */
 #define NEUTRAL_TILE_NOTE "neutral estimate: no per-tile measurement on this device; duet calibrate fit sets it"
@@ -271,6 +286,11 @@ static const duet__hw_init_t duet__mi300x[] = {
      "estimate: remote loads queue behind the GEMM's L2 traffic, 1.5x the round trip with every CU busy; calibrate"},
     {F(cta_local_gbs), 150, "origami's published results: ~150 GB/s per CU measured HBM bandwidth"},
     {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
+    {F(ce_engines), 7, "estimate: one SDMA engine per xGMI peer, as AMD's mori all_gather drives 7 peers at once"},
+    {F(ce_gbs), 38.5,
+     "[derived] mori SDMA all_gather 361 GB/s over 7 links on MI355X (51.6 GB/s each) x 42.86 / 57.4 links"},
+    {F(ce_local_gbs), 2365, "[derived] hbm_gbs 4.73 TB/s read + write / 2: bytes copied within the GPU (not measured)"},
+    CE_FIXED_AMD,
     {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
     {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
     {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},
@@ -336,6 +356,10 @@ static const duet__hw_init_t duet__mi350x[] = {
      "estimate: remote loads queue behind the GEMM's L2 traffic, 1.5x the round trip with every CU busy; calibrate"},
     {F(cta_local_gbs), 150, "estimate: as MI300X"},
     {F(comm_tile_overhead_us), 0.3, "estimate: per-tile pointer translation and masks"},
+    {F(ce_engines), 7, "estimate: one SDMA engine per xGMI peer, as AMD's mori all_gather drives 7 peers at once"},
+    {F(ce_gbs), 51.6, "[derived] AMD's mori: SDMA all_gather 361 GB/s at 0 CUs on MI355X, over 7 links"},
+    {F(ce_local_gbs), 4000, "[derived] hbm_gbs 8 TB/s read + write / 2: bytes copied within the GPU (not measured)"},
+    CE_FIXED_AMD,
     {F(comm_ctas_per_sm), 4, "estimate: 4 comm WGs of 256 threads per CU"},
     {F(comm_coresident), 1, "estimate: one comm WG fits beside a GEMM WG"},
     {F(comm_sm_share), 0.10, "estimate: a streaming comm WG takes ~10 % of a co-resident GEMM's issue slots"},

@@ -37,7 +37,7 @@ void duet__config_json_text(duet__sbuf_t *b, const struct duet_config *cfg, int 
 /** Append `, "split_k": N` as `split` says (a writer that puts it after members of its own). */
 void duet__config_json_split_text(duet__sbuf_t *b, const struct duet_config *cfg, int split);
 /**
- * Read the members strictly: mode fused, concurrent or vendor; num_wgs, gemm_wgs and comm_wgs
+ * Read the members strictly: mode fused, concurrent, vendor or copy; num_wgs, gemm_wgs and comm_wgs
  * integers in [0, 2^20]; group_m in [1, 64]; split_k absent (1) or in [1, DUET_MAX_SPLIT_K]; a
  * supported tile; comm tile "CMxCN"; then the checks of the configuration against `wl` that need
  * no profile. Other keys are the caller's. `where` names the object in messages ("c.json:

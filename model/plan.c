@@ -96,8 +96,31 @@ static void duet__tile_traffic(const duet_comm_geom_t *g, const duet_comm_rect_t
     }
 }
 
+/*
+ * The traffic of copy q of a copy-mode plan: a remote copy reads the block here and writes it
+ * into the peer (a push); the local copy reads and writes it here.
+ */
+static void duet__copy_traffic(const duet_comm_geom_t *g, int64_t q, double eb, duet_comm_traffic_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    duet_copy_t c;
+    duet_copy_get(g, q, &c);
+    double b = (double)c.elems * eb;
+    t->local_read_bytes = b;
+    if (c.peer == g->rank) {
+        t->local_write_bytes = b;
+    } else {
+        t->push_bytes = b;
+        t->push_peers = 1;
+    }
+}
+
 void duet_plan_comm_tile_traffic(const duet_plan_t *plan, int64_t q, duet_comm_traffic_t *t_p)
 {
+    if (plan->cfg.mode == DUET_MODE_COPY) {
+        duet__copy_traffic(&plan->comm, q, duet_dtype_bytes(plan->wl.dtype), t_p);
+        return;
+    }
     duet_comm_rect_t r;
     duet_comm_tile(&plan->comm, q, &r);
     duet__tile_traffic(&plan->comm, &r, duet_dtype_bytes(plan->wl.dtype), t_p);
@@ -127,7 +150,10 @@ static void duet__traffic_add(duet_comm_traffic_t *sum, const duet_comm_traffic_
  *   comm_wgs CTAs (the comm queue only), numbered after the GEMM kernel's.
  * - vendor: the vendor library's GEMM planned for gemm_wgs SMs (the simulator runs it as one
  *   worker per SM on the GEMM queue, with no dequeue cost) beside the comm kernel, as concurrent.
- * - a collective without a GEMM, in any mode: the comm kernel alone (num_wgs CTAs fused,
+ * - copy: duet's GEMM kernel on gemm_wgs SMs, as concurrent, and the copy engines in place of the
+ *   comm kernel: comm_wgs copy streams (role COPY, no CTA and no SM), copy q on stream q % comm_wgs.
+ *   A collective alone is the copies alone.
+ * - a collective without a GEMM, in any other mode: the comm kernel alone (num_wgs CTAs fused,
  *   comm_wgs otherwise), every CTA on the comm queue: the fused kernel's CTAs and queue without
  *   the GEMM tile's shared memory.
  * A kernel runs when its queue is in the workload: the comm kernel for any collective, also on a
@@ -194,7 +220,7 @@ static void duet__plan_policy(duet_plan_t *p)
     kg->role = cfg->mode == DUET_MODE_FUSED    ? DUET_ROLE_FUSED
                : cfg->mode == DUET_MODE_VENDOR ? DUET_ROLE_VENDOR
                                                : DUET_ROLE_GEMM;
-    kc->role = DUET_ROLE_COMM;
+    kc->role = cfg->mode == DUET_MODE_COPY ? DUET_ROLE_COPY : DUET_ROLE_COMM;
     if (cfg->mode == DUET_MODE_FUSED) {
         if (has_gemm) {
             kg->grid = cfg->num_wgs;
@@ -253,7 +279,9 @@ duet_status_t duet_plan_set_split(duet_plan_t *plan, int32_t gemm_wgs, int32_t c
     duet_config_t cfg = plan->cfg;
     cfg.gemm_wgs = gemm_wgs;
     cfg.comm_wgs = comm_wgs;
-    if (cfg.mode != DUET_MODE_FUSED)
+    if (cfg.mode == DUET_MODE_COPY)
+        cfg.num_wgs = gemm_wgs; /* the copy streams take no SM */
+    else if (cfg.mode != DUET_MODE_FUSED)
         cfg.num_wgs = gemm_wgs + comm_wgs;
     DUET_CHECK(duet__config_check_shape(&cfg, &plan->wl));
     plan->cfg = cfg;
@@ -290,7 +318,10 @@ duet_status_t duet_plan_build_queues(const duet_workload_t *wl, const duet_confi
     p.rank = rank;
     duet_gemm_geom_init(&p.gemm, wl->m, wl->n, wl->k, cfg->tile, cfg->group_m, cfg->split_k);
     p.gemm_flops = 2.0 * (double)wl->m * (double)wl->n * (double)wl->k;
-    duet_comm_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc, cfg->cm, cfg->cn);
+    if (cfg->mode == DUET_MODE_COPY)
+        duet_copy_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc);
+    else
+        duet_comm_geom_init(&p.comm, wl->coll, wl->world, rank, wl->root, wl->mc, wl->nc, cfg->cm, cfg->cn);
     duet__plan_policy(&p);
     *plan_p = p;
     return DUET_OK;
@@ -302,7 +333,15 @@ duet_status_t duet_plan_build(const duet_workload_t *wl, const duet_config_t *cf
     DUET_CHECK(duet_plan_build_queues(wl, cfg, rank, &p));
     /* Walk this rank's comm queue once: exact traffic, and the tile-granular remote bytes. */
     double eb = duet_dtype_bytes(wl->dtype);
-    for (int64_t q = 0; q < p.comm.queue_len; q++) {
+    for (int64_t q = 0; q < p.comm.queue_len && cfg->mode == DUET_MODE_COPY; q++) {
+        /* Copy mode: whole blocks, no tiles; the tile-granular bytes are the exact ones. */
+        duet_comm_traffic_t t;
+        duet__copy_traffic(&p.comm, q, eb, &t);
+        duet__traffic_add(&p.comm_total, &t);
+        p.comm_valid_tiles++;
+        p.remote_bytes_tiles += t.push_bytes;
+    }
+    for (int64_t q = 0; q < p.comm.queue_len && cfg->mode != DUET_MODE_COPY; q++) {
         duet_comm_rect_t r;
         duet_comm_tile(&p.comm, q, &r);
         if (!r.valid)

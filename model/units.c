@@ -116,6 +116,10 @@ const char *duet_config_split_str(const duet_config_t *cfg, char *buf, size_t n)
     case DUET_MODE_CONCURRENT:
         snprintf(buf, n, "%d|%d", (int)cfg->gemm_wgs, (int)cfg->comm_wgs);
         break;
+    case DUET_MODE_COPY:
+        /* The GEMM grid and the copy streams, which take no SM. */
+        snprintf(buf, n, "%d|%d CE", (int)cfg->gemm_wgs, (int)cfg->comm_wgs);
+        break;
     default:
         snprintf(buf, n, "%d SM|%d", (int)cfg->gemm_wgs, (int)cfg->comm_wgs);
         break;

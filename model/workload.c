@@ -13,7 +13,7 @@
 static const char *const duet__coll_names[DUET_COLL_COUNT] = {"none",           "all_gather", "all_reduce",
                                                               "reduce_scatter", "all_to_all", "broadcast"};
 static const char *const duet__dtype_names[DUET_DTYPE_COUNT] = {"fp16", "bf16"};
-static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent", "vendor"};
+static const char *const duet__mode_names[DUET_MODE_COUNT] = {"fused", "concurrent", "vendor", "copy"};
 
 const char *duet_collective_name(int32_t coll)
 {
@@ -319,6 +319,11 @@ duet_status_t duet_config_complete_split(duet_config_t *cfg, const duet_hw_t *hw
         if (comm_wgs >= 0 && comm_wgs != c)
             return duet__error(DUET_ERR_INVALID_ARG, "fused mode: comm_wgs %d disagrees with num_wgs %d - gemm_wgs %d",
                                (int)comm_wgs, (int)n, (int)g);
+    } else if (cfg->mode == DUET_MODE_COPY) {
+        /* The GEMM on every SM and one copy stream: the collective takes no SM. */
+        g = gemm_wgs >= 0 ? gemm_wgs : sms;
+        c = comm_wgs >= 0 ? comm_wgs : 1;
+        n = g;
     } else {
         /* Two grids: an eighth of the SMs for the collective, the rest for the GEMM. */
         c = comm_wgs >= 0 ? comm_wgs : sms / 8 > 1 ? sms / 8 : 1;
@@ -371,11 +376,29 @@ static duet_status_t duet__config_check_work(const duet_config_t *cfg, const due
     return DUET_OK;
 }
 
+/* Copy mode's split: the GEMM grid, and copy streams instead of comm CTAs. */
+static duet_status_t duet__config_check_copy(const duet_config_t *cfg, const duet_workload_t *wl)
+{
+    if (!duet_copy_supports(wl->coll))
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "copy mode moves bytes only: %s needs a reduction (use fused, concurrent or vendor mode)",
+                           duet_collective_name(wl->coll));
+    if (cfg->num_wgs != cfg->gemm_wgs)
+        return duet__error(DUET_ERR_INVALID_ARG, "copy mode: num_wgs %d must equal gemm_wgs %d (the copies take no SM)",
+                           (int)cfg->num_wgs, (int)cfg->gemm_wgs);
+    if (cfg->gemm_wgs < (wl->m > 0 ? 1 : 0))
+        return duet__error(DUET_ERR_INVALID_ARG, "copy mode: the GEMM kernel needs gemm_wgs >= 1");
+    if (cfg->comm_wgs < 1 || cfg->comm_wgs > DUET_MAX_COPY_STREAMS)
+        return duet__error(DUET_ERR_INVALID_ARG, "copy mode: comm_wgs %d copy streams is outside [1, %d]",
+                           (int)cfg->comm_wgs, DUET_MAX_COPY_STREAMS);
+    return DUET_OK;
+}
+
 /* Checks that need no profile; duet_plan_build() runs them too. */
 duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_workload_t *wl)
 {
     if (cfg->mode < 0 || cfg->mode >= DUET_MODE_COUNT)
-        return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused, concurrent or vendor", (int)cfg->mode);
+        return duet__error(DUET_ERR_INVALID_ARG, "mode %d is not fused, concurrent, vendor or copy", (int)cfg->mode);
     /* Vendor mode's tile is the library's kernel (duet_plan_set_gemm_kernel()), not one of duet's. */
     if (cfg->mode == DUET_MODE_VENDOR && !duet_vendor_tile_plausible(cfg->tile))
         return duet__error(DUET_ERR_INVALID_ARG,
@@ -414,6 +437,8 @@ duet_status_t duet__config_check_shape(const duet_config_t *cfg, const duet_work
                                (int)cfg->split_k, (long long)g.k_iters);
     }
     DUET_CHECK(duet__config_check_work(cfg, wl));
+    if (cfg->mode == DUET_MODE_COPY)
+        return duet__config_check_copy(cfg, wl);
     if (cfg->mode == DUET_MODE_FUSED) {
         if (cfg->num_wgs < 1)
             return duet__error(DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got %d)", (int)cfg->num_wgs);
@@ -457,7 +482,7 @@ static duet_status_t duet__config_check_hw(const duet_config_t *cfg, const duet_
             return duet__error(DUET_ERR_INFEASIBLE,
                                "%s mode: the GEMM kernel holds one CTA per SM: gemm_wgs %d > %d SMs of %s",
                                duet_mode_name(cfg->mode), (int)cfg->gemm_wgs, hw->n_sms, hw->name);
-        if (cfg->comm_wgs > hw->n_sms * hw->comm_ctas_per_sm)
+        if (cfg->mode != DUET_MODE_COPY && cfg->comm_wgs > hw->n_sms * hw->comm_ctas_per_sm)
             return duet__error(DUET_ERR_INFEASIBLE, "%s mode: comm_wgs %d > %d SMs x %d comm CTAs per SM",
                                duet_mode_name(cfg->mode), (int)cfg->comm_wgs, hw->n_sms, hw->comm_ctas_per_sm);
     }

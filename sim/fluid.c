@@ -21,6 +21,12 @@
  *
  * The CTAs, their kernels, home queues and stealing are the plan's (duet_plan_t.kernel): the
  * same launch the backend makes (tests/sim/test_geometry.c).
+ *
+ * Copy mode: the comm queue's entries are copies and its workers the plan's copy streams, which
+ * hold no SM. A copy is a flow like a comm tile (link out and in, HBM) at full speed at one copy
+ * engine's rate; more running copies than the profile's copy engines share them; the link's
+ * capacity is its peak (an engine keeps it full); and while copies run the GEMM's tiles slow by
+ * ce_gemm_stretch (the copies' traffic in the memory system beyond the HBM bytes the solver shares).
  */
 #include <math.h>
 #include <string.h>
@@ -65,6 +71,7 @@ typedef struct duet__fluid {
     int32_t freed_slots;  /* comm CTA slots opened by exited GEMM CTAs, not yet used */
     int32_t next_free_sm; /* for the trace: the next freed SM a pending CTA lands on */
     int32_t gemm_ctas;    /* GEMM-kernel CTAs, for the SM numbering of pending comm CTAs */
+    int copy;             /* copy mode: the comm queue is the copy engines' (DUET_ROLE_COPY) */
     /* results */
     double g_fin, c_fin, g_busy, c_busy;
     int64_t stolen[DUET_QUEUE_COUNT];
@@ -245,20 +252,30 @@ static duet_status_t duet__tile_done(duet__fluid_t *F, int32_t ci)
 static void duet__solve(duet__fluid_t *F)
 {
     duet_sim_ws_t *ws = F->ws;
-    double f_out = 0, f_in = 0, comm_on_shared = 0, gemm_running = 0;
+    double f_out = 0, f_in = 0, comm_on_shared = 0, gemm_running = 0, comm_running = 0;
     for (int32_t i = 0; i < F->ncoh; i++) {
         duet__cohort_t *c = &ws->cohorts[i];
         if (c->state == ST_RUN && c->queue == DUET_QUEUE_COMM) {
             f_out += c->k * F->inflight_out;
             f_in += c->k * F->inflight_in;
             comm_on_shared += c->shared ? c->k : 0;
+            comm_running += c->k;
         } else if (c->state == ST_RUN) {
             gemm_running += c->k;
         }
     }
-    /* The comm tiles' speed beside the running GEMM tiles (their remote loads wait behind the
-     * GEMM's traffic; model/cost.c prices it). */
-    double comm_bound = duet_cost_comm_beside_gemm(F->hw, F->t_tile[DUET_QUEUE_COMM], F->t_pull_comm, gemm_running);
+    double comm_bound = 1.0, gemm_bound = 1.0;
+    if (F->copy) {
+        /* Copies: more running than the profile's copy engines share them, and while any runs the
+         * GEMM's tiles slow by ce_gemm_stretch. Their bytes in flight count as unbounded (an
+         * engine keeps the link full), so the link gives its peak. */
+        comm_bound = comm_running > F->hw->ce_engines ? F->hw->ce_engines / comm_running : 1.0;
+        gemm_bound = comm_running > 0 ? 1.0 / (1.0 + F->hw->ce_gemm_stretch) : 1.0;
+    } else {
+        /* The comm tiles' speed beside the running GEMM tiles (their remote loads wait behind the
+         * GEMM's traffic; model/cost.c prices it). */
+        comm_bound = duet_cost_comm_beside_gemm(F->hw, F->t_tile[DUET_QUEUE_COMM], F->t_pull_comm, gemm_running);
+    }
     duet__maxmin_t mm;
     mm.n_cons = R_COUNT;
     mm.cap[R_OUT] = duet_cost_link_capacity(F->hw, f_out, F->peers_out);
@@ -279,7 +296,7 @@ static void duet__solve(duet__fluid_t *F)
             continue;
         duet__maxmin_var_t *v = &mm.var[mm.n_var++];
         v->weight = c->k;
-        v->bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : 1.0;
+        v->bound = c->queue == DUET_QUEUE_COMM ? comm_bound : c->shared ? shared_bound : gemm_bound;
         v->use = c->queue == DUET_QUEUE_GEMM && c->tile0 >= F->part_from ? F->use_part : F->use[c->queue];
     }
     duet__maxmin_solve(&mm);
@@ -307,6 +324,19 @@ static void duet__launch(duet__fluid_t *F)
     duet_sim_ws_t *ws = F->ws;
     const duet_kernel_geom_t *kg = &p->kernel[DUET_KERNEL_GEMM], *kc = &p->kernel[DUET_KERNEL_COMM];
     int32_t g = kg->grid, h = kg->gemm_home, m = kc->grid, base = kc->cta_base;
+    if (kc->role == DUET_ROLE_COPY) {
+        /* Copy mode: the GEMM kernel on its SMs, the copy streams on none (SM -1). */
+        for (int32_t cta = 0; cta < p->n_ctas; cta++) {
+            ws->members[cta] = cta;
+            ws->sm_of[cta] = cta < g ? cta : -1;
+        }
+        F->gemm_ctas = g > 0 ? g : 1;
+        if (g > 0)
+            duet__new_cohort(F, 0, g, DUET_QUEUE_GEMM, DUET_KERNEL_GEMM, 0, ST_DEQ);
+        if (m > 0)
+            duet__new_cohort(F, base, m, DUET_QUEUE_COMM, DUET_KERNEL_COMM, 0, ST_DEQ);
+        return;
+    }
     int32_t idle = hw->n_sms - g;
     int32_t on_idle = m < idle * hw->comm_ctas_per_sm ? m : idle * hw->comm_ctas_per_sm;
     int32_t slots_shared = g * hw->comm_coresident;
@@ -375,15 +405,19 @@ static void duet__prices(duet__fluid_t *F)
         F->use[DUET_QUEUE_COMM][R_OUT] = out / t;
         F->use[DUET_QUEUE_COMM][R_IN] = in / t;
         F->use[DUET_QUEUE_COMM][R_HBM] = cc.hbm_bytes / t;
-        double f_push = duet_cost_push_inflight(hw), f_pull = hw->cta_pull_inflight_kib * 1024.0;
+        double f_push = F->copy ? INFINITY : duet_cost_push_inflight(hw), f_pull = hw->cta_pull_inflight_kib * 1024.0;
         F->inflight_out = (cc.traffic.push_bytes > 0 ? f_push : 0) + (sym && cc.traffic.pull_bytes > 0 ? f_pull : 0);
         F->inflight_in = (cc.traffic.pull_bytes > 0 ? f_pull : 0) + (sym && cc.traffic.push_bytes > 0 ? f_push : 0);
         int peers = cc.traffic.push_peers > cc.traffic.pull_peers ? cc.traffic.push_peers : cc.traffic.pull_peers;
+        /* Copy mode: each copy has one peer; the streams address as many at once. */
+        if (F->copy && p->wl.world > 1)
+            peers = p->comm_grid < p->wl.world - 1 ? p->comm_grid : p->wl.world - 1;
         F->peers_out = F->peers_in = peers > 0 ? peers : 1;
     }
     /* The vendor GEMM schedules its tiles statically: no dequeue. */
     F->dequeue[DUET_QUEUE_GEMM] = p->kernel[DUET_KERNEL_GEMM].role == DUET_ROLE_VENDOR ? 0.0 : hw->dequeue_gemm_us * US;
-    F->dequeue[DUET_QUEUE_COMM] = hw->dequeue_comm_us * US;
+    /* The copies are assigned to their streams when enqueued: no dequeue either. */
+    F->dequeue[DUET_QUEUE_COMM] = F->copy ? 0.0 : hw->dequeue_comm_us * US;
     F->len[DUET_QUEUE_GEMM] = p->gemm.tiles;
     F->len[DUET_QUEUE_COMM] = p->comm.queue_len;
     F->comm_grid = p->comm_grid;
@@ -399,6 +433,7 @@ static duet_status_t duet__fluid_start(duet__fluid_t *F, duet_sim_ws_t *ws, cons
     F->plan = plan;
     F->ws = ws;
     F->trace = trace;
+    F->copy = plan->kernel[DUET_KERNEL_COMM].role == DUET_ROLE_COPY;
     memset(ws->cta_busy, 0, (size_t)plan->n_ctas * sizeof(double));
     duet__prices(F);
     /* The kernel starts after the launch latency. An operation with a collective also pays the
@@ -410,6 +445,8 @@ static duet_status_t duet__fluid_start(duet__fluid_t *F, duet_sim_ws_t *ws, cons
      * stream; concurrent mode's comm kernel could start beside it, but the pass is short (a
      * copy of the operands at the HBM rate) and is charged to the whole operation here. */
     F->now += duet_cost_stage_s(hw, plan);
+    /* Copy mode's fork and join of its copy streams, charged up front as the barriers are. */
+    F->now += F->copy && plan->comm.queue_len > 0 ? hw->ce_op_us * US : 0.0;
     duet__launch(F);
     return DUET_OK;
 }

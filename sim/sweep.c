@@ -17,7 +17,7 @@ duet_sweep_params_t duet_sweep_default_params(void)
     duet_sweep_params_t p;
     memset(&p, 0, sizeof(p));
     p.policy = &duet_sim_policy_fluid;
-    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT);
+    p.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_CONCURRENT) | (1u << DUET_MODE_COPY);
     p.stream_k = 1;
     return p;
 }
@@ -83,9 +83,12 @@ static duet_config_t duet__sweep_config(const duet_hw_t *hw, const duet_sweep_pa
     c.split_k = split_k == DUET_SWEEP_STREAM_K ? 1 : split_k;
     c.stream_k = split_k == DUET_SWEEP_STREAM_K;
     /* Fused: `split` CTAs of the grid start on GEMM. Concurrent and vendor: the two grids (or the
-     * GEMM's SM target and the comm grid) partition the SMs. Neither can disagree. */
+     * GEMM's SM target and the comm grid) partition the SMs. Copy: the GEMM on every SM and `split`
+     * copy streams. None can disagree. */
     if (mode == DUET_MODE_FUSED)
         (void)duet_config_complete_split(&c, hw, p->num_wgs > 0 ? p->num_wgs : hw->n_sms, split, -1);
+    else if (mode == DUET_MODE_COPY)
+        (void)duet_config_complete_split(&c, hw, -1, hw->n_sms, split); /* every SM; `split` copy streams */
     else
         (void)duet_config_complete_split(&c, hw, -1, split, hw->n_sms - split);
     return c;
@@ -181,8 +184,10 @@ static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_conf
 double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
 {
     const double us = 1e-6;
+    const int copy = plan->kernel[DUET_KERNEL_COMM].role == DUET_ROLE_COPY;
     double t0 =
         hw->launch_us * us + (plan->comm.queue_len > 0 ? hw->comm_sync_us * us : 0.0) + duet_cost_stage_s(hw, plan);
+    t0 += copy && plan->comm.queue_len > 0 ? hw->ce_op_us * us : 0.0; /* copy mode's fork and join */
     /* GEMM: tg the cheapest tile's seconds, wg and hg the queue's seconds and HBM bytes. */
     double tg = 0, wg = 0, hg = 0, tc = 0, hc = 0, bytes = 0;
     int peers = 1;
@@ -216,6 +221,9 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
         hc = cc.hbm_bytes;
         bytes = nc * fmax(out, in);
         peers = cc.traffic.push_peers > cc.traffic.pull_peers ? cc.traffic.push_peers : cc.traffic.pull_peers;
+        /* Copy mode: the streams address as many peers at once (as sim/fluid.c's prices). */
+        if (copy && plan->wl.world > 1)
+            peers = plan->comm_grid < plan->wl.world - 1 ? plan->comm_grid : plan->wl.world - 1;
     }
     double b = fmax(ng > 0 ? tg : 0.0, nc > 0 ? tc : 0.0);
     if (plan->steal) {
@@ -370,6 +378,10 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         p.policy = &duet_sim_policy_fluid;
     if (p.modes == 0)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: no mode selected");
+    if (p.modes == 1u << DUET_MODE_COPY && !duet_copy_supports(wl->coll))
+        return duet__error(DUET_ERR_INVALID_ARG,
+                           "sweep: copy mode moves bytes only: %s needs a reduction (ask for another mode)",
+                           duet_collective_name(wl->coll));
     if (p.top < 0 || p.top > DUET_SWEEP_TOP_MAX)
         return duet__error(DUET_ERR_INVALID_ARG, "sweep: top %d is outside [0, %d]", (int)p.top, DUET_SWEEP_TOP_MAX);
     if (duet_sim_policy_is_frozen(p.policy) && (p.modes & ~(1u << DUET_MODE_FUSED)))
@@ -422,6 +434,16 @@ duet_status_t duet_sweep_run(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_
         /* Vendor mode: only the splits the stack can reach (the collective within its CTA cap). */
         if (mode == DUET_MODE_VENDOR && p.vendor_comm_max > 0 && hw->n_sms - p.vendor_comm_max > los[mode])
             los[mode] = hw->n_sms - p.vendor_comm_max;
+        /* Copy mode: the split is the copy streams, 1 up to the critical rank's copies (more add
+         * nothing); only for the collectives that move bytes alone. */
+        if (mode == DUET_MODE_COPY) {
+            int64_t n = duet_copy_count(wl->coll, wl->world, duet_plan_critical_rank(wl), wl->root);
+            los[mode] = 1;
+            his[mode] = !duet_copy_supports(wl->coll) ? 0
+                        : n < 1                       ? 1
+                        : n < DUET_MAX_COPY_STREAMS   ? (int32_t)n
+                                                      : DUET_MAX_COPY_STREAMS;
+        }
         if (!(p.modes & (1u << mode)) || his[mode] < los[mode])
             continue;
         /* Vendor mode: one group, the library's kernel for each split (duet__sweep_cand_plan). */

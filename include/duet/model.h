@@ -133,6 +133,13 @@ typedef enum {
     X(cta_pull_inflight_kib, DBL, "KiB", 0.1, 1e5, "bytes of remote loads one CTA keeps in flight")                    \
     X(cta_local_gbs, DBL, "GB/s", 0.01, 1e5, "local copy rate (read + write) of one comm CTA")                         \
     X(comm_tile_overhead_us, DBL, "us", 0, 1000, "fixed cost per comm tile (address translation, masks)")              \
+    /* the copy engines (copy mode: the collective's blocks copied with no SM) */                                      \
+    X(ce_engines, INT, "engines", 1, 64, "copy engines that run copies at once (more copy streams share them)")        \
+    X(ce_gbs, DBL, "GB/s", 0.1, 1e5, "one copy engine's rate into a peer's memory over the fabric, per direction")     \
+    X(ce_local_gbs, DBL, "GB/s", 0.1, 1e6, "one copy engine's rate copying within the GPU, bytes copied")              \
+    X(ce_copy_us, DBL, "us", 0, 10000, "fixed cost per copy (enqueue, engine start, completion)")                      \
+    X(ce_op_us, DBL, "us", 0, 10000, "fixed cost per copy-mode operation (the copy streams' fork and join)")           \
+    X(ce_gemm_stretch, DBL, "1", 0, 100, "relative growth of a GEMM tile's time while the copy engines run")           \
     /* residency of the two kernels in concurrent mode */                                                              \
     X(comm_ctas_per_sm, INT, "CTAs", 1, 64, "comm-kernel CTAs one SM holds when no GEMM CTA is there")                 \
     X(comm_coresident, INT, "CTAs", 0, 64, "comm-kernel CTAs that fit on an SM beside one GEMM CTA")                   \
@@ -152,7 +159,8 @@ typedef enum {
      */                                                                                                                \
     X(err_fused, DBL, "1", 0, 10, "held-out error of a fused-mode prediction against its workload's others")           \
     X(err_concurrent, DBL, "1", 0, 10, "held-out error of a concurrent-mode prediction, as err_fused")                 \
-    X(err_vendor, DBL, "1", 0, 10, "held-out error of a vendor-mode prediction, as err_fused")
+    X(err_vendor, DBL, "1", 0, 10, "held-out error of a vendor-mode prediction, as err_fused")                         \
+    X(err_copy, DBL, "1", 0, 10, "held-out error of a copy-mode prediction, as err_fused")
 
 typedef enum {
 #define DUET__HW_ENUM(member, type, unit, lo, hi, help) DUET_HW_F_##member,
@@ -201,7 +209,7 @@ void duet_hw_set(duet_hw_t *hw, int field, double value);
 double duet_hw_tile_eff(const duet_hw_t *hw, duet_gemm_tile_t tile);
 
 /**
- * The profile's known error of a prediction of `mode` (err_fused, err_concurrent or err_vendor), a
+ * The profile's known error of a prediction of `mode` (err_fused, err_concurrent, err_vendor or err_copy), a
  * fraction: the prediction p stands for [p / (1 + e), p (1 + e)]. 0 for an unknown mode.
  */
 double duet_hw_mode_err(const duet_hw_t *hw, int32_t mode);
@@ -329,7 +337,8 @@ duet_config_t duet_config_default(const duet_hw_t *hw, int32_t mode);
  * default's rules. Fused: num_wgs as given, else one per SM; gemm_wgs as given, else num_wgs -
  * comm_wgs, else 3/4 of num_wgs (rounded down); comm_wgs = num_wgs - gemm_wgs. Concurrent and
  * vendor (num_wgs is not read): comm_wgs as given, else max(1, SMs / 8); gemm_wgs as given, else
- * the SMs left beside comm_wgs (at least 1); num_wgs = gemm_wgs + comm_wgs. Only the split
+ * the SMs left beside comm_wgs (at least 1); num_wgs = gemm_wgs + comm_wgs. Copy: gemm_wgs as
+ * given, else every SM; comm_wgs (copy streams) as given, else 1; num_wgs = gemm_wgs. Only the split
  * changes; duet_config_validate() checks the result.
  * @return DUET_ERR_INVALID_ARG when the fused counts given disagree (comm_wgs != num_wgs -
  * gemm_wgs); cfg is unchanged then.
@@ -399,7 +408,8 @@ const char *duet_config_tile_str(const duet_config_t *cfg, char *buf, size_t n);
  * The CTA split of a configuration for people, true to what runs: fused "128+4 steal" (CTAs that
  * start on the GEMM and on the comm queue; every CTA steals, so a comm home of 0 still runs comm
  * tiles), concurrent "100|32" (the two grids), vendor "121 SM|11" (the vendor GEMM's SM target and
- * the comm grid, which caps the collective's CTAs). @return buf.
+ * the comm grid, which caps the collective's CTAs), copy "132|2 CE" (the GEMM grid and the copy
+ * streams, which take no SM). @return buf.
  */
 const char *duet_config_split_str(const duet_config_t *cfg, char *buf, size_t n);
 
@@ -786,7 +796,11 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
 duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, int part,
                                        duet_gemm_cost_t *cost_p);
 
-/** Cost of one comm tile when it runs alone on an idle fabric. Seconds and bytes. */
+/**
+ * Cost of one comm tile when it runs alone on an idle fabric. Seconds and bytes. In copy mode the
+ * comm queue's entries are copies (duet_copy_get()): t_push is the pushed block at ce_gbs, t_local
+ * the local block at ce_local_gbs, t_overhead ce_copy_us, t_alone their sum; no round trips.
+ */
 typedef struct duet_comm_cost {
     duet_comm_traffic_t traffic;
     int64_t round_trips; /* remote-load round trips (pull bytes / in-flight bytes per CTA) */
@@ -806,7 +820,8 @@ duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *pla
 /**
  * Delivered link capacity (bytes/s, one direction, this GPU's egress or ingress) when
  * `inflight` bytes are outstanding on it and `peers` peers are addressed:
- * C = B * f / (f + f_half), B = link_gbs (switch) or link_gbs * min(peers, n_links) (mesh).
+ * C = B * f / (f + f_half), B = link_gbs (switch) or link_gbs * min(peers, n_links) (mesh);
+ * C = B for inflight INFINITY (the copy engines, which keep the link full).
  */
 double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers);
 /**

@@ -285,6 +285,95 @@ DUET_HD void duet_comm_tile(const duet_comm_geom_t *g, int64_t q, duet_comm_rect
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Copy mode: the collective as whole-block copies on the copy engines                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * In copy mode (DUET_MODE_COPY) the comm queue holds copies, not tiles: each moves one contiguous
+ * block of rows of the per-rank source src[mc, nc] into the output of one rank (this rank's own
+ * for the local copy), where the rows are contiguous too. The remote copies come first, peer
+ * rank + 1, rank + 2, ... (mod world), so that the ranks do not all write into one peer at once;
+ * the local copy comes last. The simulator and the backend walk the same list.
+ */
+
+/** Largest copy-stream count (comm_wgs) of a copy-mode configuration. */
+#define DUET_MAX_COPY_STREAMS 8
+
+/** One copy, in elements of the collective's dtype. */
+typedef struct duet_copy {
+    int32_t peer;    /* rank whose output receives the block (this rank: the local copy) */
+    int64_t src_off; /* first element in this rank's src */
+    int64_t dst_off; /* first element in the peer's output */
+    int64_t elems;   /* elements moved (whole rows of nc) */
+} duet_copy_t;
+
+/** Whether copy mode can run a collective: it moves bytes only (no reduction). */
+DUET_HD int duet_copy_supports(int32_t coll)
+{
+    return coll == DUET_COLL_NONE || coll == DUET_COLL_ALL_GATHER || coll == DUET_COLL_ALL_TO_ALL ||
+           coll == DUET_COLL_BROADCAST;
+}
+
+/** The copies of `rank`: world for all_gather and all_to_all and for the broadcast root, else 0. */
+DUET_HD int64_t duet_copy_count(int32_t coll, int32_t world, int32_t rank, int32_t root)
+{
+    if (coll == DUET_COLL_ALL_GATHER || coll == DUET_COLL_ALL_TO_ALL)
+        return world;
+    return coll == DUET_COLL_BROADCAST && rank == root ? world : 0;
+}
+
+/**
+ * Fill the geometry of copy mode's comm queue: queue_len is the rank's copy count; the tile
+ * fields (cm, cn, grids, total, per_rank) are 0, as no tile runs.
+ */
+DUET_HD void duet_copy_geom_init(duet_comm_geom_t *g, int32_t coll, int32_t world, int32_t rank, int32_t root,
+                                 int64_t mc, int64_t nc)
+{
+    g->coll = coll;
+    g->world = world;
+    g->rank = rank;
+    g->root = root;
+    g->cm = g->cn = 0;
+    g->mc = mc;
+    g->nc = nc;
+    g->rows = mc;
+    g->chunk = coll == DUET_COLL_ALL_TO_ALL ? mc / world : 0;
+    g->grid_m = g->grid_n = g->total = g->per_rank = 0;
+    g->queue_len = duet_copy_count(coll, world, rank, root);
+}
+
+/**
+ * Copy i (0 <= i < queue_len) of a copy-mode comm geometry.
+ * all_gather: src (all mc rows) to rows rank*mc of every rank's [world*mc, nc] output.
+ * all_to_all: src rows p*mc/world to rows rank*mc/world of rank p's output.
+ * broadcast (root): src to every rank's output, whole.
+ */
+DUET_HD void duet_copy_get(const duet_comm_geom_t *g, int64_t i, duet_copy_t *c)
+{
+    int32_t w = g->world;
+    /* i < world - 1: the remote copies, rank + 1 first; i = world - 1: the local one. */
+    int32_t peer = (int32_t)((g->rank + 1 + i) % w);
+    c->peer = peer;
+    switch (g->coll) {
+    case DUET_COLL_ALL_GATHER:
+        c->src_off = 0;
+        c->dst_off = (int64_t)g->rank * g->mc * g->nc;
+        c->elems = g->mc * g->nc;
+        break;
+    case DUET_COLL_ALL_TO_ALL:
+        c->src_off = (int64_t)peer * g->chunk * g->nc;
+        c->dst_off = (int64_t)g->rank * g->chunk * g->nc;
+        c->elems = g->chunk * g->nc;
+        break;
+    default: /* broadcast */
+        c->src_off = 0;
+        c->dst_off = 0;
+        c->elems = g->mc * g->nc;
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Queue policy                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -319,7 +319,7 @@ duet_status_t duet_frozen_ref_gemm_full(const duet_hw_t *hw, const duet_workload
 /** What to sweep. Start from duet_sweep_default_params(). */
 typedef struct duet_sweep_params {
     const duet_sim_policy_ops_t *policy; /* default fluid */
-    uint32_t modes;                      /* bit (1 << duet_mode_t); default both */
+    uint32_t modes;                      /* bit (1 << duet_mode_t); default fused, concurrent and copy */
     int32_t n_tiles;                     /* GEMM tiles to try; default every supported tile that fits */
     duet_gemm_tile_t tiles[DUET_SWEEP_MAX_TILES];
     int32_t split_min, split_max, split_step; /* gemm_wgs values; 0 = defaults (1..SMs, step 1) */

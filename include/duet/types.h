@@ -37,8 +37,18 @@ typedef enum { DUET_DTYPE_FP16 = 0, DUET_DTYPE_BF16 = 1, DUET_DTYPE_COUNT } duet
  *        while duet's comm kernel runs on comm_wgs CTAs on a second stream: the fallback where
  *        the vendor GEMM beats duet's tile. The backend's duet_run() does not execute it; the
  *        baseline module does (include/duet/baseline.h, duet_vendor_run()).
+ * COPY: duet's GEMM kernel on gemm_wgs SMs (every SM by default) while the collective's data
+ *        moves as whole-block copies on the copy engines (no SM), spread over comm_wgs copy
+ *        streams. It moves bytes only: all_gather, all_to_all and broadcast (and a GEMM alone);
+ *        the configuration rules refuse reduce_scatter and all_reduce.
  */
-typedef enum { DUET_MODE_FUSED = 0, DUET_MODE_CONCURRENT = 1, DUET_MODE_VENDOR = 2, DUET_MODE_COUNT } duet_mode_t;
+typedef enum {
+    DUET_MODE_FUSED = 0,
+    DUET_MODE_CONCURRENT = 1,
+    DUET_MODE_VENDOR = 2,
+    DUET_MODE_COPY = 3,
+    DUET_MODE_COUNT
+} duet_mode_t;
 
 /** The two work queues. The numbering is also the index of the queue counters on the device. */
 typedef enum { DUET_QUEUE_GEMM = 0, DUET_QUEUE_COMM = 1, DUET_QUEUE_COUNT } duet_queue_t;
@@ -56,6 +66,7 @@ typedef enum {
     DUET_ROLE_GEMM = 1,   /* duet's GEMM-tile kernel draining the GEMM queue only */
     DUET_ROLE_COMM = 2,   /* duet's comm kernel draining the comm queue only */
     DUET_ROLE_VENDOR = 3, /* the vendor library's GEMM: its own static schedule, no queue */
+    DUET_ROLE_COPY = 4,   /* the copy engines: grid is the copy streams (no CTA, no SM); copy i on stream i % grid */
 } duet_role_t;
 
 /**
@@ -97,7 +108,7 @@ typedef struct duet_config {
     int32_t mode;          /* duet_mode_t */
     int32_t num_wgs;       /* fused: grid size (CTAs); concurrent: ignored */
     int32_t gemm_wgs;      /* fused: CTAs whose home is the GEMM queue; concurrent: GEMM grid */
-    int32_t comm_wgs;      /* concurrent: comm kernel grid; fused: num_wgs - gemm_wgs */
+    int32_t comm_wgs;      /* concurrent: comm kernel grid; fused: num_wgs - gemm_wgs; copy: copy streams */
     duet_gemm_tile_t tile; /* GEMM tile */
     int32_t cm, cn;        /* comm tile, elements (rows x columns) */
     int32_t group_m;       /* GEMM tile swizzle: tiles walk group_m tile-rows before moving on */

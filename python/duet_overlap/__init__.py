@@ -87,7 +87,7 @@ def _lib():
 
 
 def version():
-    """The version of the loaded library, e.g. "0.3.0"."""
+    """The version of the loaded library, e.g. "0.4.0"."""
     return _lib().duet_version().decode()
 
 

@@ -249,6 +249,8 @@ static duet_config_t make_cfg(const duet_hw_t *hw, int mode, const shape_t *s)
             cfg.num_wgs = 12;
             cfg.gemm_wgs = 8;
             cfg.comm_wgs = 4;
+        } else if (mode == DUET_MODE_COPY) {
+            cfg.num_wgs = cfg.gemm_wgs = 6; /* copy streams: the default, 1 */
         } else {
             cfg.gemm_wgs = 6;
             cfg.comm_wgs = 3;
@@ -1175,6 +1177,104 @@ static void test_heap(duet_test *t, duet_ctx_h ctx)
  * every rank, an operation of that collective must be correct again. The bound is short
  * (`short_ms`), so that the 5 W cases take seconds.
  */
+/*
+ * One timeout case: rank `skipper` does not enter a `mode` operation on `coll`; every other rank
+ * times out naming it, is busy after, and every rank resyncs.
+ */
+static void timeout_case(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int64_t short_ms, int coll, int mode, int skipper)
+{
+    const duet_hw_t *hw = test_hw();
+    const shape_t *s = &SHAPES[SI_RAGGED];
+    int ok = 1;
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank starts the case together */
+    if (t->rank != skipper) {
+        duet_op_t op;
+        memset(&op, 0, sizeof(op));
+        op.wl = make_wl(s, coll, DUET_DTYPE_BF16, t->world, 0, 1);
+        op.cfg = make_cfg(hw, mode, s);
+        op.a = bf->a;
+        op.b = bf->b;
+        op.c = bf->c;
+        op.src = bf->src;
+        op.dst = bf->dst;
+        op.timeout_ms = short_ms;
+        char want_peer[64], want_coll[48];
+        snprintf(want_peer, sizeof(want_peer), "waiting for rank %d to enter the operation", skipper);
+        snprintf(want_coll, sizeof(want_coll), "(%s)", duet_collective_name(coll));
+        double t0 = now_s();
+        duet_status_t st = duet_run(ctx, &op, bf->stream);
+        if (st == DUET_OK)
+            st = duet_ctx_sync(ctx, bf->stream);
+        const double dt = now_s() - t0;
+        const char *msg = duet_ctx_last_error(ctx);
+        ok = st == DUET_ERR_TIMEOUT && strstr(msg, want_peer) != NULL && strstr(msg, want_coll) != NULL &&
+             dt < (double)short_ms * 1e-3 + 2.0;
+        if (!ok || t->verbose)
+            duet_test_note(t, "%s %s, rank %d skips: %s after %.2f s: %s", duet_collective_name(coll),
+                           duet_mode_name(mode), skipper, duet_status_name(st), dt, msg);
+        st = duet_run(ctx, &op, bf->stream);
+        if (st != DUET_ERR_BUSY) {
+            duet_test_note(t, "after the timeout: %s, not DUET_ERR_BUSY", duet_status_name(st));
+            ok = 0;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the skipper waits here instead of entering */
+    duet_test_check(t, ok,
+                    "W=%d %s %s: rank %d skips the operation; every other rank times out naming it, then is busy",
+                    t->world, duet_collective_name(coll), duet_mode_name(mode), skipper);
+    duet_status_t st = duet_ctx_resync(ctx);
+    if (st != DUET_OK)
+        duet_test_note(t, "duet_ctx_resync: %s: %s", duet_status_name(st), duet_ctx_last_error(ctx));
+    duet_test_check(t, st == DUET_OK, "W=%d duet_ctx_resync after rank %d skipped %s", t->world, skipper,
+                    duet_collective_name(coll));
+}
+
+/*
+ * Copy mode: every collective it runs (all_gather, all_to_all, broadcast from every root) x dtype x
+ * matrix shape, on one copy stream and on two, each bit for bit the bytes of concurrent mode on
+ * the same inputs (the same GEMM kernel; the collective only moves bytes). Then, at W >= 2, a
+ * rank skips a copy-mode all_gather: the others' entry gate times out naming it.
+ */
+static void test_copy(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick, int64_t short_ms)
+{
+    const duet_hw_t *hw = test_hw();
+    static const int colls[3] = {DUET_COLL_ALL_GATHER, DUET_COLL_ALL_TO_ALL, DUET_COLL_BROADCAST};
+    for (int si = 0; si < NSHAPES; si++) {
+        const shape_t *s = &SHAPES[si];
+        if (!s->matrix || (quick && !s->quick))
+            continue;
+        for (int dtype = 0; dtype < DUET_DTYPE_COUNT; dtype++)
+            for (int ci = 0; ci < 3; ci++) {
+                const int coll = colls[ci], roots = coll == DUET_COLL_BROADCAST ? t->world : 1;
+                for (int root = 0; root < roots; root++) {
+                    duet_workload_t wl = make_wl(s, coll, dtype, t->world, root, 1);
+                    const uint64_t seed = next_seed();
+                    result_t res[3];
+                    for (int v = 0; v < 3; v++) {
+                        duet_config_t cfg = make_cfg(hw, v == 0 ? DUET_MODE_CONCURRENT : DUET_MODE_COPY, s);
+                        if (v > 0)
+                            cfg.comm_wgs = v; /* copy streams */
+                        tcase_t tc;
+                        tcase_init(&tc, &wl, &cfg, seed);
+                        snprintf(tc.label, sizeof(tc.label),
+                                 "W=%d %s%s %s %s root %d shape %s (%lldx%lldx%lld, comm %lldx%lld)", t->world,
+                                 duet_mode_name(cfg.mode), v == 2 ? " (2 streams)" : "", duet_dtype_name(dtype),
+                                 duet_collective_name(coll), root, s->name, (long long)wl.m, (long long)wl.n,
+                                 (long long)wl.k, (long long)wl.mc, (long long)wl.nc);
+                        run_check(t, ctx, bf, &tc, &res[v]);
+                    }
+                    duet_test_check(t, same_bytes(&res[0], &res[1]) && same_bytes(&res[0], &res[2]),
+                                    "W=%d copy == concurrent bytes: %s %s %s root %d", t->world, duet_dtype_name(dtype),
+                                    duet_collective_name(coll), s->name, root);
+                    for (int v = 0; v < 3; v++)
+                        result_free(&res[v]);
+                }
+            }
+    }
+    if (t->world >= 2 && short_ms > 0)
+        timeout_case(t, ctx, bf, short_ms, DUET_COLL_ALL_GATHER, DUET_MODE_COPY, t->world - 1);
+}
+
 static void test_timeouts(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int64_t short_ms)
 {
     if (t->world < 2)
@@ -1184,48 +1284,7 @@ static void test_timeouts(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int64_t shor
     for (int coll = DUET_COLL_ALL_GATHER; coll < DUET_COLL_COUNT; coll++) {
         for (int skipper = 0; skipper < t->world; skipper++) {
             const int mode = (coll + skipper) % 2 == 0 ? DUET_MODE_FUSED : DUET_MODE_CONCURRENT;
-            int ok = 1;
-            MPI_Barrier(MPI_COMM_WORLD); /* every rank starts the case together */
-            if (t->rank != skipper) {
-                duet_op_t op;
-                memset(&op, 0, sizeof(op));
-                op.wl = make_wl(s, coll, DUET_DTYPE_BF16, t->world, 0, 1);
-                op.cfg = make_cfg(hw, mode, s);
-                op.a = bf->a;
-                op.b = bf->b;
-                op.c = bf->c;
-                op.src = bf->src;
-                op.dst = bf->dst;
-                op.timeout_ms = short_ms;
-                char want_peer[64], want_coll[48];
-                snprintf(want_peer, sizeof(want_peer), "waiting for rank %d to enter the operation", skipper);
-                snprintf(want_coll, sizeof(want_coll), "(%s)", duet_collective_name(coll));
-                double t0 = now_s();
-                duet_status_t st = duet_run(ctx, &op, bf->stream);
-                if (st == DUET_OK)
-                    st = duet_ctx_sync(ctx, bf->stream);
-                const double dt = now_s() - t0;
-                const char *msg = duet_ctx_last_error(ctx);
-                ok = st == DUET_ERR_TIMEOUT && strstr(msg, want_peer) != NULL && strstr(msg, want_coll) != NULL &&
-                     dt < (double)short_ms * 1e-3 + 2.0;
-                if (!ok || t->verbose)
-                    duet_test_note(t, "%s %s, rank %d skips: %s after %.2f s: %s", duet_collective_name(coll),
-                                   duet_mode_name(mode), skipper, duet_status_name(st), dt, msg);
-                st = duet_run(ctx, &op, bf->stream);
-                if (st != DUET_ERR_BUSY) {
-                    duet_test_note(t, "after the timeout: %s, not DUET_ERR_BUSY", duet_status_name(st));
-                    ok = 0;
-                }
-            }
-            MPI_Barrier(MPI_COMM_WORLD); /* the skipper waits here instead of entering */
-            duet_test_check(
-                t, ok, "W=%d %s %s: rank %d skips the operation; every other rank times out naming it, then is busy",
-                t->world, duet_collective_name(coll), duet_mode_name(mode), skipper);
-            duet_status_t st = duet_ctx_resync(ctx);
-            if (st != DUET_OK)
-                duet_test_note(t, "duet_ctx_resync: %s: %s", duet_status_name(st), duet_ctx_last_error(ctx));
-            duet_test_check(t, st == DUET_OK, "W=%d duet_ctx_resync after rank %d skipped %s", t->world, skipper,
-                            duet_collective_name(coll));
+            timeout_case(t, ctx, bf, short_ms, coll, mode, skipper);
         }
         duet_workload_t wl = make_wl(s, coll, DUET_DTYPE_BF16, t->world, t->world - 1, 1);
         duet_config_t cfg = make_cfg(hw, DUET_MODE_FUSED, s);
@@ -1500,8 +1559,9 @@ static void bufs_free(bufs_t *bf)
 /* --only: the sections to run, comma-separated (NULL: all). A tool as slow as racecheck (minutes
  * per wgmma kernel) can then be given the kernels a change touched within its time limit. */
 static const char *g_only = NULL;
-static const char *const g_sections[] = {"heap",   "validation", "reference", "matrix",       "split_k",     "stream_k",
-                                         "vendor", "timeouts",   "launch",    "back to back", "partial ops", "tiles"};
+static const char *const g_sections[] = {"heap",         "validation",  "reference", "matrix",   "split_k",
+                                         "stream_k",     "vendor",      "copy",      "timeouts", "launch",
+                                         "back to back", "partial ops", "tiles"};
 
 /* Whether `name` is an item of the comma-separated `list`. */
 static int list_has(const char *list, const char *name)
@@ -1577,7 +1637,7 @@ int main(int argc, char **argv)
                 if (t.rank == 0)
                     fprintf(stderr,
                             "duet-gpu-tests: --only: no section '%s' (heap, validation, reference, matrix, "
-                            "split_k, stream_k, vendor, timeouts, launch, back to back, partial ops, tiles)\n",
+                            "split_k, stream_k, vendor, copy, timeouts, launch, back to back, partial ops, tiles)\n",
                             bad);
                 MPI_Finalize();
                 return 2;
@@ -1645,6 +1705,7 @@ int main(int argc, char **argv)
     SECTION(&t, "stream_k", test_stream_k(&t, ctx, &bf, quick));
     if (!skip_vendor)
         SECTION(&t, "vendor", test_vendor(&t, ctx, &bf, quick));
+    SECTION(&t, "copy", test_copy(&t, ctx, &bf, quick, skip_timeouts ? 0 : timeout_ms < 400 ? timeout_ms : 400));
     if (!skip_timeouts)
         SECTION(&t, "timeouts", test_timeouts(&t, ctx, &bf, timeout_ms < 400 ? timeout_ms : 400));
     SECTION(&t, "launch", duet_test_launch(&t, seed));

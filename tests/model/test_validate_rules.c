@@ -70,7 +70,7 @@ Test(validate_rules, every_configuration_rule, T_TIMEOUT)
         cases[n].why = (text);                                                                                         \
         n++;                                                                                                           \
     } while (0)
-    CASE(f, mode, -1, DUET_ERR_INVALID_ARG, "mode -1 is not fused, concurrent or vendor");
+    CASE(f, mode, -1, DUET_ERR_INVALID_ARG, "mode -1 is not fused, concurrent, vendor or copy");
     CASE(f, group_m, 65, DUET_ERR_INVALID_ARG, "group_m 65 is outside [1, 64]");
     CASE(f, split_k, -1, DUET_ERR_INVALID_ARG, "split_k -1 is outside [1, 16]");
     CASE(f, num_wgs, 0, DUET_ERR_INVALID_ARG, "fused mode needs num_wgs >= 1 (got 0)");
@@ -98,7 +98,7 @@ Test(validate_rules, names_outside_their_enumerations, T_TIMEOUT)
     cr_assert_str_eq(duet_mode_name(-1), "unknown");
     int32_t v = 99;
     cr_assert_eq(duet_mode_parse(NULL, &v), DUET_ERR_INVALID_ARG);
-    cr_assert(strstr(duet_last_error(), "unknown mode '' (one of: fused, concurrent, vendor)") != NULL, "%s",
+    cr_assert(strstr(duet_last_error(), "unknown mode '' (one of: fused, concurrent, vendor, copy)") != NULL, "%s",
               duet_last_error());
     cr_assert_eq(v, 99, "left alone");
     duet_gemm_tile_t t;

@@ -220,7 +220,7 @@ Test(decide, predict_prints_the_derived_intervals_and_follows_the_rule, .timeout
     cJSON *o = cJSON_Parse(r.out);
     cr_assert_not_null(o);
     cr_assert_str_eq(cJSON_GetObjectItem(o, "schema")->valuestring, "duet-predict/2");
-    const double err[3] = {0.02, 0.05, 0.25};
+    const double err[4] = {0.02, 0.05, 0.25, 0.2425}; /* copy: h200's stand-in, as the file keeps it */
     double prev = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "ranked"))

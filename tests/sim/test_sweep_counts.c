@@ -8,7 +8,8 @@ T_SIM_SUITE(sweep_counts);
 
 /*
  * Every split, one tile, no K split: fused gemm_wgs 1..132 of 132 CTAs (132 points), concurrent
- * gemm_wgs 1..131 with comm_wgs = 132 - gemm_wgs (131: the comm kernel keeps at least one SM).
+ * gemm_wgs 1..131 with comm_wgs = 132 - gemm_wgs (131: the comm kernel keeps at least one SM), and
+ * copy mode on all 132 SMs with 1 or 2 copy streams (an all_gather at world 2 is two copies a rank).
  * The static default (fused, 99 + 33, 256x128) is among the fused points: its rank counts the
  * points strictly faster than it, not itself.
  */
@@ -23,14 +24,17 @@ Test(sweep_counts, every_split_of_both_modes_and_the_defaults_rank)
     sp.split_ks[0] = 1;
     duet_sweep_result_t res;
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
-    cr_assert_eq(res.n, (size_t)(132 + 131));
-    int fused[133] = {0}, conc[133] = {0};
+    cr_assert_eq(res.n, (size_t)(132 + 131 + 2));
+    int fused[133] = {0}, conc[133] = {0}, copy[3] = {0};
     size_t faster = 0, same = 0;
     for (size_t i = 0; i < res.n; i++) {
         const duet_config_t *c = &res.points[i].cfg;
         if (c->mode == DUET_MODE_FUSED) {
             cr_assert(c->num_wgs == 132 && c->gemm_wgs + c->comm_wgs == 132);
             fused[c->gemm_wgs]++;
+        } else if (c->mode == DUET_MODE_COPY) {
+            cr_assert(c->gemm_wgs == 132 && c->num_wgs == 132 && c->comm_wgs >= 1 && c->comm_wgs <= 2);
+            copy[c->comm_wgs]++;
         } else {
             cr_assert_eq(c->comm_wgs, 132 - c->gemm_wgs, "concurrent %d + %d", c->gemm_wgs, c->comm_wgs);
             cr_assert_geq(c->comm_wgs, 1);
@@ -43,6 +47,7 @@ Test(sweep_counts, every_split_of_both_modes_and_the_defaults_rank)
         cr_assert_eq(fused[g], 1, "fused %d", g);
         cr_assert_eq(conc[g], g < 132, "concurrent %d", g);
     }
+    cr_assert(copy[1] == 1 && copy[2] == 1);
     cr_assert_eq(same, 1, "the default is one of the points");
     cr_assert_eq(res.default_rank, faster + 1);
     duet_sweep_result_free(&res);

@@ -118,10 +118,11 @@ Test(sweep_two_phase, top_zero_is_the_full_sweep_and_a_bad_top_is_refused)
     sp.split_ks[0] = 1;
     duet_sweep_result_t res;
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
-    /* Fused 1..132 and concurrent 1..131; the default (fused 99, this tile) is one of them: 263 runs. */
-    cr_assert_eq(res.n, (size_t)(132 + 131));
+    /* Fused 1..132, concurrent 1..131 and copy with 1 or 2 streams; the default (fused 99, this
+     * tile) is one of them: 265 runs. */
+    cr_assert_eq(res.n, (size_t)(132 + 131 + 2));
     cr_assert_eq(res.n_configs, res.n);
-    cr_assert_eq(res.n_simulated, (size_t)(132 + 131));
+    cr_assert_eq(res.n_simulated, (size_t)(132 + 131 + 2));
     duet_sweep_result_free(&res);
     sp.top = DUET_SWEEP_TOP_MAX + 1;
     cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_ERR_INVALID_ARG);
