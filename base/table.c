@@ -119,16 +119,21 @@ static void duet__fmt_split(const char *fmt, duet__fmt_parts_t *p)
     }
 }
 
-static int duet__col_in(const duet__col_t *col, int text)
+/* Whether a column is in the text, in CSV or in JSON. */
+enum { DUET__FORM_TEXT, DUET__FORM_CSV, DUET__FORM_JSON };
+
+static int duet__col_in(const duet__col_t *col, int form)
 {
-    return !(col->flags & (text ? DUET__COL_DATA : DUET__COL_TEXT));
+    static const unsigned out[] = {DUET__COL_DATA, DUET__COL_TEXT | DUET__COL_NO_CSV,
+                                   DUET__COL_TEXT | DUET__COL_NO_JSON};
+    return !(col->flags & out[form]);
 }
 
 static void duet__table_text_header(const duet__table_t *t, FILE *f)
 {
     for (int j = 0; j < t->n_cols; j++) {
         const duet__col_t *col = &t->cols[j];
-        if (!duet__col_in(col, 1))
+        if (!duet__col_in(col, DUET__FORM_TEXT))
             continue;
         duet__fmt_parts_t p;
         duet__fmt_split(col->fmt, &p);
@@ -164,11 +169,20 @@ duet_status_t duet__table_text(const duet__table_t *t, FILE *f)
         duet__table_text_header(t, f);
     for (size_t r = 0; r < rows; r++) {
         for (int j = 0; j < t->n_cols; j++)
-            if (duet__col_in(&t->cols[j], 1))
+            if (duet__col_in(&t->cols[j], DUET__FORM_TEXT))
                 duet__table_text_cell(&t->cols[j], &t->cells[r * (size_t)t->n_cols + (size_t)j], f);
         fputc('\n', f);
     }
     return DUET_OK;
+}
+
+/* A number in CSV through the column's own conversion (a NaN as printf writes it). */
+static void duet__table_csv_fmt(duet__csv_t *c, const char *fmt, double v)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    duet__csv_printf(c, fmt, v);
+#pragma GCC diagnostic pop
 }
 
 duet_status_t duet__table_csv(const duet__table_t *t, FILE *f)
@@ -178,7 +192,7 @@ duet_status_t duet__table_csv(const duet__table_t *t, FILE *f)
     duet__csv_t c;
     duet__csv_init(&c, f);
     for (int j = 0; j < t->n_cols; j++)
-        if (duet__col_in(&t->cols[j], 0))
+        if (duet__col_in(&t->cols[j], DUET__FORM_CSV))
             duet__csv_str(&c, t->cols[j].key);
     duet__csv_end(&c);
     size_t rows = duet__table_rows(t);
@@ -186,12 +200,14 @@ duet_status_t duet__table_csv(const duet__table_t *t, FILE *f)
         for (int j = 0; j < t->n_cols; j++) {
             const duet__col_t *col = &t->cols[j];
             const duet__cell_t *cell = &t->cells[r * (size_t)t->n_cols + (size_t)j];
-            if (!duet__col_in(col, 0))
+            if (!duet__col_in(col, DUET__FORM_CSV))
                 continue;
             if (col->kind == DUET__CELL_STR)
                 duet__csv_str(&c, cell->s);
             else if (col->kind == DUET__CELL_INT)
                 duet__csv_printf(&c, "%lld", cell->i);
+            else if (col->csv_fmt != NULL)
+                duet__table_csv_fmt(&c, col->csv_fmt, cell->v);
             else
                 duet__csv_num(&c, cell->v);
         }
@@ -208,7 +224,12 @@ static void duet__table_cjson_cell(cJSON *o, const duet__col_t *col, const duet_
         else
             cJSON_AddStringToObject(o, col->key, c->s);
     } else if (col->kind == DUET__CELL_INT) {
-        cJSON_AddNumberToObject(o, col->key, (double)c->i);
+        if (c->i == 0 && (col->flags & DUET__COL_OMIT_ZERO))
+            return;
+        if (col->flags & DUET__COL_BOOL)
+            cJSON_AddBoolToObject(o, col->key, c->i != 0);
+        else
+            cJSON_AddNumberToObject(o, col->key, (double)c->i);
     } else if (isfinite(c->v)) {
         cJSON_AddNumberToObject(o, col->key, c->v);
     } else {
@@ -230,7 +251,7 @@ cJSON *duet__table_cjson(const duet__table_t *t)
             return NULL;
         }
         for (int j = 0; j < t->n_cols; j++)
-            if (duet__col_in(&t->cols[j], 0))
+            if (duet__col_in(&t->cols[j], DUET__FORM_JSON))
                 duet__table_cjson_cell(o, &t->cols[j], &t->cells[r * (size_t)t->n_cols + (size_t)j]);
     }
     return arr;

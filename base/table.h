@@ -9,7 +9,8 @@
  * CSV: a header record of the keys, then one record per row (base/csv.c's quoting). JSON: an array
  * of one object per row, a member per column under its key (a number that is not finite: null).
  * A column may appear in the text only (e.g. "8192x8192x8192" where the data has m, n and k) or in
- * the data only (CSV and JSON), so that each form keeps the content people and scripts read.
+ * the data only (CSV and JSON), or be left out of CSV or of JSON, so that each form keeps the content
+ * and the order of members that people and scripts read (a value may then be two columns, one per form).
  */
 #ifndef DUET_BASE_TABLE_H
 #define DUET_BASE_TABLE_H
@@ -28,6 +29,10 @@ enum {
     DUET__COL_DATA = 1u << 1,       /* in CSV and JSON only */
     DUET__COL_NULL_EMPTY = 1u << 2, /* JSON: null for an empty string */
     DUET__COL_DASH_EMPTY = 1u << 3, /* text: "-" for an empty string */
+    DUET__COL_NO_CSV = 1u << 4,     /* left out of CSV (with DUET__COL_DATA: in JSON only) */
+    DUET__COL_NO_JSON = 1u << 5,    /* left out of JSON (with DUET__COL_DATA: in CSV only) */
+    DUET__COL_BOOL = 1u << 6,       /* an integer column that JSON writes as false (0) or true */
+    DUET__COL_OMIT_ZERO = 1u << 7,  /* JSON: no member for an integer 0 (a member written only when set) */
 };
 
 typedef struct duet__col {
@@ -36,8 +41,9 @@ typedef struct duet__col {
     const char *unit;   /* text unit after the header ("ms"), NULL for none */
     const char *fmt;    /* text: literal text, one printf conversion of the cell's kind, literal text */
     duet__cell_kind_t kind;
-    double text_scale; /* text shows value * text_scale (0: 1), e.g. 1e-3 for a time in us shown in ms */
-    unsigned flags;    /* DUET__COL_* */
+    double text_scale;   /* text shows value * text_scale (0: 1), e.g. 1e-3 for a time in us shown in ms */
+    unsigned flags;      /* DUET__COL_* */
+    const char *csv_fmt; /* CSV: one printf conversion of a number ("%.3f"); NULL: base/csv.c's form */
 } duet__col_t;
 
 typedef struct duet__cell {

@@ -46,19 +46,19 @@ static void cmd_candidates_usage(FILE *f)
 
 /* The orderings' table (text per arch, CSV of every arch; the JSON is the candidate set file). */
 static const duet__col_t cmd_candidates_cols[] = {
-    {"arch", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
-    {"k", NULL, NULL, "%4lld", DUET__CELL_INT, 0, 0},
-    {"mode", NULL, NULL, "  %-10s", DUET__CELL_STR, 0, 0},
-    {"gemm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
-    {"comm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
-    {"tile", NULL, NULL, " %-12s", DUET__CELL_STR, 0, 0},
-    {"gain", NULL, NULL, " %5lld", DUET__CELL_INT, 0, 0},
-    {"mean_rel", NULL, NULL, " %8.4f", DUET__CELL_NUM, 0, 0},
-    {"by", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
-    {"share_within_tol", "within", NULL, "   %8.1f%%", DUET__CELL_NUM, 100, 0},
-    {"mean_slowdown", "mean_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
-    {"max_slowdown", "max_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0},
-    {"note", "", NULL, "%s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"arch", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    {"k", NULL, NULL, "%4lld", DUET__CELL_INT, 0, 0, NULL},
+    {"mode", NULL, NULL, "  %-10s", DUET__CELL_STR, 0, 0, NULL},
+    {"gemm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0, NULL},
+    {"comm_frac", NULL, NULL, " %9.4f", DUET__CELL_NUM, 0, 0, NULL},
+    {"tile", NULL, NULL, " %-12s", DUET__CELL_STR, 0, 0, NULL},
+    {"gain", NULL, NULL, " %5lld", DUET__CELL_INT, 0, 0, NULL},
+    {"mean_rel", NULL, NULL, " %8.4f", DUET__CELL_NUM, 0, 0, NULL},
+    {"by", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    {"share_within_tol", "within", NULL, "   %8.1f%%", DUET__CELL_NUM, 100, 0, NULL},
+    {"mean_slowdown", "mean_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0, NULL},
+    {"max_slowdown", "max_slow", NULL, " %9.4f", DUET__CELL_NUM, 0, 0, NULL},
+    {"note", "", NULL, "%s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
 };
 
 static void cmd_candidates_table(duet__table_t *t)

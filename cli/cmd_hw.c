@@ -84,19 +84,19 @@ static void cmd_hw_fit_summary(cmd_hw_row_t *r)
 
 /* `hw list`'s columns: the text joins the fabric and the fit into one column each. */
 static const duet__col_t cmd_hw_list_cols[] = {
-    {"name", NULL, NULL, "%-8s", DUET__CELL_STR, 0, 0},
-    {"device", NULL, NULL, " %-22s", DUET__CELL_STR, 0, 0},
-    {"arch", NULL, NULL, " %-8s", DUET__CELL_STR, 0, 0},
-    {"sms", "SMs", NULL, " %5lld", DUET__CELL_INT, 0, 0},
-    {"bf16_tflops", "bf16", "TF/s", " %9.0f", DUET__CELL_NUM, 0, 0},
-    {"hbm_gbs", "HBM", "GB/s", " %9.0f", DUET__CELL_NUM, 0, 0},
-    {"fabric", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA},
-    {"links", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
-    {"link_gbs", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA},
-    {"fabric", NULL, NULL, " %-28s", DUET__CELL_STR, 0, DUET__COL_TEXT},
-    {"fit", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA | DUET__COL_NULL_EMPTY},
-    {"fitted_constants", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA},
-    {"fitted", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_TEXT},
+    {"name", NULL, NULL, "%-8s", DUET__CELL_STR, 0, 0, NULL},
+    {"device", NULL, NULL, " %-22s", DUET__CELL_STR, 0, 0, NULL},
+    {"arch", NULL, NULL, " %-8s", DUET__CELL_STR, 0, 0, NULL},
+    {"sms", "SMs", NULL, " %5lld", DUET__CELL_INT, 0, 0, NULL},
+    {"bf16_tflops", "bf16", "TF/s", " %9.0f", DUET__CELL_NUM, 0, 0, NULL},
+    {"hbm_gbs", "HBM", "GB/s", " %9.0f", DUET__CELL_NUM, 0, 0, NULL},
+    {"fabric", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    {"links", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
+    {"link_gbs", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL},
+    {"fabric", NULL, NULL, " %-28s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
+    {"fit", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA | DUET__COL_NULL_EMPTY, NULL},
+    {"fitted_constants", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
+    {"fitted", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
 };
 
 /* One built-in's row of `hw list`. */
@@ -147,10 +147,10 @@ static int cmd_hw_list(cli_out_t *out, int json, int csv)
 
 /* `hw show`'s table (text and CSV; its JSON is the profile file). */
 static const duet__col_t cmd_hw_show_cols[] = {
-    {"constant", NULL, NULL, "%-24s", DUET__CELL_STR, 0, 0},
-    {"value", NULL, NULL, " %12.6g", DUET__CELL_NUM, 0, 0},
-    {"unit", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0},
-    {"source", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_DASH_EMPTY},
+    {"constant", NULL, NULL, "%-24s", DUET__CELL_STR, 0, 0, NULL},
+    {"value", NULL, NULL, " %12.6g", DUET__CELL_NUM, 0, 0, NULL},
+    {"unit", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0, NULL},
+    {"source", NULL, NULL, " %s", DUET__CELL_STR, 0, DUET__COL_DASH_EMPTY, NULL},
 };
 
 static int cmd_hw_show(cli_out_t *out, const duet_hw_t *hw, int json, int csv)

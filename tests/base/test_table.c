@@ -12,12 +12,12 @@
 
 /* A time in us shown in ms, a name with what CSV and JSON must escape, a text-only and a data-only column. */
 static const duet__col_t cols[] = {
-    {"name", NULL, NULL, "%-6s", DUET__CELL_STR, 0, 0},
-    {"n", "count", NULL, " %5lld", DUET__CELL_INT, 0, 0},
-    {"time_us", "time", "ms", " %8.3f", DUET__CELL_NUM, 1e-3, 0},
-    {"share", "within", NULL, " %5.1f%%", DUET__CELL_NUM, 100, 0},
-    {"note", NULL, NULL, "  %s", DUET__CELL_STR, 0, DUET__COL_TEXT | DUET__COL_DASH_EMPTY},
-    {"fit", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA | DUET__COL_NULL_EMPTY},
+    {"name", NULL, NULL, "%-6s", DUET__CELL_STR, 0, 0, NULL},
+    {"n", "count", NULL, " %5lld", DUET__CELL_INT, 0, 0, NULL},
+    {"time_us", "time", "ms", " %8.3f", DUET__CELL_NUM, 1e-3, 0, NULL},
+    {"share", "within", NULL, " %5.1f%%", DUET__CELL_NUM, 100, 0, NULL},
+    {"note", NULL, NULL, "  %s", DUET__CELL_STR, 0, DUET__COL_TEXT | DUET__COL_DASH_EMPTY, NULL},
+    {"fit", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA | DUET__COL_NULL_EMPTY, NULL},
 };
 
 static void fill(duet__table_t *t)
@@ -117,4 +117,67 @@ Test(table, an_empty_table_has_a_csv_header_and_no_text, T_TIMEOUT)
     free(s);
     duet__table_free(&t);
     duet__table_free(&t); /* a freed table frees again as a no-op */
+}
+
+/*
+ * Columns of one form each and a value shown twice: the rank first in CSV and last in JSON, a flag
+ * CSV writes as 0/1 and JSON as a boolean, a member JSON writes only when set, a time CSV rounds.
+ */
+static const duet__col_t form_cols[] = {
+    {"rank", NULL, NULL, "%4lld", DUET__CELL_INT, 0, DUET__COL_NO_JSON, NULL},
+    {"steal", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA | DUET__COL_NO_JSON, NULL},
+    {"t_us", "t", "us", " %7.2f", DUET__CELL_NUM, 0, 0, "%.3f"},
+    {"steal", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA | DUET__COL_NO_CSV | DUET__COL_BOOL, NULL},
+    {"stream_k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA | DUET__COL_NO_CSV | DUET__COL_OMIT_ZERO, NULL},
+    {"rank", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA | DUET__COL_NO_CSV, NULL},
+};
+
+static void fill_forms(duet__table_t *t)
+{
+    duet__table_init(t, form_cols, (int)(sizeof(form_cols) / sizeof(form_cols[0])));
+    const long long rank[2] = {1, 12}, steal[2] = {1, 0}, stream_k[2] = {0, 1};
+    const double t_us[2] = {12.3456, NAN};
+    for (int r = 0; r < 2; r++) {
+        duet__table_int(t, rank[r]);
+        duet__table_int(t, steal[r]);
+        duet__table_num(t, t_us[r]);
+        duet__table_int(t, steal[r]);
+        duet__table_int(t, stream_k[r]);
+        duet__table_int(t, rank[r]);
+    }
+}
+
+Test(table, columns_of_one_form_keep_each_forms_members_and_order, T_TIMEOUT)
+{
+    duet__table_t t;
+    fill_forms(&t);
+    /* Text: "%4lld" under "rank", " %7.2f" under "t us" (right in 7); the data columns are not shown. */
+    char *s = render(&t, DUET__TABLE_TEXT);
+    cr_assert_str_eq(s, "rank    t us\n"
+                        "   1   12.35\n"
+                        "  12     nan\n");
+    free(s);
+    /* CSV: rank and steal as integers, the time by "%.3f" (printf's "nan" for NaN); no JSON-only columns. */
+    s = render(&t, DUET__TABLE_CSV);
+    cr_assert_str_eq(s, "rank,steal,t_us\n"
+                        "1,1,12.346\n"
+                        "12,0,nan\n");
+    free(s);
+    /* JSON: the time unrounded, steal as a boolean, stream_k only where 1, the rank last. */
+    s = render(&t, DUET__TABLE_JSON);
+    cr_assert_str_eq(s, "{\n"
+                        "\t\"schema\":\t\"duet-test/1\",\n"
+                        "\t\"rows\":\t[{\n"
+                        "\t\t\t\"t_us\":\t12.3456,\n"
+                        "\t\t\t\"steal\":\ttrue,\n"
+                        "\t\t\t\"rank\":\t1\n"
+                        "\t\t}, {\n"
+                        "\t\t\t\"t_us\":\tnull,\n"
+                        "\t\t\t\"steal\":\tfalse,\n"
+                        "\t\t\t\"stream_k\":\t1,\n"
+                        "\t\t\t\"rank\":\t12\n"
+                        "\t\t}]\n"
+                        "}\n");
+    free(s);
+    duet__table_free(&t);
 }
