@@ -246,53 +246,6 @@ static void cmd_predict_verdict(FILE *f, const duet_hw_t *hw, const duet_decisio
                 d->gain_hi < 0 ? "slower beyond" : "within", d->band * 100);
 }
 
-/* The CSV columns of the ranked rows (times in us). */
-static const char *const cmd_predict_csv_cols[] = {
-    "rank",    "tied",    "mode",    "num_wgs",     "gemm_wgs",  "comm_wgs",  "steal", "tile", "split_k",
-    "pred_us", "gemm_us", "comm_us", "gemm_tflops", "algbw_gbs", "busbw_gbs", "lo_us", "hi_us"};
-
-/* One ranked row as text or CSV (JSON is built apart). */
-static void cmd_predict_row(FILE *f, duet__csv_t *csv, const duet_hw_t *hw, const duet_workload_t *wl,
-                            const duet_sweep_point_t *p, size_t rank, int tied)
-{
-    char tile[32], split[48], range[40];
-    duet_interval_t iv = duet_decide_interval(hw, p);
-    double alg, bus;
-    duet_coll_bandwidth(wl, p->comm_finish_s, &alg, &bus);
-    duet_config_tile_str(&p->cfg, tile, sizeof(tile));
-    /* Vendor rows: the library's kernel as the model expects it to choose it for that target. */
-    if (p->cfg.mode == DUET_MODE_VENDOR)
-        snprintf(tile, sizeof(tile), "lib %dx%d%s%.0d", (int)p->cfg.tile.bm, (int)p->cfg.tile.bn,
-                 p->cfg.split_k > 1 ? "/k" : "", p->cfg.split_k > 1 ? (int)p->cfg.split_k : 0);
-    duet_config_split_str(&p->cfg, split, sizeof(split));
-    double tf = duet_gemm_tflops(wl, p->gemm_finish_s);
-    if (csv != NULL) {
-        duet__csv_printf(csv, "%zu", rank);
-        duet__csv_printf(csv, "%d", tied);
-        duet__csv_str(csv, duet_mode_name(p->cfg.mode));
-        duet__csv_printf(csv, "%d", p->cfg.num_wgs);
-        duet__csv_printf(csv, "%d", p->cfg.gemm_wgs);
-        duet__csv_printf(csv, "%d", p->cfg.comm_wgs);
-        duet__csv_printf(csv, "%d", p->cfg.mode == DUET_MODE_FUSED);
-        duet__csv_str(csv, tile);
-        duet__csv_printf(csv, "%d", p->cfg.split_k > 0 ? p->cfg.split_k : 1);
-        duet__csv_printf(csv, "%.3f", p->makespan_s * 1e6);
-        duet__csv_printf(csv, "%.3f", p->gemm_finish_s * 1e6);
-        duet__csv_printf(csv, "%.3f", p->comm_finish_s * 1e6);
-        duet__csv_printf(csv, "%.2f", tf);
-        duet__csv_printf(csv, "%.2f", alg);
-        duet__csv_printf(csv, "%.2f", bus);
-        duet__csv_printf(csv, "%.3f", iv.lo_s * 1e6);
-        duet__csv_printf(csv, "%.3f", iv.hi_s * 1e6);
-        duet__csv_end(csv);
-    } else {
-        snprintf(range, sizeof(range), "%.2f-%.2f", iv.lo_s * 1e6, iv.hi_s * 1e6);
-        fprintf(f, "%4zu%s  %-10s %-12s %-15s %9.2f %19s %9.2f %9.2f %8.1f %10.1f\n", rank, tied ? "=" : " ",
-                duet_mode_name(p->cfg.mode), split, tile, p->makespan_s * 1e6, range, p->gemm_finish_s * 1e6,
-                p->comm_finish_s * 1e6, tf, bus);
-    }
-}
-
 /* Bytes in binary units, as sizes are given (--comm-bytes 64M = 64 MiB). */
 static const char *cmd_predict_mib(double bytes, char *buf, size_t n)
 {
@@ -518,23 +471,21 @@ static int cmd_predict_parse(cmd_predict_opts_t *o, int argc, char **argv)
     return st < 0 ? cli_request_fail("predict", r, st) : CLI_EXIT_OK;
 }
 
-/* The ranked rows as CSV. */
-static void cmd_predict_csv(cli_out_t *out, const duet__request_t *r, const duet__predicted_t *p)
+/* The ranked rows shown, as one table (sim/point_table.c's columns). */
+static void cmd_predict_table(duet__table_t *t, const duet__request_t *r, const duet__predicted_t *p)
 {
-    duet__csv_t csv;
-    cli_out_csv(out, &csv);
-    duet__csv_names(&csv, cmd_predict_csv_cols, sizeof(cmd_predict_csv_cols) / sizeof(cmd_predict_csv_cols[0]));
+    duet__point_table_init(t, 1);
     for (size_t j = 0; j < p->shown; j++)
-        cmd_predict_row(out->f, &csv, &r->hw, &r->wl, &p->res.points[p->dec.order[j]], p->dec.rank[j],
-                        duet_decision_tied(&p->dec, j));
+        duet__point_table_row(t, &r->hw, &r->wl, &p->res.points[p->dec.order[j]], p->dec.rank[j],
+                              duet_decision_tied(&p->dec, j));
 }
 
 static void cmd_predict_text_tail(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
                                   const duet_frozen_ref_result_t *ref);
 
 /* The ranked rows and what they mean, for people. */
-static void cmd_predict_text(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
-                             const duet_frozen_ref_result_t *ref)
+static duet_status_t cmd_predict_text(FILE *f, const duet__request_t *r, const duet__predicted_t *p,
+                                      const duet_frozen_ref_result_t *ref)
 {
     const duet_workload_t *wl = &r->wl;
     const duet_sweep_result_t *res = &p->res;
@@ -545,14 +496,15 @@ static void cmd_predict_text(FILE *f, const duet__request_t *r, const duet__pred
     cmd_predict_sizes(f, wl);
     fprintf(f, "%zu configurations, %zu simulated in %.1f ms (%lld events)\n\n", res->n_configs, res->n_simulated,
             res->wall_s * 1e3, (long long)res->events);
-    fprintf(f, "%5s  %-10s %-12s %-15s %9s %19s %9s %9s %8s %10s\n", "rank", "mode", "CTAs", "tile", "pred us",
-            "range us", "GEMM us", "comm us", "TFLOP/s", "busbw GB/s");
+    duet__table_t t;
+    cmd_predict_table(&t, r, p);
+    duet_status_t st = duet__table_text(&t, f);
+    duet__table_free(&t);
+    if (st < 0)
+        return st;
     int vendor_shown = 0;
-    for (size_t j = 0; j < p->shown; j++) {
-        const duet_sweep_point_t *pt = &res->points[p->dec.order[j]];
-        cmd_predict_row(f, NULL, &r->hw, wl, pt, p->dec.rank[j], duet_decision_tied(&p->dec, j));
-        vendor_shown |= pt->cfg.mode == DUET_MODE_VENDOR;
-    }
+    for (size_t j = 0; j < p->shown; j++)
+        vendor_shown |= res->points[p->dec.order[j]].cfg.mode == DUET_MODE_VENDOR;
     /* No profile measures the vendor's collective yet (NCCL refuses two ranks on one GPU, so
      * one-GPU corpora cannot): say what vendor mode's comm time is. */
     if (vendor_shown && wl->coll != DUET_COLL_NONE && wl->m > 0)
@@ -564,6 +516,7 @@ static void cmd_predict_text(FILE *f, const duet__request_t *r, const duet__pred
     fprintf(f, "\n");
     cmd_predict_verdict(f, &r->hw, &p->dec);
     cmd_predict_text_tail(f, r, p, ref);
+    return DUET_OK;
 }
 
 /* After the verdict: the static default, the reference's pick, --emit's settings and verdict. */
@@ -591,14 +544,15 @@ static void cmd_predict_text_tail(FILE *f, const duet__request_t *r, const duet_
 static int cmd_predict_print(cli_out_t *out, const cmd_predict_opts_t *o, const duet__predicted_t *p)
 {
     const duet__request_t *r = &o->c.r;
-    if (o->c.csv) {
-        cmd_predict_csv(out, r, p);
-    } else if (!o->c.json) {
-        cmd_predict_text(out->f, r, p, p->ref);
-    } else {
+    if (o->c.json)
         return cli_out_json(out, "predict", duet__request_predict_cjson(r, p));
+    if (!o->c.csv) {
+        duet_status_t st = cmd_predict_text(out->f, r, p, p->ref);
+        return st < 0 ? cli_fail("predict", st) : CLI_EXIT_OK;
     }
-    return CLI_EXIT_OK;
+    duet__table_t t;
+    cmd_predict_table(&t, r, p);
+    return cli_out_table(out, "predict", &t, 0, 1, NULL, NULL);
 }
 
 /* --svg, --timeline and --trace, after the result. @return an exit code. */

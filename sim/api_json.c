@@ -63,27 +63,6 @@ static void duet__json_times(cJSON *o, const duet_workload_t *wl, const char *to
     cJSON_AddNumberToObject(o, "busbw_gbs", bus);
 }
 
-cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p)
-{
-    cJSON *o = cJSON_CreateObject();
-    char split[48];
-    (void)duet__config_to_cjson(o, &p->cfg);
-    cJSON_AddStringToObject(o, "ctas", duet_config_split_str(&p->cfg, split, sizeof(split)));
-    cJSON_AddBoolToObject(o, "steal", p->cfg.mode == DUET_MODE_FUSED);
-    duet__json_times(o, wl, "pred_us", p->makespan_s, p->gemm_finish_s, p->comm_finish_s);
-    return o;
-}
-
-cJSON *duet__point_iv_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_point_t *p)
-{
-    cJSON *o = duet__point_cjson(wl, p);
-    duet_interval_t iv = duet_decide_interval(hw, p);
-    cJSON_AddNumberToObject(o, "lo_us", iv.lo_s * 1e6);
-    cJSON_AddNumberToObject(o, "hi_us", iv.hi_s * 1e6);
-    cJSON_AddNumberToObject(o, "err", duet_hw_mode_err(hw, p->cfg.mode));
-    return o;
-}
-
 duet_status_t duet__predict_decide(duet_sim_ws_t *ws, const duet_hw_t *hw, const duet_workload_t *wl,
                                    const duet_sweep_params_t *sp, const duet_sweep_result_t *res,
                                    int32_t running_gemm_sms, int32_t running_comm_ctas, duet_decision_t *dec_p)
@@ -129,13 +108,14 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     cJSON_AddNumberToObject(o, "n_simulated", (double)res->n_simulated);
     cJSON_AddNumberToObject(o, "events", (double)res->events);
     cJSON_AddNumberToObject(o, "wall_us", res->wall_s * 1e6);
-    cJSON *arr = cJSON_AddArrayToObject(o, "ranked");
-    for (size_t j = 0; j < shown && j < res->n && j < dec->n; j++) {
-        cJSON *e = duet__point_iv_cjson(hw, wl, &res->points[dec->order[j]]);
-        cJSON_AddNumberToObject(e, "rank", (double)dec->rank[j]);
-        cJSON_AddBoolToObject(e, "tied", duet_decision_tied(dec, j));
-        cJSON_AddItemToArray(arr, e);
-    }
+    duet__table_t t;
+    duet__point_table_init(&t, 1);
+    for (size_t j = 0; j < shown && j < res->n && j < dec->n; j++)
+        duet__point_table_row(&t, hw, wl, &res->points[dec->order[j]], dec->rank[j], duet_decision_tied(dec, j));
+    cJSON *arr = duet__table_cjson(&t);
+    duet__table_free(&t);
+    if (arr == NULL || !cJSON_AddItemToObject(o, "ranked", arr))
+        cJSON_Delete(arr); /* out of memory: the member is missing, as for the others */
     cJSON *d = duet__point_iv_cjson(hw, wl, &res->dflt);
     cJSON_AddNumberToObject(d, "rank", (double)res->default_rank);
     cJSON_AddNumberToObject(d, "tied_with", (double)res->default_ties);

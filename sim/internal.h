@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/table.h"
 #include "duet/sim.h"
 #include "sim/maxmin.h"
 
@@ -84,7 +85,6 @@ struct cJSON;
 /* A mode's default configuration with the sweep's comm tile and group_m (p->cm, cn, group_m where set):
  * what every point of a sweep, its static default and a running vendor split start from. */
 duet_config_t duet__sweep_config_base(const duet_hw_t *hw, const duet_sweep_params_t *p, int32_t mode);
-struct cJSON *duet__point_cjson(const duet_workload_t *wl, const duet_sweep_point_t *p);
 /**
  * Add a workload's members to o: collective, dtype, m, n, k, mc, nc, world, root, comm_bytes (the
  * collective's size as nccl-tests counts it) and busbw_factor; every JSON result that names a
@@ -96,7 +96,16 @@ void duet__workload_cjson(struct cJSON *o, const duet_workload_t *wl);
 struct cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_params_t *sp,
                                   const duet_sweep_result_t *res, const duet_decision_t *dec, size_t shown,
                                   int32_t emit, const duet_stack_limits_t *lim, const char *settings);
-/* A sweep point with its interval: duet__point_cjson's members, "lo_us", "hi_us" and "err". */
+/*
+ * A sweep point as a table row (sim/point_table.c): `duet predict`'s ranked rows as text and CSV, and
+ * the points of duet-predict/2 (its configuration, "ctas", "steal", the times and rates, "lo_us",
+ * "hi_us" and "err"; "rank" and "tied" in a ranked table only). A row's rank and tie are ignored by
+ * an unranked table's JSON.
+ */
+void duet__point_table_init(duet__table_t *t, int ranked);
+void duet__point_table_row(duet__table_t *t, const duet_hw_t *hw, const duet_workload_t *wl,
+                           const duet_sweep_point_t *p, size_t rank, int tied);
+/* A sweep point with its interval as one JSON object (an unranked table's row). */
 struct cJSON *duet__point_iv_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const duet_sweep_point_t *p);
 /*
  * The decision of `duet predict` and of the JSON API: the safe choice is the sweep's static default,
