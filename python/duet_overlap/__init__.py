@@ -186,8 +186,32 @@ def simulate(gemm=None, collective=None, comm=None, config=None, policy=None, **
     return request(req)
 
 
+def _comm_tile(value):
+    """comm_tile as the request's "CMxCN": a string as it is (the library checks it), else two integers."""
+    if isinstance(value, str):
+        return value
+    cm, cn = _integers("comm_tile", value, 2)
+    return "%dx%d" % (cm, cn)
+
+
+def _sweep_shape(req, num_wgs, comm_tile, group_m, reference_pricing):
+    """The sweep's grid, comm tile and swizzle, and reference_pricing, into the request where given."""
+    if num_wgs is not None:
+        req["num_wgs"] = _integer("num_wgs", num_wgs)
+    if comm_tile is not None:
+        req["comm_tile"] = _comm_tile(comm_tile)
+    if group_m is not None:
+        req["group_m"] = _integer("group_m", group_m)
+    if reference_pricing is not None:
+        if not isinstance(reference_pricing, bool):
+            raise TypeError("reference_pricing must be True or False, not %r (%s)" %
+                            (reference_pricing, type(reference_pricing).__name__))
+        req["reference_pricing"] = reference_pricing
+
+
 def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split_ks=None, split_step=None,
-            top=10, policy=None, emit=None, running_vendor=None, **kw):
+            top=10, policy=None, emit=None, running_vendor=None, num_wgs=None, comm_tile=None, group_m=None,
+            reference_pricing=None, **kw):
     """Sweep and rank configurations (schema duet-predict/2), as ``duet predict --json``.
 
     modes: list of "fused", "concurrent", "vendor"; tiles: list of "BMxBNxBK"; top: rows (0 for all);
@@ -195,6 +219,9 @@ def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split
     running_vendor: (gemm_sms, comm_ctas) or gemm_sms, the vendor split you run, the safe choice of the
     decision instead of the static default. Rows are ranked by the upper end of their interval (hi_us);
     "decision" says whether the predicted gain of leaving the safe choice exceeds the model's error band.
+    num_wgs: the fused grid (default one CTA per SM); comm_tile: (cm, cn) or "CMxCN" (default 256x64);
+    group_m: the GEMM swizzle (default 8); reference_pricing: True with policy "frozen" prices as the
+    reference predictor did and adds its own pick (reference_predict_split).
     kw: the workload's dtype, world, root, comm_bytes, hw.
     """
     req = _workload(predict, kw, gemm, collective, comm)
@@ -213,4 +240,5 @@ def predict(gemm=None, collective=None, comm=None, modes=None, tiles=None, split
         else:
             g, c = _integers("running_vendor", running_vendor, 2)
             req["running_vendor"] = {"gemm_sms": g, "comm_ctas": c}
+    _sweep_shape(req, num_wgs, comm_tile, group_m, reference_pricing)
     return request(req)

@@ -88,6 +88,36 @@ class TestDuet(unittest.TestCase):
                          top=1)
         self.assertEqual((p["mc"], p["nc"]), (4096, 8192))
 
+    def test_sweep_grid_comm_tile_and_swizzle(self):
+        # Every fused row of the sweep runs on the grid, comm tile and swizzle asked for, as on the command line.
+        p = duet.predict(modes=["fused"], split_step=8, top=3, num_wgs=120, comm_tile=(128, 64), group_m=4, **AG)
+        for row in p["ranked"]:
+            self.assertEqual((row["num_wgs"], row["comm_tile"], row["group_m"]), (120, "128x64", 4))
+            self.assertEqual(row["gemm_wgs"] + row["comm_wgs"], 120)
+        # The static default stays the reference design's split of every SM, with the comm tile and swizzle.
+        d = p["static_default"]
+        self.assertEqual((d["num_wgs"], d["comm_tile"], d["group_m"]), (132, "128x64", 4))
+        cli = subprocess.run(
+            [DUET_BIN, "predict", "--gemm", "4096x4096x4096", "--collective", "all_gather", "--comm", "2048x4096",
+             "--mode", "fused", "--splits", "step:8", "--top", "3", "--num-wgs", "120", "--comm-tile", "128x64",
+             "--group-m", "4", "--json"], check=True, capture_output=True, text=True)
+        self.assertEqual(p["ranked"], json.loads(cli.stdout)["ranked"])
+        # The comm tile as the request's string is the same request.
+        q = duet.predict(modes=["fused"], split_step=8, top=3, num_wgs=120, comm_tile="128x64", group_m=4, **AG)
+        self.assertEqual(q["ranked"], p["ranked"])
+
+    def test_reference_pricing(self):
+        # The reference's own pick: its candidates are max(16, 132 / 8) = 16 .. 132 SMs in steps of 8.
+        p = duet.predict(policy="frozen", reference_pricing=True, split_step=8, top=1, **AG)
+        ref = p["reference_predict_split"]
+        self.assertIn(ref["gemm_wgs"], range(16, 133, 8))
+        self.assertRegex(ref["tile"], r"^\d+x\d+x\d+$")
+        self.assertGreater(ref["pred_us"], 0)
+        self.assertNotIn("reference_predict_split", duet.predict(policy="frozen", split_step=8, top=1, **AG))
+        with self.assertRaises(duet.DuetError) as e:
+            duet.predict(reference_pricing=True, split_step=8, top=1, **AG)
+        self.assertIn("request.reference_pricing needs policy frozen", str(e.exception))
+
     def test_errors_raise(self):
         with self.assertRaises(duet.DuetError) as e:
             duet.predict(gemm=(64, 64, 64), emit="mpi")
@@ -115,6 +145,10 @@ class TestArguments(unittest.TestCase):
             duet.simulate(gemm=(64, 64, 64), polcy="frozen")
         self.assertEqual(str(e.exception),
                          "simulate() got an unexpected keyword argument 'polcy'; did you mean 'policy'?")
+        with self.assertRaises(TypeError) as e:
+            duet.predict(gemm=(64, 64, 64), num_wg=120)
+        self.assertEqual(str(e.exception),
+                         "predict() got an unexpected keyword argument 'num_wg'; did you mean 'num_wgs'?")
         # rank is plan's alone.
         with self.assertRaises(TypeError) as e:
             duet.simulate(gemm=(64, 64, 64), rank=1)
@@ -133,6 +167,11 @@ class TestArguments(unittest.TestCase):
             (dict(gemm=(64, 64, 64), split_ks=[1, 2.0]), "split_ks[1] must be an integer, not 2.0 (float)"),
             (dict(gemm=(64, 64, 64), running_vendor=(120, 12.5)),
              "running_vendor[1] must be an integer, not 12.5 (float)"),
+            (dict(gemm=(64, 64, 64), num_wgs=120.0), "num_wgs must be an integer, not 120.0 (float)"),
+            (dict(gemm=(64, 64, 64), group_m="4"), "group_m must be an integer, not '4' (str)"),
+            (dict(gemm=(64, 64, 64), comm_tile=(128, 64.0)), "comm_tile[1] must be an integer, not 64.0 (float)"),
+            (dict(gemm=(64, 64, 64), comm_tile=(128,)), "comm_tile must hold 2 integers, not 1"),
+            (dict(gemm=(64, 64, 64), reference_pricing=1), "reference_pricing must be True or False, not 1 (int)"),
         ]
         for kw, message in cases:
             with self.subTest(kw=kw):
