@@ -50,8 +50,6 @@ duet_status_t duet_stack_parse(const char *s, int32_t *stack_p)
     return duet__error(DUET_ERR_INVALID_ARG, "'%s' is not nccl, rccl, torch, te or env", duet__q(s ? s : ""));
 }
 
-#define DUET__V(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
-
 /* The versions the facts above name. */
 #define DUET__NCCL_CONFIG_CTAS DUET__V(2, 17, 0)  /* minCTAs/maxCTAs, NCCL_MIN_CTAS/NCCL_MAX_CTAS */
 #define DUET__NCCL_CHANNELS_64 DUET__V(2, 25, 0)  /* MAXCHANNELS 32 -> 64 */
@@ -101,7 +99,7 @@ const char *duet_version_str(int32_t v, char *buf, size_t n)
 }
 
 /* AMD's architectures are named gfx*: their stacks are RCCL and hipBLASLt. */
-static int duet__hw_is_amd(const duet_hw_t *hw)
+int duet__hw_is_amd(const duet_hw_t *hw)
 {
     return strncmp(hw->arch, "gfx", 3) == 0;
 }
@@ -159,9 +157,7 @@ duet_status_t duet_stack_limits(int32_t stack, const duet_hw_t *hw, const duet_s
 }
 
 /* Append a formatted line to buf; *len counts what it would hold, so a short buffer is detected. */
-static void duet__emit_line(char *buf, size_t n, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void duet__emit_line(char *buf, size_t n, size_t *len, const char *fmt, ...)
+void duet__emit_line(char *buf, size_t n, size_t *len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -7,6 +7,18 @@
 
 #include "base/base.h"
 
+struct duet_hw;
+
+/* A library version as duet_stack_versions_t holds it: 2.28.3 is 22803. */
+#define DUET__V(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
+/** AMD's architectures are named gfx* (model/emit.c): their stacks are RCCL and hipBLASLt. */
+int duet__hw_is_amd(const struct duet_hw *hw);
+/**
+ * Append a formatted line and a newline to buf (model/emit.c); *len counts what the text would hold,
+ * so a buffer too short shows as *len >= n, with what fits written and terminated.
+ */
+void duet__emit_line(char *buf, size_t n, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /**
  * The built-in profiles' names for an error text, with the nearest to `name` first when one is a
  * near miss: "did you mean h200? built-ins: h100, h200, mi300x, mi350x". @return text.

@@ -510,6 +510,9 @@ duet_status_t duet__predict_emit_setup(int32_t emit, const duet_hw_t *hw, const 
     } else {
         sp->modes &= ~(1u << DUET_MODE_VENDOR);
     }
+    /* Copy mode is the counterpart of the library's zero-CTA copy-engine path: swept where it has one. */
+    if (duet_stack_copy_colls(emit, hw, v) != 0)
+        sp->modes |= 1u << DUET_MODE_COPY;
     return DUET_OK;
 }
 
@@ -517,10 +520,30 @@ duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const d
                                       const duet_workload_t *wl, const duet_sweep_result_t *res, char *buf, size_t n)
 {
     const duet_sweep_point_t *vbest = duet_sweep_best(res, 1u << DUET_MODE_VENDOR);
+    const duet_sweep_point_t *cbest = duet_sweep_best(res, 1u << DUET_MODE_COPY);
     buf[0] = '\0';
-    if (emit < 0 || vbest == NULL)
+    if (emit < 0)
         return DUET_OK;
-    return duet_emit_settings_at(emit, hw, v, wl->coll, &vbest->cfg, buf, n);
+    if (vbest != NULL)
+        DUET_CHECK(duet_emit_settings_at(emit, hw, v, wl->coll, &vbest->cfg, buf, n));
+    /* Where copy mode beats every vendor split, the library's copy-engine path is the answer to name. */
+    if (cbest == NULL || (vbest != NULL && cbest->makespan_s >= vbest->makespan_s))
+        return DUET_OK;
+    char split[48];
+    size_t len = strlen(buf);
+    int w = vbest != NULL ? snprintf(buf + len, n - len,
+                                     "# predicted faster: duet's copy mode %s, %.2f us against the split's %.2f us "
+                                     "(priced with duet's GEMM and copies); the library's counterpart:\n",
+                                     duet_config_split_str(&cbest->cfg, split, sizeof(split)), cbest->makespan_s * 1e6,
+                                     vbest->makespan_s * 1e6)
+                          : snprintf(buf + len, n - len,
+                                     "# duet's copy mode %s, %.2f us (priced with duet's GEMM and copies); the "
+                                     "library's counterpart:\n",
+                                     duet_config_split_str(&cbest->cfg, split, sizeof(split)), cbest->makespan_s * 1e6);
+    if (w < 0 || (size_t)w >= n - len)
+        return duet__error(DUET_ERR_INVALID_ARG, "emit: %zu bytes do not hold the settings", n);
+    len += (size_t)w;
+    return duet_emit_copy_settings_at(emit, hw, v, wl->coll, &cbest->cfg, buf + len, n - len);
 }
 
 /* "running_vendor": {"gemm_sms": G, "comm_ctas": C}, the vendor split the caller runs (C optional). */

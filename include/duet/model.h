@@ -477,6 +477,25 @@ duet_status_t duet_emit_settings_at(int32_t stack, const duet_hw_t *hw, const du
                                     const duet_config_t *cfg, char *buf, size_t n);
 /** duet_emit_settings_at() at the default versions, without the bulk-overlap alternative. */
 duet_status_t duet_emit_settings(int32_t stack, const duet_hw_t *hw, const duet_config_t *cfg, char *buf, size_t n);
+/**
+ * Of duet's collectives, those `stack` runs on the copy engines at versions v (NULL: the defaults)
+ * on hw's GPUs, as 1 << duet_collective_t: all_gather and all_to_all with NCCL or RCCL 2.28 and later
+ * (their zero-CTA policy, model/emit_copy.c has the sources); 0 before 2.28, for Transformer Engine
+ * and for a stack these GPUs do not run.
+ */
+uint32_t duet_stack_copy_colls(int32_t stack, const duet_hw_t *hw, const duet_stack_versions_t *v);
+/**
+ * The settings that make `stack` run copy mode's counterpart (cfg->mode DUET_MODE_COPY) at versions
+ * v (NULL: the defaults): the collective `coll` on the copy engines through the library's zero-CTA
+ * policy with both buffers in symmetric windows, the GEMM on every SM, then the conditions under
+ * which the library runs its SM kernels instead (silently) and how to tell which path ran. Where
+ * the library has no copy-engine path for `coll` at these versions, one comment line says why.
+ * Lines as duet_emit_settings_at() writes them.
+ * @return DUET_ERR_INVALID_ARG for another mode, a stack these GPUs do not run or versions without
+ * the stack's settings (as duet_stack_limits()), or a buffer too small (the text is then cut).
+ */
+duet_status_t duet_emit_copy_settings_at(int32_t stack, const duet_hw_t *hw, const duet_stack_versions_t *v,
+                                         int32_t coll, const duet_config_t *cfg, char *buf, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sizes and bandwidths as nccl-tests reports them (its performance notes, "Performance reported by NCCL tests") */
