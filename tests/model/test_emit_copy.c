@@ -10,6 +10,16 @@
 
 #include "../test_util.h"
 
+/* The communicator with the zero-CTA policy and both buffers in symmetric windows, as NCCL and RCCL
+ * take it (the same lines for both: RCCL keeps NCCL's API). */
+#define T_CE_CONFIG                                                                                                    \
+    "ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n"                                                                 \
+    "config.CTAPolicy = NCCL_CTA_POLICY_ZERO;  /* or NCCL_CTA_POLICY=2 */\n"                                           \
+    "ncclCommInitRankConfig(&comm, nranks, id, rank, &config);\n"                                                      \
+    "ncclMemAlloc(&sendbuff, sendbytes);  /* and recvbuff: windows need cuMem memory */\n"                             \
+    "ncclCommWindowRegister(comm, sendbuff, sendbytes, &send_win, NCCL_WIN_COLL_SYMMETRIC);\n"                         \
+    "ncclCommWindowRegister(comm, recvbuff, recvbytes, &recv_win, NCCL_WIN_COLL_SYMMETRIC);\n"
+
 /* Copy mode on every SM with two copy streams, at the versions given (NULL: the defaults). */
 static duet_status_t copy_emit(int32_t stack, const char *profile, const char *nccl, const char *rccl, int32_t coll,
                                char *buf, size_t n)
@@ -32,13 +42,7 @@ Test(emit_copy, nccl_2_28_zero_cta_policy_and_symmetric_windows, T_TIMEOUT)
                  "%s", duet_last_error());
     /* H200: 132 SMs, all of them the GEMM's; 2.28 logs "Init CE" only (the TUNING line came with 2.29). */
     cr_assert_str_eq(got, "# NCCL 2.28 + cuBLASLt: all_gather on the copy engines (the zero-CTA policy), the GEMM on "
-                          "all 132 SMs (no SM count target)\n"
-                          "ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n"
-                          "config.CTAPolicy = NCCL_CTA_POLICY_ZERO;  /* or NCCL_CTA_POLICY=2 */\n"
-                          "ncclCommInitRankConfig(&comm, nranks, id, rank, &config);\n"
-                          "ncclMemAlloc(&sendbuff, sendbytes);  /* and recvbuff: windows need cuMem memory */\n"
-                          "ncclCommWindowRegister(comm, sendbuff, sendbytes, &send_win, NCCL_WIN_COLL_SYMMETRIC);\n"
-                          "ncclCommWindowRegister(comm, recvbuff, recvbytes, &recv_win, NCCL_WIN_COLL_SYMMETRIC);\n"
+                          "all 132 SMs (no SM count target)\n" T_CE_CONFIG
                           "# the copy engines run it only on one node with direct peer access between all ranks, a "
                           "CUDA 12.5 driver or later and both buffers in symmetric windows; elsewhere NCCL runs its "
                           "SM kernels and says nothing\n"
@@ -61,13 +65,7 @@ Test(emit_copy, rccl_torch_and_env, T_TIMEOUT)
     cr_assert_str_eq(got, "# RCCL 2.28.3 + hipBLASLt 1.4: all_gather on the copy engines (the zero-CTA policy), the "
                           "GEMM on all 304 CUs (no CU count target)\n"
                           "setenv(\"NCCL_CUMEM_ENABLE\", \"1\", 1);  /* before the communicator: RCCL turns cuMem on "
-                          "by itself on gfx1250 only */\n"
-                          "ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n"
-                          "config.CTAPolicy = NCCL_CTA_POLICY_ZERO;  /* or NCCL_CTA_POLICY=2 */\n"
-                          "ncclCommInitRankConfig(&comm, nranks, id, rank, &config);\n"
-                          "ncclMemAlloc(&sendbuff, sendbytes);  /* and recvbuff: windows need cuMem memory */\n"
-                          "ncclCommWindowRegister(comm, sendbuff, sendbytes, &send_win, NCCL_WIN_COLL_SYMMETRIC);\n"
-                          "ncclCommWindowRegister(comm, recvbuff, recvbytes, &recv_win, NCCL_WIN_COLL_SYMMETRIC);\n"
+                          "by itself on gfx1250 only */\n" T_CE_CONFIG
                           "# HSA_ENABLE_SDMA and HSA_ENABLE_PEER_SDMA unset or 1 (ROCr's defaults): 0 takes "
                           "device-to-device copies off the DMA engines\n"
                           "# the copy engines run it only on one node with direct peer access between all ranks and "
@@ -104,22 +102,34 @@ Test(emit_copy, rccl_torch_and_env, T_TIMEOUT)
 
 Test(emit_copy, one_line_where_the_library_has_no_copy_engine_path, T_TIMEOUT)
 {
+    static const struct {
+        int32_t stack;
+        const char *profile, *nccl, *rccl;
+        int32_t coll;
+        const char *want;
+    } cases[] = {
+        /* NCCL 2.27 (the default): the zero-CTA policy is 2.28's. */
+        {DUET_STACK_NCCL, "h200", NULL, NULL, DUET_COLL_ALL_GATHER,
+         "# NCCL 2.27 runs no collective on the copy engines: the zero-CTA policy came with 2.28 (--nccl-version 2.28 "
+         "writes its settings)\n"},
+        /* Broadcast: NCCL copies all_gather, all_to_all, gather and scatter only. */
+        {DUET_STACK_NCCL, "h200", "2.28", NULL, DUET_COLL_BROADCAST,
+         "# NCCL 2.28 copies all_gather, all_to_all, gather and scatter on the copy engines, not broadcast: it stays "
+         "on SM kernels\n"},
+        /* RCCL 2.20.5 (the default, ROCm 6.2). */
+        {DUET_STACK_RCCL, "mi300x", NULL, NULL, DUET_COLL_ALL_GATHER,
+         "# RCCL 2.20.5 runs no collective on the copy engines: the zero-CTA policy came with 2.28 (--rccl-version "
+         "2.28 writes its settings)\n"},
+        {DUET_STACK_TE, "h200", "2.28", NULL, DUET_COLL_ALL_GATHER,
+         "# Transformer Engine: duet writes no copy-engine settings for it (--emit torch or nccl writes NCCL's)\n"},
+    };
     char got[4096];
-    /* NCCL 2.27 (the default): the zero-CTA policy is 2.28's. */
-    cr_assert_eq(copy_emit(DUET_STACK_NCCL, "h200", NULL, NULL, DUET_COLL_ALL_GATHER, got, sizeof(got)), DUET_OK);
-    cr_assert_str_eq(got, "# NCCL 2.27 runs no collective on the copy engines: the zero-CTA policy came with 2.28 "
-                          "(--nccl-version 2.28 writes its settings)\n");
-    /* Broadcast: NCCL copies all_gather, all_to_all, gather and scatter only. */
-    cr_assert_eq(copy_emit(DUET_STACK_NCCL, "h200", "2.28", NULL, DUET_COLL_BROADCAST, got, sizeof(got)), DUET_OK);
-    cr_assert_str_eq(got, "# NCCL 2.28 copies all_gather, all_to_all, gather and scatter on the copy engines, not "
-                          "broadcast: it stays on SM kernels\n");
-    /* RCCL 2.20.5 (the default, ROCm 6.2). */
-    cr_assert_eq(copy_emit(DUET_STACK_RCCL, "mi300x", NULL, NULL, DUET_COLL_ALL_GATHER, got, sizeof(got)), DUET_OK);
-    cr_assert_str_eq(got, "# RCCL 2.20.5 runs no collective on the copy engines: the zero-CTA policy came with 2.28 "
-                          "(--rccl-version 2.28 writes its settings)\n");
-    cr_assert_eq(copy_emit(DUET_STACK_TE, "h200", "2.28", NULL, DUET_COLL_ALL_GATHER, got, sizeof(got)), DUET_OK);
-    cr_assert_str_eq(got, "# Transformer Engine: duet writes no copy-engine settings for it (--emit torch or nccl "
-                          "writes NCCL's)\n");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_assert_eq(
+            copy_emit(cases[i].stack, cases[i].profile, cases[i].nccl, cases[i].rccl, cases[i].coll, got, sizeof(got)),
+            DUET_OK, "case %zu", i);
+        cr_assert_str_eq(got, cases[i].want, "case %zu", i);
+    }
 }
 
 Test(emit_copy, which_collectives_and_what_is_refused, T_TIMEOUT)
