@@ -326,11 +326,11 @@ duet_status_t duet_bench_workload(duet_measure_h m, duet_sim_ws_t *ws, const due
 typedef struct duet_bench_derived {
     double bound_ms;     /* max(baseline GEMM alone, baseline collective alone) */
     double best_base_ms; /* the best baseline practice: sequential, two streams, a carve-out */
-    double best_duet_ms; /* duet's best: a default, the sweep's best, or vendor mode */
-    double best_own_ms;  /* duet's own kernels only (fused, concurrent), without vendor mode */
+    double best_duet_ms; /* duet's best: a default, the sweep's best (copy mode's too), or vendor mode */
+    double best_own_ms;  /* duet's own kernels only (fused, concurrent, copy), without vendor mode */
     double duet_gemm_ms, duet_comm_ms;
     const char *best_base_name; /* "sequential", "two streams", "carve-out 8", ... ("-" when none) */
-    const char *best_duet_name; /* "fused default", "concurrent sweep", "vendor mode 16", ... */
+    const char *best_duet_name; /* "fused default", "concurrent sweep", "copy sweep", "vendor mode 16", ... */
 } duet_bench_derived_t;
 
 void duet_bench_derive(const duet_bench_row_t *row, duet_bench_derived_t *d);
