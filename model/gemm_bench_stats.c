@@ -93,7 +93,7 @@ int duet__gemm_bench_target_met(int target, const duet__gemm_bench_group_t *g)
         return g->pick[0] >= DUET__GEMM_BENCH_TARGET_FULL_MEDIAN && g->pick[1] >= DUET__GEMM_BENCH_TARGET_FULL_P10 &&
                g->pick[2] >= DUET__GEMM_BENCH_TARGET_FULL_MIN;
     case DUET__GEMM_BENCH_TARGET_BUDGET:
-        return g->pick[0] >= DUET__GEMM_BENCH_TARGET_BUDGET_MEDIAN;
+        return g->pick[0] >= DUET__GEMM_BENCH_TARGET_BUDGET_MEDIAN && g->pick[1] >= DUET__GEMM_BENCH_TARGET_BUDGET_P10;
     default:
         return 0;
     }

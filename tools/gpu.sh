@@ -54,7 +54,8 @@
 #   sass       NVIDIA: wgmma, spill stores and loads in each build's fp16 128x256 fused kernel
 #   ncu        NVIDIA: Nsight Compute of the GEMMs of NCU and of the vendor's kernel for each shape
 #
-# Builds side by side (A/B): VARIANTS="A=DIR [NAME=DIR...]" names other checkouts; `build` builds
+# Builds side by side (A/B): VARIANTS="A=DIR [NAME=DIR...]" names other checkouts (one without .git,
+# e.g. from git archive, names its commit in DIR/.duet-commit, which its results carry); `build` builds
 # them beside this tree (B), and bench, gemm, gemm-trace, comm, pair, sass and ncu run every build:
 # B, each variant, then B again for bench and gemm (slow drift of the machine then favours no build).
 # ENV_E="NAME=VALUE" adds a run E: this tree's binary with that variable set in the ranks (gemm,
@@ -110,19 +111,28 @@ FAILED=0 # 1: some command failed (the exit status)
 note() { echo "== $*" | tee -a "$SUMMARY"; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-# record FILE STEP CMD...: a result file in the manifest, with the commit it measured.
+# record FILE STEP CMD...: a result file in the manifest, with the commit it measured (REC_COMMIT
+# where a variant's build made it, else this tree's).
 record() {
     local f=$1 step=$2
     shift 2
     [ "$DRY" = 1 ] && return 0
-    printf '%s\t%s\t%s\t%s\t%s\n' "$(basename "$f")" "$step" "$COMMIT" "$(now)" "$*" >> "$MANIFEST"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(basename "$f")" "$step" "${REC_COMMIT:-$COMMIT}" "$(now)" "$*" >> "$MANIFEST"
 }
 
 # stamp FILE: write the commit into a result JSON whose readers take any key (duet-bench/2 and
 # the clocks summary; corpora and timelines are validated key by key, so the manifest holds theirs).
+# stamp FILE COMMIT: the same with a variant's commit, which replaces whatever the binary wrote (a
+# variant's ranks see this tree's DUET_COMMIT).
 stamp() {
     [ "$DRY" = 1 ] || [ ! -s "$1" ] && return 0
-    grep -q '"commit"' "$1" || sed -i "1s/^{/{\"commit\": \"$COMMIT\", /" "$1"
+    if [ -n "${2:-}" ]; then
+        # The first "commit" member, on whichever line (older builds write their JSON indented).
+        grep -q '"commit"' "$1" && sed -i "0,/\"commit\":[[:space:]]*\"[^\"]*\"/s//\"commit\": \"$2\"/" "$1" && return 0
+        sed -i "1s/^{/{\"commit\": \"$2\", /" "$1"
+    else
+        grep -q '"commit"' "$1" || sed -i "1s/^{/{\"commit\": \"$COMMIT\", /" "$1"
+    fi
 }
 
 # xrun LOG LIMIT_S CMD...: run a command with a time limit, its output appended to LOG; returns
@@ -162,6 +172,15 @@ bindir() { # bindir NAME: the checkout of build NAME
     for v in $VARIANTS; do [ "${v%%=*}" = "$1" ] && echo "${v#*=}"; done
 }
 bin() { echo "$(bindir "$1")/$DUET"; }
+# commit_of NAME: the commit build NAME measures: this tree's for B and E; a variant's from its .git,
+# else from DIR/.duet-commit (a tree exported by git archive has no .git), else "unknown".
+commit_of() {
+    [ "$1" = B ] || [ "$1" = E ] && { echo "$COMMIT"; return; }
+    local d c
+    d=$(bindir "$1")
+    c=$(git -C "$d" rev-parse --short HEAD 2> /dev/null) || c=$(head -c 40 "$d/.duet-commit" 2> /dev/null)
+    echo "${c:-unknown}"
+}
 # json_out NAME FILE: build NAME's option for a JSON file: --json -o FILE, or --json FILE where the
 # variant is older than -o (an A/B against an earlier commit).
 json_out() {
@@ -374,8 +393,8 @@ for step in "$@"; do
             # shellcheck disable=SC2046,SC2086
             step_run "$base" "${BENCH_LIMIT:-900}" $(mpiw "$NP") "$(bin "$n")" bench ${SHAPES:+--shapes "$SHAPES"} $REPS \
                 $(hw_arg) --json -o "$OUT/$base.json" "${svg[@]}" ${BENCH_ARGS:-}
-            stamp "$OUT/$base.json"
-            record "$OUT/$base.json" bench "duet bench ${SHAPES:+--shapes $SHAPES} $REPS $(hw_arg) ${BENCH_ARGS:-} (build $n, $NP ranks)"
+            stamp "$OUT/$base.json" "$(commit_of "$n")"
+            REC_COMMIT=$(commit_of "$n") record "$OUT/$base.json" bench "duet bench ${SHAPES:+--shapes $SHAPES} $REPS $(hw_arg) ${BENCH_ARGS:-} (build $n, $NP ranks)"
         done
         ;;
     gemm)
@@ -392,8 +411,8 @@ for step in "$@"; do
             # shellcheck disable=SC2046,SC2086
             step_run "$base" 600 $(mpiw 1 "$n") "$(bin "$n")" bench --gemm-only ${GEMM_SHAPES:+--shapes "$GEMM_SHAPES"} \
                 $REPS ${GEMM_ARGS:-} $(json_out "$n" "$OUT/$base.json")
-            stamp "$OUT/$base.json"
-            record "$OUT/$base.json" gemm "duet bench --gemm-only ${GEMM_SHAPES:+--shapes $GEMM_SHAPES} $REPS ${GEMM_ARGS:-} (build $n)"
+            stamp "$OUT/$base.json" "$(commit_of "$n")"
+            REC_COMMIT=$(commit_of "$n") record "$OUT/$base.json" gemm "duet bench --gemm-only ${GEMM_SHAPES:+--shapes $GEMM_SHAPES} $REPS ${GEMM_ARGS:-} (build $n)"
             grep -E "^[0-9]+x[0-9]+x[0-9]+ " "$OUT/$base.log" | sed "s/^/$n /" >> "$OUT/gemm.txt"
         done
         ;;

@@ -146,21 +146,23 @@ static cJSON *group_json(int32_t sms, const char *key, const char *name, const d
     return o;
 }
 
-/* The verdict of a group of both dtypes on `sms` SMs against its target, if it has one: printed on
- * f (NULL: not printed) and added to o. */
+/* The verdict on `sms` SMs against its target, if it has one, judged on the aligned rows (g: their
+ * group, both dtypes): printed on f (NULL: not printed) and added to o, the group of both dtypes. */
 static void target_verdict(FILE *f, cJSON *o, int32_t sms, int32_t device_sms, const duet__gemm_bench_group_t *g)
 {
     const int t = duet__gemm_bench_target(sms, device_sms);
     if (t == DUET__GEMM_BENCH_TARGET_NONE)
         return;
-    const int ok = duet__gemm_bench_target_met(t, g);
+    const int ok = g->n > 0 && duet__gemm_bench_target_met(t, g);
     if (f != NULL && t == DUET__GEMM_BENCH_TARGET_FULL)
-        fprintf(f, "      target on every SM (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
-                DUET__GEMM_BENCH_TARGET_FULL_MEDIAN, DUET__GEMM_BENCH_TARGET_FULL_P10, DUET__GEMM_BENCH_TARGET_FULL_MIN,
-                met(ok));
+        fprintf(f, "      target on every SM, %zu aligned rows (pick: median >= %.2f, p10 >= %.2f, min >= %.2f): %s\n",
+                g->n, DUET__GEMM_BENCH_TARGET_FULL_MEDIAN, DUET__GEMM_BENCH_TARGET_FULL_P10,
+                DUET__GEMM_BENCH_TARGET_FULL_MIN, met(ok));
     else if (f != NULL)
-        fprintf(f, "      target on %d SMs (pick: median >= %.2f against the vendor at the same SM target): %s\n",
-                (int)sms, DUET__GEMM_BENCH_TARGET_BUDGET_MEDIAN, met(ok));
+        fprintf(f,
+                "      target on %d SMs, %zu aligned rows (pick: median >= %.2f, p10 >= %.2f against the vendor at the "
+                "same SM target): %s\n",
+                (int)sms, g->n, DUET__GEMM_BENCH_TARGET_BUDGET_MEDIAN, DUET__GEMM_BENCH_TARGET_BUDGET_P10, met(ok));
     cJSON_AddBoolToObject(o, "target_met", ok);
 }
 
@@ -199,8 +201,11 @@ static void summary(FILE *f, const gpu_env_t *e, const summary_ws_t *sw, size_t 
             const char *dn = dts[d] < 0 ? "both" : duet_dtype_name(dts[d]);
             group_print(f, smsb, dn, &g);
             cJSON *o = group_json(sms_list[b], "dtype", dn, &g);
-            if (dts[d] < 0)
+            if (dts[d] < 0) {
+                duet__gemm_bench_group(sw->rows, nr, duet__gemm_bench_in_class, DUET__GEMM_BENCH_CLS_ALIGNED,
+                                       sms_list[b], sw->scratch, &g);
                 target_verdict(f, o, sms_list[b], e->gpu->sms, &g);
+            }
             add_or_drop(arr, o);
         }
     }
