@@ -151,7 +151,10 @@ static duet_status_t duet__sim_plan(duet_sim_ws_t *ws, const duet_hw_t *hw, cons
 static duet_status_t duet__sweep_plan(const duet_workload_t *wl, const duet_config_t *cfg, duet_plan_t *first,
                                       int *have_first, duet_plan_t *plan_p)
 {
-    if (!*have_first || first->cfg.cm != cfg->cm || first->cfg.cn != cfg->cn) {
+    /* The queues depend on the comm tile, and on whether the collective is tiles or copy mode's
+     * whole-block copies (duet_plan_build_queues): a plan of the other kind is not reused. */
+    const int copy_differs = (first->cfg.mode == DUET_MODE_COPY) != (cfg->mode == DUET_MODE_COPY);
+    if (!*have_first || first->cfg.cm != cfg->cm || first->cfg.cn != cfg->cn || copy_differs) {
         DUET_CHECK(duet_plan_build(wl, cfg, duet_plan_critical_rank(wl), plan_p));
         *first = *plan_p;
         *have_first = 1;

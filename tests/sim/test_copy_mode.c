@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../sim/internal.h"
 #include "sim_util.h"
 
 T_SIM_SUITE(copy_mode);
@@ -195,4 +196,55 @@ Test(copy_mode, the_sweep_offers_it_where_the_collective_allows)
     for (size_t i = 0; i < res.n; i++)
         cr_assert_eq(res.points[i].cfg.mode, DUET_MODE_FUSED);
     duet_sweep_result_free(&res);
+}
+
+/* The makespan of cfg simulated from a plan built for it alone (rank 0, as the sweep's critical
+ * rank is for these symmetric workloads). */
+static double alone_s(const duet_hw_t *hw, const duet_workload_t *wl, const duet_config_t *cfg)
+{
+    duet_plan_t p;
+    cr_assert_eq(duet_plan_build(wl, cfg, duet_plan_critical_rank(wl), &p), DUET_OK, "%s", duet_last_error());
+    duet_sim_result_t r;
+    cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_fluid, hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+    return r.makespan_s;
+}
+
+/*
+ * The sweep reuses one plan's comm queue across its configurations; copy mode's queue (whole-block
+ * copies) is not fused mode's (comm tiles). Swept together, every point and the static default
+ * (fused) must be priced as a plan built for that configuration alone: a fused queue under copy
+ * mode priced an 8192^3 + all_gather's copies at 5262 us where copy mode alone gives 1639 us, and
+ * a copy queue under the static default priced it at 3368 us instead of 1717 us.
+ */
+Test(copy_mode, the_sweep_prices_each_mode_with_its_own_queue, .timeout = 120)
+{
+    duet_hw_t hw = t_hw("h200");
+    duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 4096, 8192, 2);
+    const uint32_t mixes[3] = {1u << DUET_MODE_COPY, (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_COPY),
+                               (1u << DUET_MODE_CONCURRENT) | (1u << DUET_MODE_COPY) | (1u << DUET_MODE_FUSED)};
+    for (int m = 0; m < 3; m++) {
+        duet_sweep_params_t sp = duet_sweep_default_params();
+        sp.modes = mixes[m];
+        sp.n_tiles = 1;
+        sp.tiles[0] = (duet_gemm_tile_t){256, 256, 64};
+        sp.n_split_ks = 1;
+        sp.split_ks[0] = 1;
+        sp.top = 0;
+        duet_sweep_result_t res;
+        cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+        int copies = 0;
+        for (size_t i = 0; i < res.n; i++) {
+            copies += res.points[i].cfg.mode == DUET_MODE_COPY;
+            double want = alone_s(&hw, &wl, &res.points[i].cfg);
+            cr_assert(t_rel_eq(res.points[i].makespan_s, want, 1e-12),
+                      "mix %d point %zu (mode %d): %.9g s, alone %.9g s", m, i, (int)res.points[i].cfg.mode,
+                      res.points[i].makespan_s, want);
+        }
+        /* all_gather at W = 2: one remote and one local copy a rank, so 1 or 2 streams. */
+        cr_assert_eq(copies, 2, "mix %d: 1 or 2 copy streams", m);
+        duet_config_t d = duet__sweep_config_base(&hw, &sp, DUET_MODE_FUSED);
+        cr_assert(t_rel_eq(res.dflt.makespan_s, alone_s(&hw, &wl, &d), 1e-12), "mix %d: default %.9g s", m,
+                  res.dflt.makespan_s);
+        duet_sweep_result_free(&res);
+    }
 }
