@@ -233,6 +233,15 @@ duet_status_t duet_trace_write_svg(const duet_trace_t *const *traces, int n, con
 static const char *const duet__palette[] = {"#4c78a8", "#f58518", "#54a24b", "#e45756",
                                             "#72b7b2", "#b279a2", "#9d755d", "#eeca3b"};
 
+/* A diamond of 5 px half-width centred at (x, y), in the plot's clip or not (the legend). */
+static void duet__diamond(duet__sbuf_t *b, double x, double y, const char *col, int clip)
+{
+    duet__sbuf_printf(b,
+                      "<path%s d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"%s\" fill-opacity=\"0.7\" stroke=\"%s\" "
+                      "stroke-width=\"1\"/>\n",
+                      clip ? " clip-path=\"url(#plot)\"" : "", x, y - 5, col, col);
+}
+
 static int duet__point_order(const void *a, const void *b)
 {
     const duet_sweep_point_t *x = a, *y = b;
@@ -246,7 +255,21 @@ static int duet__point_order(const void *a, const void *b)
         return tx < ty ? -1 : 1;
     if (x->cfg.split_k != y->cfg.split_k)
         return x->cfg.split_k - y->cfg.split_k;
-    return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
+    if (x->cfg.stream_k != y->cfg.stream_k)
+        return x->cfg.stream_k - y->cfg.stream_k;
+    /* Copy mode's points share the x (the GEMM on every SM): ordered by copy streams. */
+    if (x->cfg.gemm_wgs != y->cfg.gemm_wgs)
+        return x->cfg.gemm_wgs - y->cfg.gemm_wgs;
+    return x->cfg.comm_wgs - y->cfg.comm_wgs;
+}
+
+/* One series of the curve: the points of one mode, tile, K split and stream-K (vendor: one). */
+static int duet__same_series(const duet_sweep_point_t *a, const duet_sweep_point_t *b)
+{
+    if (a->cfg.mode != b->cfg.mode)
+        return 0;
+    return a->cfg.mode == DUET_MODE_VENDOR || (a->cfg.tile.bm == b->cfg.tile.bm && a->cfg.tile.bn == b->cfg.tile.bn &&
+                                               a->cfg.split_k == b->cfg.split_k && a->cfg.stream_k == b->cfg.stream_k);
 }
 
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path)
@@ -336,41 +359,68 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     duet__sbuf_printf(&b,
                       "<clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
                       left, top, pw, ph);
-    /* One series per (mode, tile, K split); the legend lists as many as fit beside the plot. */
-    int series = 0, unlisted = 0;
+    /* One series per (mode, tile, K split, stream-K); the legend lists as many as fit beside the
+     * plot. Copy mode runs the GEMM on every SM, so its points share one x: drawn as diamonds (one
+     * per number of copy streams), not a line. */
+    int series = 0, unlisted = 0, any_sk = 0;
     double ly = top + 8;
     for (size_t i = 0; i < res->n;) {
         size_t j = i;
-        while (j < res->n && pts[j].cfg.mode == pts[i].cfg.mode &&
-               (pts[i].cfg.mode == DUET_MODE_VENDOR ||
-                (pts[j].cfg.tile.bm == pts[i].cfg.tile.bm && pts[j].cfg.tile.bn == pts[i].cfg.tile.bn &&
-                 pts[j].cfg.split_k == pts[i].cfg.split_k)))
+        while (j < res->n && duet__same_series(&pts[j], &pts[i]))
             j++;
+        /* A stream-K series follows its data-parallel sibling (duet__point_order): the same colour,
+         * a thinner line and no legend entry of its own, so the legend stays one entry per tile. */
+        const int sk = pts[i].cfg.stream_k != 0;
+        const int sibling =
+            sk && i > 0 && pts[i - 1].cfg.mode == pts[i].cfg.mode && pts[i - 1].cfg.tile.bm == pts[i].cfg.tile.bm &&
+            pts[i - 1].cfg.tile.bn == pts[i].cfg.tile.bn && pts[i - 1].cfg.split_k == pts[i].cfg.split_k;
+        if (sibling)
+            series--;
+        any_sk |= sk;
         const char *col = duet__palette[series % 8];
         const char *dash = pts[i].cfg.mode == DUET_MODE_CONCURRENT ? " stroke-dasharray=\"6 3\""
                            : pts[i].cfg.mode == DUET_MODE_VENDOR   ? " stroke-dasharray=\"2 2\""
                                                                    : "";
-        duet__sbuf_printf(
-            &b, "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"", col,
-            dash);
-        for (size_t k = i; k < j; k++)
-            duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
-        duet__sbuf_printf(&b, "\"/>\n");
-        if (ly + 18 <= top + ph) {
-            duet__sbuf_printf(
-                &b,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>"
-                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n",
-                left + pw + 14, ly, left + pw + 44, ly, col, dash, left + pw + 50, ly + 4, FONT,
-                duet_mode_name(pts[i].cfg.mode),
-                pts[i].cfg.mode == DUET_MODE_VENDOR ? "(library's GEMM)"
-                                                    : duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
+        const int copy = pts[i].cfg.mode == DUET_MODE_COPY;
+        if (copy) {
+            for (size_t k = i; k < j; k++)
+                duet__diamond(&b, PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3), col, 1);
+        } else {
+            duet__sbuf_printf(&b,
+                              "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s "
+                              "points=\"",
+                              col, sk ? "0.8" : "1.6", dash);
+            for (size_t k = i; k < j; k++)
+                duet__sbuf_printf(&b, "%.1f,%.1f ", PX(pts[k].cfg.gemm_wgs), PY(pts[k].makespan_s * 1e3));
+            duet__sbuf_printf(&b, "\"/>\n");
+        }
+        if (sibling) {
+            /* drawn in its sibling's colour, listed under it */
+        } else if (ly + 18 <= top + ph) {
+            if (copy)
+                duet__diamond(&b, left + pw + 29, ly, col, 0);
+            else
+                duet__sbuf_printf(
+                    &b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>",
+                    left + pw + 14, ly, left + pw + 44, ly, col, dash);
+            duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>%s %s</text>\n", left + pw + 50,
+                              ly + 4, FONT, duet_mode_name(pts[i].cfg.mode),
+                              pts[i].cfg.mode == DUET_MODE_VENDOR
+                                  ? "(library's GEMM)"
+                                  : duet_config_tile_str(&pts[i].cfg, tile, sizeof(tile)));
             ly += 18;
         } else {
             unlisted++;
         }
         series++;
         i = j;
+    }
+    if (any_sk) {
+        duet__sbuf_printf(
+            &b,
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\" %s>thin: the same tile with stream-K</text>\n",
+            left + pw + 14, ly + 4, FONT);
+        ly += 16;
     }
     if (unlisted > 0) {
         duet__sbuf_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" %s>(%d more curves)</text>\n",

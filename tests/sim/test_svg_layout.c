@@ -215,3 +215,60 @@ Test(svg_layout, split_curve_axis_ends_on_a_round_tick, T_TIMEOUT)
     duet_sweep_result_free(&res);
     duet_sim_ws_destroy(ws);
 }
+
+/* Occurrences of needle in hay. */
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/*
+ * The split curve of fused mode (one tile, data-parallel and stream-K) and copy mode (the same
+ * tile, 1 or 2 copy streams at W = 2): three series, two lines and the copies' diamonds. The
+ * stream-K series is drawn thin in its sibling's colour and not listed, so the legend has two
+ * entries (fused 256x256x64, copy 256x256x64) and the note on thin lines; copy mode's 2 points
+ * share x = 132 and are diamonds (one path each, plus the legend's), not a line.
+ */
+Test(svg_layout, split_curve_lists_a_tile_once_and_draws_copies_as_points, T_TIMEOUT)
+{
+    duet_hw_t hw;
+    cr_assert_eq(duet_hw_builtin("h200", &hw), DUET_OK);
+    duet_workload_t wl = t_wl(8192, 8192, 8192, DUET_COLL_ALL_GATHER, 4096, 8192, 2);
+    duet_sweep_params_t sp = duet_sweep_default_params();
+    sp.modes = (1u << DUET_MODE_FUSED) | (1u << DUET_MODE_COPY);
+    sp.n_tiles = 1;
+    sp.tiles[0] = (duet_gemm_tile_t){256, 256, 64};
+    sp.n_split_ks = 2;
+    sp.split_ks[0] = 1;
+    sp.split_ks[1] = DUET_SWEEP_STREAM_K;
+    sp.top = 0;
+    duet_sim_ws_t *ws = NULL;
+    duet_sweep_result_t res;
+    cr_assert_eq(duet_sim_ws_create(&ws), DUET_OK);
+    cr_assert_eq(duet_sweep_run(ws, &hw, &wl, &sp, &res), DUET_OK, "%s", duet_last_error());
+    size_t sk = 0, copies = 0;
+    for (size_t i = 0; i < res.n; i++) {
+        sk += res.points[i].cfg.stream_k != 0;
+        copies += res.points[i].cfg.mode == DUET_MODE_COPY;
+    }
+    cr_assert(sk > 0, "the sweep has stream-K points of the tile");
+    cr_assert_eq(copies, 2);
+    char path[64];
+    t_tmp_path(path, sizeof(path), "curve-sk.svg");
+    cr_assert_eq(duet_sweep_write_svg(&res, "curve", path), DUET_OK, "%s", duet_last_error());
+    char *svg = t_slurp(path);
+    cr_assert_eq(count_of(svg, "<polyline"), 2, "fused and fused with stream-K");
+    cr_assert_eq(count_of(svg, "stroke-width=\"0.8\""), 1, "the stream-K line is thin");
+    cr_assert_eq(count_of(svg, "<path"), 3, "two copy points and the legend's diamond");
+    cr_assert_eq(count_of(svg, ">fused 256x256x64<"), 1);
+    cr_assert_eq(count_of(svg, ">copy 256x256x64<"), 1);
+    cr_assert_eq(count_of(svg, "/sk<"), 0, "no legend entry of its own");
+    cr_assert_eq(count_of(svg, "thin: the same tile with stream-K"), 1);
+    free(svg);
+    unlink(path);
+    duet_sweep_result_free(&res);
+    duet_sim_ws_destroy(ws);
+}
