@@ -153,8 +153,28 @@ typedef struct bench_opts {
     int help;
 } bench_opts_t;
 
-static const char *const cmd_bench_sim_cols[] = {"case",   "policy", "hw",     "configs",           "median_us",
-                                                 "min_us", "max_us", "events", "events_per_second", "us_per_config"};
+/*
+ * The per-sweep table: text, CSV and JSON's "cases". Times are in ms in the text and in us in CSV and
+ * JSON, each computed from the time in seconds, so each is two columns (one per form): the text
+ * column's text_scale of the us value would print the last ms digit one apart for about one time in
+ * 10^4, as (s * 1e6) * 1e-3 is not always s * 1e3 in doubles.
+ */
+static const duet__col_t cmd_bench_sim_cols[] = {
+    {"case", NULL, NULL, "%-9s", DUET__CELL_STR, 0, 0, NULL},
+    {"policy", NULL, NULL, " %-7s", DUET__CELL_STR, 0, 0, NULL},
+    {"hw", NULL, NULL, " %-7s", DUET__CELL_STR, 0, 0, NULL},
+    {"configs", NULL, NULL, " %7lld", DUET__CELL_INT, 0, 0, NULL},
+    {"median_ms", "ms/sweep", NULL, " %10.3f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    {"min_ms", "min", "ms", " %10.3f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    {"max_ms", "max", "ms", " %10.3f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    /* The clock reads nanoseconds: three decimals of a microsecond say all it measured. */
+    {"median_us", NULL, NULL, "%f", DUET__CELL_NUM, 0, DUET__COL_DATA, "%.3f"},
+    {"min_us", NULL, NULL, "%f", DUET__CELL_NUM, 0, DUET__COL_DATA, "%.3f"},
+    {"max_us", NULL, NULL, "%f", DUET__CELL_NUM, 0, DUET__COL_DATA, "%.3f"},
+    {"events", NULL, NULL, " %10lld", DUET__CELL_INT, 0, 0, NULL},
+    {"events_per_second", "events/s", NULL, " %11.3g", DUET__CELL_NUM, 0, 0, "%.0f"},
+    {"us_per_config", "us/config", NULL, " %10.2f", DUET__CELL_NUM, 0, 0, "%.4f"},
+};
 
 /* The reference design's split sweeps and duet's fluid sweep, and the policies they time. */
 static const char *const bench_policies[] = {"frozen", "fluid"};
@@ -215,8 +235,30 @@ static duet_status_t bench_measure(bench_result_t *r)
     return DUET_OK;
 }
 
-/* bench-sim --json (duet-bench-sim/1). */
-static int bench_json(cli_out_t *out, const bench_result_t *r)
+/* The per-sweep table of a run. */
+static void bench_table(duet__table_t *t, const bench_result_t *r)
+{
+    duet__table_init(t, cmd_bench_sim_cols, (int)(sizeof(cmd_bench_sim_cols) / sizeof(cmd_bench_sim_cols[0])));
+    for (int i = 0; i < BENCH_NCASES; i++) {
+        const bench_row_t *w = &r->rows[i];
+        duet__table_str(t, r->cases[i].name);
+        duet__table_str(t, r->cases[i].policy);
+        duet__table_str(t, r->cases[i].hw);
+        duet__table_int(t, (long long)w->configs);
+        duet__table_num(t, w->med_s * 1e3);
+        duet__table_num(t, w->min_s * 1e3);
+        duet__table_num(t, w->max_s * 1e3);
+        duet__table_num(t, w->med_s * 1e6);
+        duet__table_num(t, w->min_s * 1e6);
+        duet__table_num(t, w->max_s * 1e6);
+        duet__table_int(t, (long long)w->events);
+        duet__table_num(t, (double)w->events / w->med_s);
+        duet__table_num(t, w->med_s * 1e6 / (double)w->configs);
+    }
+}
+
+/* bench-sim --json (duet-bench-sim/1), its "cases" the per-sweep table `t` (freed here). */
+static int bench_json(cli_out_t *out, const bench_result_t *r, duet__table_t *t)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schema", "duet-bench-sim/1");
@@ -225,20 +267,12 @@ static int bench_json(cli_out_t *out, const bench_result_t *r)
     cJSON_AddStringToObject(mach, "cpu", r->cpu);
     cJSON_AddNumberToObject(mach, "cpus_online", (double)r->cpus);
     cli_json_add_num(mach, "load_average_1min", r->load >= 0 ? r->load : NAN);
-    cJSON *arr = cJSON_AddArrayToObject(o, "cases");
-    for (int i = 0; i < BENCH_NCASES; i++) {
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "case", r->cases[i].name);
-        cJSON_AddStringToObject(c, "policy", r->cases[i].policy);
-        cJSON_AddStringToObject(c, "hw", r->cases[i].hw);
-        cJSON_AddNumberToObject(c, "configs", (double)r->rows[i].configs);
-        cJSON_AddNumberToObject(c, "median_us", r->rows[i].med_s * 1e6);
-        cJSON_AddNumberToObject(c, "min_us", r->rows[i].min_s * 1e6);
-        cJSON_AddNumberToObject(c, "max_us", r->rows[i].max_s * 1e6);
-        cJSON_AddNumberToObject(c, "events", (double)r->rows[i].events);
-        cli_json_add_num(c, "events_per_second", (double)r->rows[i].events / r->rows[i].med_s);
-        cli_json_add_num(c, "us_per_config", r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
-        cJSON_AddItemToArray(arr, c);
+    cJSON *arr = duet__table_cjson(t);
+    duet__table_free(t);
+    if (arr == NULL || !cJSON_AddItemToObject(o, "cases", arr)) {
+        cJSON_Delete(arr);
+        cJSON_Delete(o);
+        return cli_out_json(out, "bench-sim", NULL); /* out of memory: it says so */
     }
     arr = cJSON_AddArrayToObject(o, "policies");
     for (int p = 0; p < BENCH_NPOL; p++) {
@@ -263,42 +297,18 @@ static int bench_json(cli_out_t *out, const bench_result_t *r)
     return cli_out_json(out, "bench-sim", o);
 }
 
-/* bench-sim --csv: one row per sweep. */
-static void bench_csv(cli_out_t *out, const bench_result_t *r)
-{
-    duet__csv_t c;
-    cli_out_csv(out, &c);
-    duet__csv_names(&c, cmd_bench_sim_cols, sizeof(cmd_bench_sim_cols) / sizeof(cmd_bench_sim_cols[0]));
-    for (int i = 0; i < BENCH_NCASES; i++) {
-        duet__csv_str(&c, r->cases[i].name);
-        duet__csv_str(&c, r->cases[i].policy);
-        duet__csv_str(&c, r->cases[i].hw);
-        duet__csv_printf(&c, "%zu", r->rows[i].configs);
-        /* The clock reads nanoseconds: three decimals of a microsecond say all it measured. */
-        duet__csv_printf(&c, "%.3f", r->rows[i].med_s * 1e6);
-        duet__csv_printf(&c, "%.3f", r->rows[i].min_s * 1e6);
-        duet__csv_printf(&c, "%.3f", r->rows[i].max_s * 1e6);
-        duet__csv_printf(&c, "%lld", (long long)r->rows[i].events);
-        duet__csv_printf(&c, "%.0f", (double)r->rows[i].events / r->rows[i].med_s);
-        duet__csv_printf(&c, "%.4f", r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
-        duet__csv_end(&c);
-    }
-}
-
-/* bench-sim's text: the sweeps, the policies, the reference's times. */
-static void bench_text(FILE *f, const bench_result_t *r)
+/* bench-sim's text: the machine, the per-sweep table `t` (freed here), the policies, the reference's times. */
+static int bench_text(FILE *f, const bench_result_t *r, duet__table_t *t)
 {
     fprintf(f, "duet bench-sim: %lld runs of each sweep on one thread; %s, %ld CPUs online", r->repeat, r->cpu,
             r->cpus);
     if (r->load >= 0)
         fprintf(f, ", load average %.2f at the start", r->load);
-    fprintf(f, "\n\n%-9s %-7s %-7s %7s %10s %10s %10s %10s %11s %10s\n", "case", "policy", "hw", "configs", "ms/sweep",
-            "min ms", "max ms", "events", "events/s", "us/config");
-    for (int i = 0; i < BENCH_NCASES; i++)
-        fprintf(f, "%-9s %-7s %-7s %7zu %10.3f %10.3f %10.3f %10lld %11.3g %10.2f\n", r->cases[i].name,
-                r->cases[i].policy, r->cases[i].hw, r->rows[i].configs, r->rows[i].med_s * 1e3, r->rows[i].min_s * 1e3,
-                r->rows[i].max_s * 1e3, (long long)r->rows[i].events, (double)r->rows[i].events / r->rows[i].med_s,
-                r->rows[i].med_s * 1e6 / (double)r->rows[i].configs);
+    fprintf(f, "\n\n");
+    duet_status_t st = duet__table_text(t, f);
+    duet__table_free(t);
+    if (st < 0)
+        return cli_fail("bench-sim", st);
     fprintf(f, "\nper policy (the sweeps' events over the sum of their median times):\n");
     for (int p = 0; p < BENCH_NPOL; p++)
         fprintf(f, "  %-7s %d sweep%s, %lld events in %.3f ms: %.3g events/s\n", bench_policies[p], r->pol_sweeps[p],
@@ -308,6 +318,19 @@ static void bench_text(FILE *f, const bench_result_t *r)
     for (size_t j = 0; j < sizeof(ref_times) / sizeof(ref_times[0]); j++)
         fprintf(f, "%s %g ms (%s)", j == 0 ? "" : ",", ref_times[j].ms, ref_times[j].name);
     fprintf(f, "\non %s.\n", ref_machine);
+    return CLI_EXIT_OK;
+}
+
+/* The result in the format asked for. @return an exit code. */
+static int bench_print(cli_out_t *out, const cli_outopt_t *oo, const bench_result_t *r)
+{
+    duet__table_t t;
+    bench_table(&t, r);
+    if (oo->json)
+        return bench_json(out, r, &t);
+    if (oo->csv)
+        return cli_out_table(out, "bench-sim", &t, 0, 1, NULL, NULL);
+    return bench_text(out->f, r, &t);
 }
 
 /* bench-sim's one option besides the output's. */
@@ -348,11 +371,5 @@ int cmd_bench_sim(int argc, char **argv)
     cli_out_t out;
     if ((rc = cli_out_open(&out, "bench-sim", o.oo.path)) != CLI_EXIT_OK)
         return rc;
-    if (o.oo.json)
-        rc = bench_json(&out, &r);
-    else if (o.oo.csv)
-        bench_csv(&out, &r);
-    else
-        bench_text(out.f, &r);
-    return cli_out_close(&out, "bench-sim", rc);
+    return cli_out_close(&out, "bench-sim", bench_print(&out, &o.oo, &r));
 }

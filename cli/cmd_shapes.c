@@ -10,7 +10,6 @@
 
 #include "base/base.h"
 #include "cli/cli.h"
-#include "model/internal.h"
 
 static void cmd_shapes_usage(FILE *f)
 {
@@ -39,48 +38,76 @@ static void cmd_shapes_usage(FILE *f)
                "  duet shapes --random 24 --seed 1 --csv\n");
 }
 
-static const char *const cmd_shapes_cols[] = {"m", "n", "k", "mc", "nc", "collective", "dtype", "world", "comm_bytes"};
+/*
+ * The workloads as CSV rows and as the JSON document's "workloads" (the text form is the shape file,
+ * written by model/random.c). JSON keeps the workload codec's members in its order
+ * (model/workload_json.c: collective, dtype, m, n, k, mc, nc, world, root), then comm_bytes; CSV
+ * leads with the sizes and has no root. Every column is data: there is no text table.
+ */
+#define SHAPES_COL(key, kind, fmt, flags)                                                                              \
+    {                                                                                                                  \
+        key, NULL, NULL, fmt, kind, 0, DUET__COL_DATA | (flags), NULL                                                  \
+    }
+static const duet__col_t cmd_shapes_cols[] = {
+    SHAPES_COL("collective", DUET__CELL_STR, "%s", DUET__COL_NO_CSV),
+    SHAPES_COL("dtype", DUET__CELL_STR, "%s", DUET__COL_NO_CSV),
+    SHAPES_COL("m", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("n", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("k", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("mc", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("nc", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("collective", DUET__CELL_STR, "%s", DUET__COL_NO_JSON),
+    SHAPES_COL("dtype", DUET__CELL_STR, "%s", DUET__COL_NO_JSON),
+    SHAPES_COL("world", DUET__CELL_INT, "%lld", 0),
+    SHAPES_COL("root", DUET__CELL_INT, "%lld", DUET__COL_NO_CSV),
+    /* Bytes of the per-rank tensor, a whole number. */
+    {"comm_bytes", NULL, NULL, "%.0f", DUET__CELL_NUM, 0, DUET__COL_DATA, "%.0f"},
+};
 
-/* The draw as JSON or CSV on f. @return an exit code. */
+static void cmd_shapes_rows(duet__table_t *t, const duet_workloads_t *w)
+{
+    duet__table_init(t, cmd_shapes_cols, (int)(sizeof(cmd_shapes_cols) / sizeof(cmd_shapes_cols[0])));
+    for (size_t i = 0; i < w->n; i++) {
+        const duet_workload_t *x = &w->w[i];
+        duet__table_str(t, duet_collective_name(x->coll));
+        duet__table_str(t, duet_dtype_name(x->dtype));
+        duet__table_int(t, x->m);
+        duet__table_int(t, x->n);
+        duet__table_int(t, x->k);
+        duet__table_int(t, x->mc);
+        duet__table_int(t, x->nc);
+        duet__table_str(t, duet_collective_name(x->coll));
+        duet__table_str(t, duet_dtype_name(x->dtype));
+        duet__table_int(t, x->world);
+        duet__table_int(t, x->root);
+        duet__table_num(t, duet_coll_bytes(x));
+    }
+}
+
+/* The draw as JSON or CSV on out. @return an exit code. */
 static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json, const duet_random_params_t *p,
                             const char *desc)
 {
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        char seed[32];
-        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)p->seed);
-        cJSON_AddStringToObject(o, "schema", "duet-shapes/1");
-        cJSON_AddStringToObject(o, "description", desc);
-        cJSON_AddStringToObject(o, "seed", seed); /* a string: a double does not hold every 64-bit seed */
-        cJSON_AddNumberToObject(o, "world", p->world);
-        cJSON_AddNumberToObject(o, "max_dim", (double)p->max_dim);
-        cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
-        for (size_t i = 0; i < w->n; i++) {
-            const duet_workload_t *x = &w->w[i];
-            cJSON *e = cJSON_CreateObject();
-            (void)duet__workload_to_cjson(e, x);
-            cJSON_AddNumberToObject(e, "comm_bytes", duet_coll_bytes(x));
-            cJSON_AddItemToArray(arr, e);
-        }
-        return cli_out_json(out, "shapes", o);
+    duet__table_t t;
+    cmd_shapes_rows(&t, w);
+    if (!json)
+        return cli_out_table(out, "shapes", &t, 0, 1, NULL, NULL);
+    cJSON *o = cJSON_CreateObject();
+    char seed[32];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)p->seed);
+    cJSON_AddStringToObject(o, "schema", "duet-shapes/1");
+    cJSON_AddStringToObject(o, "description", desc);
+    cJSON_AddStringToObject(o, "seed", seed); /* a string: a double does not hold every 64-bit seed */
+    cJSON_AddNumberToObject(o, "world", p->world);
+    cJSON_AddNumberToObject(o, "max_dim", (double)p->max_dim);
+    cJSON *rows = duet__table_cjson(&t);
+    duet__table_free(&t);
+    if (rows == NULL || !cJSON_AddItemToObject(o, "workloads", rows)) {
+        cJSON_Delete(rows);
+        cJSON_Delete(o);
+        o = NULL; /* out of memory: cli_out_json says so */
     }
-    duet__csv_t c;
-    cli_out_csv(out, &c);
-    duet__csv_names(&c, cmd_shapes_cols, sizeof(cmd_shapes_cols) / sizeof(cmd_shapes_cols[0]));
-    for (size_t i = 0; i < w->n; i++) {
-        const duet_workload_t *x = &w->w[i];
-        duet__csv_printf(&c, "%lld", (long long)x->m);
-        duet__csv_printf(&c, "%lld", (long long)x->n);
-        duet__csv_printf(&c, "%lld", (long long)x->k);
-        duet__csv_printf(&c, "%lld", (long long)x->mc);
-        duet__csv_printf(&c, "%lld", (long long)x->nc);
-        duet__csv_str(&c, duet_collective_name(x->coll));
-        duet__csv_str(&c, duet_dtype_name(x->dtype));
-        duet__csv_printf(&c, "%d", (int)x->world);
-        duet__csv_printf(&c, "%.0f", duet_coll_bytes(x));
-        duet__csv_end(&c);
-    }
-    return CLI_EXIT_OK;
+    return cli_out_json(out, "shapes", o);
 }
 
 enum { O_RANDOM = 300, O_SEED, O_WORLD, O_MAXDIM };

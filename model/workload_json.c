@@ -1,8 +1,9 @@
 /*
  * The JSON codec of a workload: its members "collective", "dtype", "m", "n", "k", "mc", "nc",
  * "world" and "root", in that order, written and read here only. Corpus rows, the tuning
- * database, the commands' --json output (the JSON API's workload, `duet shapes`) and the GPU
- * bench's report share it, so a workload reads back from any of them with the same strict rules:
+ * database, the commands' --json output (the JSON API's workload) and the GPU bench's report share
+ * it (`duet shapes` writes its rows through its table, which tests/cli/test_shapes.c holds to these
+ * members), so a workload reads back from any of them with the same strict rules:
  * a known collective and dtype, integer sizes in [0, 2^40], world in [1, 1024], root in [0, 1023],
  * then duet_workload_validate(). The configuration's codec is model/config_json.c.
  */
