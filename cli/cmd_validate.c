@@ -126,16 +126,18 @@ static void cli_validate_columns(const duet_cal_validation_t *v, cli_column_t co
     cols[2] = (cli_column_t){"noise floor", "noise_floor", &v->noise.remeasure};
 }
 
-/* The validate table. */
-static void cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet_hw_t *hw,
-                               const duet_cal_validation_t *v)
+/* The validate table. @return the accuracy table's status. */
+static duet_status_t cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet_hw_t *hw,
+                                        const duet_cal_validation_t *v)
 {
     int have_seed = v->seed_fit.n_params > 0;
     fprintf(f, "duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw->name,
             o->cs->n, o->cs->n > 1 ? "s" : "", (long long)v->rows_total, (long long)v->rows_failed, (int)v->shapes);
     cli_column_t cols[3];
     cli_validate_columns(v, cols);
-    cli_metrics_table(f, cols, 3);
+    duet_status_t st = cli_metrics_write(f, cols, 3, DUET__TABLE_TEXT);
+    if (st < 0)
+        return st;
     cli_noise_lines(f, &v->noise);
     if (have_seed)
         fprintf(f,
@@ -147,6 +149,7 @@ static void cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet
     else
         fprintf(f, "\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their "
                    "one constant, seed_link_gbs, has nothing to fit)\n");
+    return DUET_OK;
 }
 
 /* One line of the target table (a figure of duet_cal_eval_figures): value and interval in percent,
@@ -276,14 +279,13 @@ static int cli_validate_output(cli_out_t *out, const cli_validate_opts_t *o, con
         free(text);
         return CLI_EXIT_OK;
     }
-    if (o->csv) {
-        cli_column_t cols[3];
-        cli_validate_columns(v, cols);
-        cli_metrics_csv(out->f, cols, 3);
-        return CLI_EXIT_OK;
-    }
-    cli_validate_print(out->f, o, hw, v);
-    if (e != NULL)
+    cli_column_t cols[3];
+    cli_validate_columns(v, cols);
+    duet_status_t st =
+        o->csv ? cli_metrics_write(out->f, cols, 3, DUET__TABLE_CSV) : cli_validate_print(out->f, o, hw, v);
+    if (st < 0)
+        return cli_fail(cmd, st);
+    if (e != NULL && !o->csv)
         cli_validate_targets(out->f, e);
     return CLI_EXIT_OK;
 }
