@@ -89,6 +89,28 @@ static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
         snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
+/* A configuration in CSV and JSON: mode, num_wgs, gemm_wgs, comm_wgs and tile, each key after
+ * PREFIX (cmd_tune_cfg_cells() fills them). */
+/* clang-format off */
+#define CMD_TUNE_CFG_COLS(PREFIX)                                                             \
+    {PREFIX "mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},               \
+    {PREFIX "num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},          \
+    {PREFIX "gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},         \
+    {PREFIX "comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},         \
+    {PREFIX "tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL}
+
+/* A workload's dimensions in a table: m, n, k, mc and nc in CSV and JSON, "MxNxK" and "MCxNC" in the
+ * text (cmd_tune_dims_cells() fills them). */
+#define CMD_TUNE_DIMS_COLS                                                                    \
+    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                      \
+    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                      \
+    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},                  \
+    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL}
+/* clang-format on */
+
 /* `tune --list`'s table (text and CSV; its JSON is the database's entries). The text joins a
  * workload's dimensions and the winner's configuration into one column each. */
 static const duet__col_t cmd_tune_list_cols[] = {
@@ -100,18 +122,8 @@ static const duet__col_t cmd_tune_list_cols[] = {
     {"modes", NULL, NULL, " %-16s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
     {"collective", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0, NULL},
     {"dtype", NULL, NULL, " %5s", DUET__CELL_STR, 0, 0, NULL},
-    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
-    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
-    {"mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
-    {"num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    CMD_TUNE_DIMS_COLS,
+    CMD_TUNE_CFG_COLS(""),
     {"winner", NULL, NULL, " %-30s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
     {"measured_us", "meas", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0, NULL},
     {"pred_us", "pred", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0, NULL},
@@ -125,11 +137,33 @@ static void cmd_tune_dims_text(const duet_workload_t *wl, char *gemm, size_t ng,
     snprintf(comm, nc, "%lldx%lld", (long long)wl->mc, (long long)wl->nc);
 }
 
+/* A workload's cells of CMD_TUNE_DIMS_COLS. */
+static void cmd_tune_dims_cells(duet__table_t *t, const duet_workload_t *wl)
+{
+    char gemm[64], comm[48];
+    cmd_tune_dims_text(wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    const long long dims[] = {wl->m, wl->n, wl->k, wl->mc, wl->nc};
+    for (int i = 0; i < 5; i++)
+        duet__table_int(t, dims[i]);
+    duet__table_str(t, gemm);
+    duet__table_str(t, comm);
+}
+
+/* A configuration's cells of CMD_TUNE_CFG_COLS. */
+static void cmd_tune_cfg_cells(duet__table_t *t, const duet_config_t *c)
+{
+    char tile[32];
+    duet__table_str(t, duet_mode_name(c->mode));
+    duet__table_int(t, c->num_wgs);
+    duet__table_int(t, c->gemm_wgs);
+    duet__table_int(t, c->comm_wgs);
+    duet__table_str(t, duet_config_tile_str(c, tile, sizeof(tile)));
+}
+
 /* One database entry's row of `tune --list`. */
 static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
 {
-    char gemm[64], comm[48], cfg[64], tile[32];
-    cmd_tune_dims_text(&e->wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    char cfg[64];
     cmd_tune_cfg_text(&e->cfg, cfg, sizeof(cfg));
     duet__table_str(t, e->key);
     duet__table_str(t, e->arch);
@@ -139,16 +173,8 @@ static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
     duet__table_str(t, e->modes == 3 ? "fused+concurrent" : e->modes == 1 ? "fused" : "concurrent");
     duet__table_str(t, duet_collective_name(e->wl.coll));
     duet__table_str(t, duet_dtype_name(e->wl.dtype));
-    const long long dims[] = {e->wl.m, e->wl.n, e->wl.k, e->wl.mc, e->wl.nc};
-    for (int i = 0; i < 5; i++)
-        duet__table_int(t, dims[i]);
-    duet__table_str(t, gemm);
-    duet__table_str(t, comm);
-    duet__table_str(t, duet_mode_name(e->cfg.mode));
-    duet__table_int(t, e->cfg.num_wgs);
-    duet__table_int(t, e->cfg.gemm_wgs);
-    duet__table_int(t, e->cfg.comm_wgs);
-    duet__table_str(t, duet_config_tile_str(&e->cfg, tile, sizeof(tile)));
+    cmd_tune_dims_cells(t, &e->wl);
+    cmd_tune_cfg_cells(t, &e->cfg);
     duet__table_str(t, cfg);
     duet__table_num(t, e->measured_us);
     duet__table_num(t, e->pred_us);
@@ -224,13 +250,7 @@ static const duet__col_t cmd_tune_eval_cols[] = {
     {"#", NULL, NULL, "%4lld", DUET__CELL_INT, 0, DUET__COL_TEXT, NULL},
     {"collective", NULL, NULL, "  %-14s", DUET__CELL_STR, 0, 0, NULL},
     {"dtype", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
-    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
-    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
+    CMD_TUNE_DIMS_COLS,
     {"world", "W", NULL, " %3lld", DUET__CELL_INT, 0, 0, NULL},
     {"n_configs", "cfgs", NULL, " %4lld", DUET__CELL_INT, 0, 0, NULL},
     {"n_cands", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
@@ -244,11 +264,7 @@ static const duet__col_t cmd_tune_eval_cols[] = {
     {"tuned_us", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL},
     {"tuned_over_oracle", "t/o", NULL, " %7.3f", DUET__CELL_NUM, 0, 0, NULL},
     {"default_over_oracle", "d/o", NULL, " %7.3f", DUET__CELL_NUM, 0, 0, NULL},
-    {"tuned_mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
-    {"tuned_num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"tuned_gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"tuned_comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"tuned_tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    CMD_TUNE_CFG_COLS("tuned_"),
     {"tuned_source", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
     {"tuned_pick", "tuned pick", NULL, "  %s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
 };
@@ -256,18 +272,13 @@ static const duet__col_t cmd_tune_eval_cols[] = {
 /* One shape's row of `tune --evaluate` (row i, counted from 1 in the text). */
 static void cmd_tune_eval_row(duet__table_t *t, size_t i, const duet_tune_eval_shape_t *s)
 {
-    char gemm[64], comm[48], cfg[64], tile[32];
-    cmd_tune_dims_text(&s->wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    char cfg[64];
     cmd_tune_cfg_text(&s->tuned_cfg, cfg, sizeof(cfg));
     duet__table_int(t, (long long)s->corpus);
     duet__table_int(t, (long long)i + 1);
     duet__table_str(t, duet_collective_name(s->wl.coll));
     duet__table_str(t, duet_dtype_name(s->wl.dtype));
-    const long long dims[] = {s->wl.m, s->wl.n, s->wl.k, s->wl.mc, s->wl.nc};
-    for (int d = 0; d < 5; d++)
-        duet__table_int(t, dims[d]);
-    duet__table_str(t, gemm);
-    duet__table_str(t, comm);
+    cmd_tune_dims_cells(t, &s->wl);
     duet__table_int(t, s->wl.world);
     duet__table_int(t, s->n_configs);
     duet__table_int(t, s->n_cands);
@@ -280,11 +291,7 @@ static void cmd_tune_eval_row(duet__table_t *t, size_t i, const duet_tune_eval_s
     }
     duet__table_num(t, s->tuned_ms / s->oracle_ms);
     duet__table_num(t, s->default_ms / s->oracle_ms);
-    duet__table_str(t, duet_mode_name(s->tuned_cfg.mode));
-    duet__table_int(t, s->tuned_cfg.num_wgs);
-    duet__table_int(t, s->tuned_cfg.gemm_wgs);
-    duet__table_int(t, s->tuned_cfg.comm_wgs);
-    duet__table_str(t, duet_config_tile_str(&s->tuned_cfg, tile, sizeof(tile)));
+    cmd_tune_cfg_cells(t, &s->tuned_cfg);
     duet__table_str(t, duet_tune_source_name(s->tuned_source));
     duet__table_strf(t, "%s (%s)", cfg, duet_tune_source_name(s->tuned_source));
 }
