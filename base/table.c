@@ -282,3 +282,27 @@ duet_status_t duet__table_write(const duet__table_t *t, FILE *f, duet__table_for
     cJSON_free(text);
     return DUET_OK;
 }
+
+/* The text in parts: the header alone, a range of rows alone (for prose between a table's rows, or
+ * a header that stands over no rows). */
+duet_status_t duet__table_text_head(const duet__table_t *t, FILE *f)
+{
+    if (t->st < 0)
+        return t->st;
+    duet__table_text_header(t, f);
+    return DUET_OK;
+}
+
+duet_status_t duet__table_text_rows(const duet__table_t *t, FILE *f, size_t first, size_t n)
+{
+    if (t->st < 0)
+        return t->st;
+    size_t rows = duet__table_rows(t), end = first + n < first || first + n > rows ? rows : first + n;
+    for (size_t r = first; r < end; r++) {
+        for (int j = 0; j < t->n_cols; j++)
+            if (duet__col_in(&t->cols[j], DUET__FORM_TEXT))
+                duet__table_text_cell(&t->cols[j], &t->cells[r * (size_t)t->n_cols + (size_t)j], f);
+        fputc('\n', f);
+    }
+    return DUET_OK;
+}

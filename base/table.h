@@ -84,5 +84,9 @@ struct cJSON *duet__table_cjson(const duet__table_t *t);
  */
 duet_status_t duet__table_write(const duet__table_t *t, FILE *f, duet__table_format_t format, const char *schema,
                                 const char *member);
+/** The text's header line alone, whether or not there are rows. */
+duet_status_t duet__table_text_head(const duet__table_t *t, FILE *f);
+/** Rows first to first + n - 1 as text (those that exist), without the header. */
+duet_status_t duet__table_text_rows(const duet__table_t *t, FILE *f, size_t first, size_t n);
 
 #endif /* DUET_BASE_TABLE_H */

@@ -271,44 +271,46 @@ static double cli_metric_value(const duet_cal_metrics_t *m, size_t i)
     return v[i];
 }
 
-/* The accuracy table, one column per model. */
-void cli_metrics_table(FILE *f, const cli_column_t *col, int ncol)
+/* The accuracy table's cells for one model: the text (a count, a percentage, "-" for none) and the
+ * CSV value (a count or a fraction, NaN for none). */
+static void cli_metrics_cells(duet__table_t *t, const duet_cal_metrics_t *m, size_t i)
 {
     char b[32];
-    fprintf(f, "%-38s", "");
-    for (int c = 0; c < ncol; c++)
-        fprintf(f, " %16s", col[c].title);
-    fprintf(f, "\n");
-    for (size_t i = 0; i < CLI_METRIC_ROWS; i++) {
-        fprintf(f, "%-38s", cli_metric_rows[i].label);
-        for (int c = 0; c < ncol; c++) {
-            if (col[c].m == NULL)
-                fprintf(f, " %16s", "-");
-            else if (cli_metric_rows[i].count)
-                fprintf(f, " %16lld", (long long)cli_metric_value(col[c].m, i));
-            else
-                fprintf(f, " %16s", cli_pct(cli_metric_value(col[c].m, i), b, sizeof(b)));
-        }
-        fprintf(f, "\n");
-    }
+    double v = m != NULL ? cli_metric_value(m, i) : NAN;
+    if (m == NULL)
+        duet__table_str(t, "-");
+    else if (cli_metric_rows[i].count)
+        duet__table_strf(t, "%lld", (long long)v);
+    else
+        duet__table_str(t, cli_pct(v, b, sizeof(b)));
+    duet__table_num(t, v);
 }
 
-void cli_metrics_csv(FILE *f, const cli_column_t *col, int ncol)
+duet_status_t cli_metrics_write(FILE *f, const cli_column_t *col, int ncol, duet__table_format_t format)
 {
-    duet__csv_t c;
-    duet__csv_init(&c, f);
-    duet__csv_str(&c, "key");
-    duet__csv_str(&c, "metric");
-    for (int k = 0; k < ncol; k++)
-        duet__csv_str(&c, col[k].key);
-    duet__csv_end(&c);
-    for (size_t i = 0; i < CLI_METRIC_ROWS; i++) {
-        duet__csv_str(&c, cli_metric_rows[i].key);
-        duet__csv_str(&c, cli_metric_rows[i].label);
-        for (int k = 0; k < ncol; k++)
-            duet__csv_num(&c, col[k].m != NULL ? cli_metric_value(col[k].m, i) : NAN);
-        duet__csv_end(&c);
+    /* A metric a row; a model two columns, its text cell and its CSV value. */
+    duet__col_t cols[2 + 2 * CLI_METRICS_MAX_MODELS] = {
+        {"key", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+        {"metric", "", NULL, "%-38s", DUET__CELL_STR, 0, 0, NULL},
+    };
+    if (ncol > CLI_METRICS_MAX_MODELS)
+        return duet__error(DUET_ERR_INVALID_ARG, "accuracy table: at most %d models", CLI_METRICS_MAX_MODELS);
+    for (int c = 0; c < ncol; c++) {
+        cols[2 + 2 * c] =
+            (duet__col_t){col[c].key, col[c].title, NULL, " %16s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL};
+        cols[3 + 2 * c] = (duet__col_t){col[c].key, NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL};
     }
+    duet__table_t t;
+    duet__table_init(&t, cols, 2 + 2 * ncol);
+    for (size_t i = 0; i < CLI_METRIC_ROWS; i++) {
+        duet__table_str(&t, cli_metric_rows[i].key);
+        duet__table_str(&t, cli_metric_rows[i].label);
+        for (int c = 0; c < ncol; c++)
+            cli_metrics_cells(&t, col[c].m, i);
+    }
+    duet_status_t st = duet__table_write(&t, f, format, "", "");
+    duet__table_free(&t);
+    return st;
 }
 
 /* The noise floor, after the table: what the measurements allow any model. */
@@ -327,28 +329,50 @@ void cli_noise_lines(FILE *f, const duet_cal_noise_t *nz)
             (int)nz->pairs);
 }
 
-/* Print one fit's parameters. */
-void cli_fit_params(FILE *f, const duet_cal_fit_t *fit)
+/* A fitted constant's note: why its value is not to be trusted as it stands, or "". */
+static void cli_fit_param_note(const duet_cal_param_result_t *r, char *note, size_t n)
 {
-    fprintf(f, "%-24s %12s %12s %12s %-14s %s\n", "constant", "start", "fitted", "+- stderr", "unit", "note");
+    note[0] = '\0';
+    if (!r->fitted)
+        snprintf(note, n, "not fitted: no row depends on it");
+    else if (r->at_bound)
+        snprintf(note, n, "at its %s bound", r->at_bound < 0 ? "lower" : "upper");
+    else if (r->stderr_abs != r->stderr_abs)
+        snprintf(note, n, "undetermined: the rows do not constrain it here");
+    else if (r->corr_field >= 0 && (r->corr > 0.95 || r->corr < -0.95))
+        snprintf(note, n, "correlated %+.2f with %s", r->corr, duet_hw_field_info(r->corr_field)->key);
+}
+
+duet_status_t cli_fit_params(FILE *f, const duet_cal_fit_t *fit)
+{
+    static const duet__col_t cols[] = {
+        {"constant", NULL, NULL, "%-24s", DUET__CELL_STR, 0, 0, NULL},
+        {"start", NULL, NULL, " %12.5g", DUET__CELL_NUM, 0, 0, NULL},
+        {"fitted", NULL, NULL, " %12.5g", DUET__CELL_NUM, 0, 0, NULL},
+        {"stderr", "+- stderr", NULL, " %12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL}, /* "-" when unknown */
+        {"unit", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0, NULL},
+        {"note", NULL, NULL, " %s", DUET__CELL_STR, 0, 0, NULL},
+    };
+    duet__table_t t;
+    duet__table_init(&t, cols, (int)(sizeof(cols) / sizeof(cols[0])));
     for (int32_t j = 0; j < fit->n_params; j++) {
         const duet_cal_param_result_t *r = &fit->params[j];
         const duet_hw_field_info_t *fi = duet_hw_field_info(r->field);
-        char se[32], note[96] = "";
+        char note[96];
+        cli_fit_param_note(r, note, sizeof(note));
+        duet__table_str(&t, fi->key);
+        duet__table_num(&t, r->start);
+        duet__table_num(&t, r->value);
         if (r->stderr_abs == r->stderr_abs)
-            snprintf(se, sizeof(se), "%.3g", r->stderr_abs);
+            duet__table_strf(&t, "%.3g", r->stderr_abs);
         else
-            snprintf(se, sizeof(se), "-");
-        if (!r->fitted)
-            snprintf(note, sizeof(note), "not fitted: no row depends on it");
-        else if (r->at_bound)
-            snprintf(note, sizeof(note), "at its %s bound", r->at_bound < 0 ? "lower" : "upper");
-        else if (r->stderr_abs != r->stderr_abs)
-            snprintf(note, sizeof(note), "undetermined: the rows do not constrain it here");
-        else if (r->corr_field >= 0 && (r->corr > 0.95 || r->corr < -0.95))
-            snprintf(note, sizeof(note), "correlated %+.2f with %s", r->corr, duet_hw_field_info(r->corr_field)->key);
-        fprintf(f, "%-24s %12.5g %12.5g %12s %-14s %s\n", fi->key, r->start, r->value, se, fi->unit, note);
+            duet__table_str(&t, "-");
+        duet__table_str(&t, fi->unit);
+        duet__table_str(&t, note);
     }
+    duet_status_t st = duet__table_text(&t, f);
+    duet__table_free(&t);
+    return st;
 }
 
 /* The base profile, or exit 2 with "--hw: why". */

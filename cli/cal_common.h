@@ -101,18 +101,19 @@ int cli_load_hw(const char *cmd, const char *arg, duet_hw_t *hw);
 
 /** A fraction as a percentage, or "-" when it is undefined. */
 const char *cli_pct(double v, char *buf, size_t n);
-/** The accuracy table, one column per model (fractions as percentages). */
-void cli_metrics_table(FILE *f, const cli_column_t *col, int ncol);
+/* The most models (columns) an accuracy table has. */
+#define CLI_METRICS_MAX_MODELS 8
 /**
- * The same table as CSV: columns key (the metric's key in the JSON documents), metric (the
- * table's label), then one per model (its `key`), fractions as fractions (0.05 = 5 %), an empty
- * field where a model has no value.
+ * The accuracy table, one column per model (base/table.c): as text, fractions as percentages; as
+ * CSV, columns key (the metric's key in the JSON documents), metric (the text's label), then one
+ * per model (its `key`), fractions as fractions (0.05 = 5 %), an empty field where a model has no
+ * value.
  */
-void cli_metrics_csv(FILE *f, const cli_column_t *col, int ncol);
+duet_status_t cli_metrics_write(FILE *f, const cli_column_t *col, int ncol, duet__table_format_t format);
 /** The noise floor, after the table. */
 void cli_noise_lines(FILE *f, const duet_cal_noise_t *nz);
-/** One fit's parameters. */
-void cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
+/** One fit's parameters, a table (text only: the fit report has them as JSON). */
+duet_status_t cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
 
 /**
  * One of the options `calibrate fit` and `calibrate select` share: -h, --corpus, --hw, --max-iter,

@@ -151,19 +151,43 @@ static int cli_select_run(cli_select_opts_t *o, const char *cmd, const duet_hw_t
     return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
 }
 
-/* One row of the inner scores: a label, shapes, each candidate's score (* the pick), the pick. */
-static void cli_select_row(const char *label, int32_t shapes, const duet_cal_candidates_t *cands, const double *rms,
-                           int32_t picked, double held)
+/* The table of inner scores (text only: --json has them): a label, shapes, each candidate's score
+ * and its mark ('*' the pick) in a column as wide as its name (at least 10), the pick's held-out score. */
+typedef struct cli_select_table {
+    duet__col_t cols[3 + 2 * DUET_CAL_MAX_CANDIDATES];
+    char fmt[DUET_CAL_MAX_CANDIDATES][24];
+    duet__table_t t;
+} cli_select_table_t;
+
+static void cli_select_table_init(cli_select_table_t *st, const duet_cal_candidates_t *cands)
 {
-    printf("%-24s %7d", label, (int)shapes);
+    int n = 0;
+    st->cols[n++] = (duet__col_t){"label", "", NULL, "%-24s", DUET__CELL_STR, 0, 0, NULL};
+    st->cols[n++] = (duet__col_t){"shapes", NULL, NULL, " %7lld", DUET__CELL_INT, 0, 0, NULL};
     for (int32_t c = 0; c < cands->n; c++) {
         int w = (int)strlen(cands->c[c].name) > 10 ? (int)strlen(cands->c[c].name) : 10;
-        printf("  %*.4f%c", w, rms[c], c == picked ? '*' : ' ');
+        snprintf(st->fmt[c], sizeof(st->fmt[c]), "  %%%d.4f", w);
+        st->cols[n++] = (duet__col_t){cands->c[c].name, NULL, NULL, st->fmt[c], DUET__CELL_NUM, 0, 0, NULL};
+        st->cols[n++] = (duet__col_t){"picked", "", NULL, "%1s", DUET__CELL_STR, 0, 0, NULL};
+    }
+    st->cols[n++] = (duet__col_t){"held_out", "held out", NULL, "  %10s", DUET__CELL_STR, 0, 0, NULL}; /* "-": none */
+    duet__table_init(&st->t, st->cols, n);
+}
+
+/* One row of the inner scores. */
+static void cli_select_row(duet__table_t *t, const char *label, int32_t shapes, const duet_cal_candidates_t *cands,
+                           const double *rms, int32_t picked, double held)
+{
+    duet__table_str(t, label);
+    duet__table_int(t, shapes);
+    for (int32_t c = 0; c < cands->n; c++) {
+        duet__table_num(t, rms[c]);
+        duet__table_str(t, c == picked ? "*" : " ");
     }
     if (isfinite(held))
-        printf("  %10.4f\n", held);
+        duet__table_strf(t, "%.4f", held);
     else
-        printf("  %10s\n", "-");
+        duet__table_str(t, "-");
 }
 
 /* What `calibrate select` prints. */
@@ -177,22 +201,20 @@ static void cli_select_print(const cli_select_opts_t *o, const duet_cal_candidat
            (long long)sel->fits_unconverged, sel->wall_s);
     printf("rms log error of each candidate's inner cross-validation (* the pick), and the pick refitted on the\n"
            "outer training shapes, on the outer test shapes (held out):\n\n");
-    printf("%-24s %7s", "", "shapes");
-    for (int32_t c = 0; c < cands->n; c++) {
-        int w = (int)strlen(cands->c[c].name) > 10 ? (int)strlen(cands->c[c].name) : 10;
-        printf("  %*s ", w, cands->c[c].name);
-    }
-    printf("  %10s\n", "held out");
+    cli_select_table_t tab;
+    cli_select_table_init(&tab, cands);
     char label[48];
     for (int32_t f = 0; f < sel->outer; f++) {
         const duet_cal_select_fold_t *fo = &sel->fold[f];
         snprintf(label, sizeof(label), "outer fold %d/%d", (int)f + 1, (int)sel->outer);
-        cli_select_row(label, fo->shapes, cands, fo->inner_rms, fo->picked, fo->refit.rms_log_held_out);
+        cli_select_row(&tab.t, label, fo->shapes, cands, fo->inner_rms, fo->picked, fo->refit.rms_log_held_out);
     }
-    cli_select_row("all data (not nested)", sel->shapes, cands, sel->all_rms, sel->picked, NAN);
+    cli_select_row(&tab.t, "all data (not nested)", sel->shapes, cands, sel->all_rms, sel->picked, NAN);
+    (void)duet__table_text(&tab.t, stdout);
+    duet__table_free(&tab.t);
     printf("\nnested held out (every shape predicted by its outer fold's pick, refitted without it):\n\n");
     cli_column_t col = {"nested", "nested", &sel->nested};
-    cli_metrics_table(stdout, &col, 1);
+    (void)cli_metrics_write(stdout, &col, 1, DUET__TABLE_TEXT);
     double cv = sel->all_rms[sel->picked];
     printf("\nrms log error of the procedure, nested: %.4f. The pick on all the data, '%s', scores %.4f by the\n"
            "cross-validation that chose it (not nested): choosing on data flatters it by %+.4f.\n",

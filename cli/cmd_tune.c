@@ -89,6 +89,28 @@ static void cmd_tune_cfg_text(const duet_config_t *c, char *buf, size_t n)
         snprintf(buf, n, "concurrent %d+%d %s", (int)c->gemm_wgs, (int)c->comm_wgs, tile);
 }
 
+/* A configuration in CSV and JSON: mode, num_wgs, gemm_wgs, comm_wgs and tile, each key after
+ * PREFIX (cmd_tune_cfg_cells() fills them). */
+/* clang-format off */
+#define CMD_TUNE_CFG_COLS(PREFIX)                                                             \
+    {PREFIX "mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},               \
+    {PREFIX "num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},          \
+    {PREFIX "gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},         \
+    {PREFIX "comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},         \
+    {PREFIX "tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL}
+
+/* A workload's dimensions in a table: m, n, k, mc and nc in CSV and JSON, "MxNxK" and "MCxNC" in the
+ * text (cmd_tune_dims_cells() fills them). */
+#define CMD_TUNE_DIMS_COLS                                                                    \
+    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                       \
+    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                      \
+    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},                      \
+    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},                  \
+    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL}
+/* clang-format on */
+
 /* `tune --list`'s table (text and CSV; its JSON is the database's entries). The text joins a
  * workload's dimensions and the winner's configuration into one column each. */
 static const duet__col_t cmd_tune_list_cols[] = {
@@ -100,18 +122,8 @@ static const duet__col_t cmd_tune_list_cols[] = {
     {"modes", NULL, NULL, " %-16s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
     {"collective", NULL, NULL, " %-14s", DUET__CELL_STR, 0, 0, NULL},
     {"dtype", NULL, NULL, " %5s", DUET__CELL_STR, 0, 0, NULL},
-    {"m", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"n", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"k", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"mc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"nc", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"gemm", NULL, NULL, " %-18s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
-    {"comm", NULL, NULL, " %-12s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
-    {"mode", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
-    {"num_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"gemm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"comm_wgs", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
-    {"tile", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    CMD_TUNE_DIMS_COLS,
+    CMD_TUNE_CFG_COLS(""),
     {"winner", NULL, NULL, " %-30s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
     {"measured_us", "meas", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0, NULL},
     {"pred_us", "pred", "ms", " %9.4f", DUET__CELL_NUM, 1e-3, 0, NULL},
@@ -125,11 +137,33 @@ static void cmd_tune_dims_text(const duet_workload_t *wl, char *gemm, size_t ng,
     snprintf(comm, nc, "%lldx%lld", (long long)wl->mc, (long long)wl->nc);
 }
 
+/* A workload's cells of CMD_TUNE_DIMS_COLS. */
+static void cmd_tune_dims_cells(duet__table_t *t, const duet_workload_t *wl)
+{
+    char gemm[64], comm[48];
+    cmd_tune_dims_text(wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    const long long dims[] = {wl->m, wl->n, wl->k, wl->mc, wl->nc};
+    for (int i = 0; i < 5; i++)
+        duet__table_int(t, dims[i]);
+    duet__table_str(t, gemm);
+    duet__table_str(t, comm);
+}
+
+/* A configuration's cells of CMD_TUNE_CFG_COLS. */
+static void cmd_tune_cfg_cells(duet__table_t *t, const duet_config_t *c)
+{
+    char tile[32];
+    duet__table_str(t, duet_mode_name(c->mode));
+    duet__table_int(t, c->num_wgs);
+    duet__table_int(t, c->gemm_wgs);
+    duet__table_int(t, c->comm_wgs);
+    duet__table_str(t, duet_config_tile_str(c, tile, sizeof(tile)));
+}
+
 /* One database entry's row of `tune --list`. */
 static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
 {
-    char gemm[64], comm[48], cfg[64], tile[32];
-    cmd_tune_dims_text(&e->wl, gemm, sizeof(gemm), comm, sizeof(comm));
+    char cfg[64];
     cmd_tune_cfg_text(&e->cfg, cfg, sizeof(cfg));
     duet__table_str(t, e->key);
     duet__table_str(t, e->arch);
@@ -139,16 +173,8 @@ static void cmd_tune_list_row(duet__table_t *t, const duet_tune_entry_t *e)
     duet__table_str(t, e->modes == 3 ? "fused+concurrent" : e->modes == 1 ? "fused" : "concurrent");
     duet__table_str(t, duet_collective_name(e->wl.coll));
     duet__table_str(t, duet_dtype_name(e->wl.dtype));
-    const long long dims[] = {e->wl.m, e->wl.n, e->wl.k, e->wl.mc, e->wl.nc};
-    for (int i = 0; i < 5; i++)
-        duet__table_int(t, dims[i]);
-    duet__table_str(t, gemm);
-    duet__table_str(t, comm);
-    duet__table_str(t, duet_mode_name(e->cfg.mode));
-    duet__table_int(t, e->cfg.num_wgs);
-    duet__table_int(t, e->cfg.gemm_wgs);
-    duet__table_int(t, e->cfg.comm_wgs);
-    duet__table_str(t, duet_config_tile_str(&e->cfg, tile, sizeof(tile)));
+    cmd_tune_dims_cells(t, &e->wl);
+    cmd_tune_cfg_cells(t, &e->cfg);
     duet__table_str(t, cfg);
     duet__table_num(t, e->measured_us);
     duet__table_num(t, e->pred_us);
@@ -218,63 +244,56 @@ static cJSON *cmd_tune_cfg_json(const duet_config_t *c, double ms)
     return o;
 }
 
-static const char *const cmd_tune_eval_cols[] = {"corpus",
-                                                 "collective",
-                                                 "dtype",
-                                                 "m",
-                                                 "n",
-                                                 "k",
-                                                 "mc",
-                                                 "nc",
-                                                 "world",
-                                                 "n_configs",
-                                                 "n_cands",
-                                                 "n_cands_measured",
-                                                 "oracle_us",
-                                                 "default_us",
-                                                 "tuned_us",
-                                                 "tuned_over_oracle",
-                                                 "default_over_oracle",
-                                                 "tuned_mode",
-                                                 "tuned_num_wgs",
-                                                 "tuned_gemm_wgs",
-                                                 "tuned_comm_wgs",
-                                                 "tuned_tile",
-                                                 "tuned_source"};
+/* The table of `tune --evaluate` (text and CSV; times in ms in the text, in us in CSV). */
+static const duet__col_t cmd_tune_eval_cols[] = {
+    {"corpus", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
+    {"#", NULL, NULL, "%4lld", DUET__CELL_INT, 0, DUET__COL_TEXT, NULL},
+    {"collective", NULL, NULL, "  %-14s", DUET__CELL_STR, 0, 0, NULL},
+    {"dtype", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    CMD_TUNE_DIMS_COLS,
+    {"world", "W", NULL, " %3lld", DUET__CELL_INT, 0, 0, NULL},
+    {"n_configs", "cfgs", NULL, " %4lld", DUET__CELL_INT, 0, 0, NULL},
+    {"n_cands", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
+    {"n_cands_measured", NULL, NULL, "%lld", DUET__CELL_INT, 0, DUET__COL_DATA, NULL},
+    {"meas", NULL, NULL, " %5s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL}, /* "measured/candidates" */
+    {"oracle_ms", "oracle", "ms", " %9.4f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    {"oracle_us", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL},
+    {"default_ms", "dflt", "ms", " %9.4f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    {"default_us", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL},
+    {"tuned_ms", "tuned", "ms", " %9.4f", DUET__CELL_NUM, 0, DUET__COL_TEXT, NULL},
+    {"tuned_us", NULL, NULL, "%g", DUET__CELL_NUM, 0, DUET__COL_DATA, NULL},
+    {"tuned_over_oracle", "t/o", NULL, " %7.3f", DUET__CELL_NUM, 0, 0, NULL},
+    {"default_over_oracle", "d/o", NULL, " %7.3f", DUET__CELL_NUM, 0, 0, NULL},
+    CMD_TUNE_CFG_COLS("tuned_"),
+    {"tuned_source", NULL, NULL, "%s", DUET__CELL_STR, 0, DUET__COL_DATA, NULL},
+    {"tuned_pick", "tuned pick", NULL, "  %s", DUET__CELL_STR, 0, DUET__COL_TEXT, NULL},
+};
 
-static void cmd_tune_eval_csv(FILE *f, const duet_tune_eval_t *ev)
+/* One shape's row of `tune --evaluate` (row i, counted from 1 in the text). */
+static void cmd_tune_eval_row(duet__table_t *t, size_t i, const duet_tune_eval_shape_t *s)
 {
-    duet__csv_t c;
-    duet__csv_init(&c, f);
-    duet__csv_names(&c, cmd_tune_eval_cols, sizeof(cmd_tune_eval_cols) / sizeof(cmd_tune_eval_cols[0]));
-    for (size_t i = 0; i < ev->n; i++) {
-        const duet_tune_eval_shape_t *s = &ev->shapes[i];
-        char tile[32];
-        duet__csv_printf(&c, "%zu", s->corpus);
-        duet__csv_str(&c, duet_collective_name(s->wl.coll));
-        duet__csv_str(&c, duet_dtype_name(s->wl.dtype));
-        duet__csv_printf(&c, "%lld", (long long)s->wl.m);
-        duet__csv_printf(&c, "%lld", (long long)s->wl.n);
-        duet__csv_printf(&c, "%lld", (long long)s->wl.k);
-        duet__csv_printf(&c, "%lld", (long long)s->wl.mc);
-        duet__csv_printf(&c, "%lld", (long long)s->wl.nc);
-        duet__csv_printf(&c, "%d", (int)s->wl.world);
-        duet__csv_printf(&c, "%d", (int)s->n_configs);
-        duet__csv_printf(&c, "%d", (int)s->n_cands);
-        duet__csv_printf(&c, "%d", (int)s->n_cands_measured);
-        duet__csv_num(&c, s->oracle_ms * 1e3);
-        duet__csv_num(&c, s->default_ms * 1e3);
-        duet__csv_num(&c, s->tuned_ms * 1e3);
-        duet__csv_num(&c, s->tuned_ms / s->oracle_ms);
-        duet__csv_num(&c, s->default_ms / s->oracle_ms);
-        duet__csv_str(&c, duet_mode_name(s->tuned_cfg.mode));
-        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.num_wgs);
-        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.gemm_wgs);
-        duet__csv_printf(&c, "%d", (int)s->tuned_cfg.comm_wgs);
-        duet__csv_str(&c, duet_config_tile_str(&s->tuned_cfg, tile, sizeof(tile)));
-        duet__csv_str(&c, duet_tune_source_name(s->tuned_source));
-        duet__csv_end(&c);
+    char cfg[64];
+    cmd_tune_cfg_text(&s->tuned_cfg, cfg, sizeof(cfg));
+    duet__table_int(t, (long long)s->corpus);
+    duet__table_int(t, (long long)i + 1);
+    duet__table_str(t, duet_collective_name(s->wl.coll));
+    duet__table_str(t, duet_dtype_name(s->wl.dtype));
+    cmd_tune_dims_cells(t, &s->wl);
+    duet__table_int(t, s->wl.world);
+    duet__table_int(t, s->n_configs);
+    duet__table_int(t, s->n_cands);
+    duet__table_int(t, s->n_cands_measured);
+    duet__table_strf(t, "%2d/%-2d", (int)s->n_cands_measured, (int)s->n_cands);
+    const double ms[] = {s->oracle_ms, s->default_ms, s->tuned_ms};
+    for (int k = 0; k < 3; k++) {
+        duet__table_num(t, ms[k]);
+        duet__table_num(t, ms[k] * 1e3);
     }
+    duet__table_num(t, s->tuned_ms / s->oracle_ms);
+    duet__table_num(t, s->default_ms / s->oracle_ms);
+    cmd_tune_cfg_cells(t, &s->tuned_cfg);
+    duet__table_str(t, duet_tune_source_name(s->tuned_source));
+    duet__table_strf(t, "%s (%s)", cfg, duet_tune_source_name(s->tuned_source));
 }
 
 /* `tune --evaluate --json`: every shape's oracle, default and pick, and the summary (duet-tune-evaluate/1). */
@@ -317,27 +336,9 @@ static int cmd_tune_eval_json(cli_out_t *out, const duet_tune_eval_t *ev, const 
     return cli_out_json(out, "tune", o);
 }
 
-/* `tune --evaluate`'s text: a line per shape, then the summary. */
-static void cmd_tune_eval_text(FILE *f, const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
-                               size_t n_corpora)
+/* `tune --evaluate`'s summary, after the text's table. */
+static void cmd_tune_eval_summary(FILE *f, const duet_tune_eval_t *ev)
 {
-    fprintf(f,
-            "tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
-            "measured grid, plus the static default; times are the corpus's medians\n\n",
-            ev->n, ev->n == 1 ? "" : "s", n_corpora, n_corpora == 1 ? "" : "es", hw->name, (int)p->top_k);
-    fprintf(f, "%4s  %-14s %-18s %-12s %3s %4s %5s %9s %9s %9s %7s %7s  %s\n", "#", "collective", "gemm", "comm", "W",
-            "cfgs", "meas", "oracle ms", "dflt ms", "tuned ms", "t/o", "d/o", "tuned pick");
-    for (size_t i = 0; i < ev->n; i++) {
-        const duet_tune_eval_shape_t *s = &ev->shapes[i];
-        char gemm[64], comm[48], cfg[64];
-        snprintf(gemm, sizeof(gemm), "%lldx%lldx%lld", (long long)s->wl.m, (long long)s->wl.n, (long long)s->wl.k);
-        snprintf(comm, sizeof(comm), "%lldx%lld", (long long)s->wl.mc, (long long)s->wl.nc);
-        cmd_tune_cfg_text(&s->tuned_cfg, cfg, sizeof(cfg));
-        fprintf(f, "%4zu  %-14s %-18s %-12s %3d %4d %2d/%-2d %9.4f %9.4f %9.4f %7.3f %7.3f  %s (%s)\n", i + 1,
-                duet_collective_name(s->wl.coll), gemm, comm, (int)s->wl.world, (int)s->n_configs,
-                (int)s->n_cands_measured, (int)s->n_cands, s->oracle_ms, s->default_ms, s->tuned_ms,
-                s->tuned_ms / s->oracle_ms, s->default_ms / s->oracle_ms, cfg, duet_tune_source_name(s->tuned_source));
-    }
     fprintf(f, "\nsummary over %zu shapes (%zu with a measured pick, %zu with the static default measured):\n", ev->n,
             ev->n_tuned, ev->n_with_default);
     fprintf(f, "  tuned / oracle:    median %.4f, max %.4f, mean %.4f; within 2 %%: %zu; the oracle's time: %zu\n",
@@ -348,16 +349,38 @@ static void cmd_tune_eval_text(FILE *f, const duet_tune_eval_t *ev, const duet_t
     fprintf(f, "  tuned slower than the static default: %zu\n", ev->n_tuned_slower_than_default);
 }
 
+/* `tune --evaluate` as CSV, or as text: a line per shape (the header also over none), then the summary. */
+static int cmd_tune_eval_table(FILE *f, const duet_tune_eval_t *ev, const duet_tune_params_t *p, const duet_hw_t *hw,
+                               size_t n_corpora, int csv)
+{
+    duet__table_t t;
+    duet__table_init(&t, cmd_tune_eval_cols, (int)(sizeof(cmd_tune_eval_cols) / sizeof(cmd_tune_eval_cols[0])));
+    for (size_t i = 0; i < ev->n; i++)
+        cmd_tune_eval_row(&t, i, &ev->shapes[i]);
+    duet_status_t st;
+    if (csv) {
+        st = duet__table_csv(&t, f);
+    } else {
+        fprintf(f,
+                "tuner replayed on %zu shape%s of %zu corpus%s with profile %s: top %d by the model over each shape's "
+                "measured grid, plus the static default; times are the corpus's medians\n\n",
+                ev->n, ev->n == 1 ? "" : "s", n_corpora, n_corpora == 1 ? "" : "es", hw->name, (int)p->top_k);
+        st = duet__table_text_head(&t, f);
+        if (st == DUET_OK)
+            st = duet__table_text_rows(&t, f, 0, ev->n);
+        if (st == DUET_OK)
+            cmd_tune_eval_summary(f, ev);
+    }
+    duet__table_free(&t);
+    return st < 0 ? cli_fail("tune", st) : CLI_EXIT_OK;
+}
+
 static int cmd_tune_eval_print(cli_out_t *out, const duet_tune_eval_t *ev, const duet_tune_params_t *p,
                                const duet_hw_t *hw, size_t n_corpora, int json, int csv)
 {
     if (json)
         return cmd_tune_eval_json(out, ev, p, hw, n_corpora);
-    if (csv)
-        cmd_tune_eval_csv(out->f, ev);
-    else
-        cmd_tune_eval_text(out->f, ev, p, hw, n_corpora);
-    return CLI_EXIT_OK;
+    return cmd_tune_eval_table(out->f, ev, p, hw, n_corpora, csv);
 }
 
 /* The built-in profile of a corpus's device (duet_hw_builtin_for_device()), for --evaluate without

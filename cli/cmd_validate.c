@@ -126,16 +126,18 @@ static void cli_validate_columns(const duet_cal_validation_t *v, cli_column_t co
     cols[2] = (cli_column_t){"noise floor", "noise_floor", &v->noise.remeasure};
 }
 
-/* The validate table. */
-static void cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet_hw_t *hw,
-                               const duet_cal_validation_t *v)
+/* The validate table. @return the accuracy table's status. */
+static duet_status_t cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet_hw_t *hw,
+                                        const duet_cal_validation_t *v)
 {
     int have_seed = v->seed_fit.n_params > 0;
     fprintf(f, "duet validate: profile %s on %d corpus file%s: %lld rows (%lld failed), %d shapes\n\n", hw->name,
             o->cs->n, o->cs->n > 1 ? "s" : "", (long long)v->rows_total, (long long)v->rows_failed, (int)v->shapes);
     cli_column_t cols[3];
     cli_validate_columns(v, cols);
-    cli_metrics_table(f, cols, 3);
+    duet_status_t st = cli_metrics_write(f, cols, 3, DUET__TABLE_TEXT);
+    if (st < 0)
+        return st;
     cli_noise_lines(f, &v->noise);
     if (have_seed)
         fprintf(f,
@@ -147,41 +149,58 @@ static void cli_validate_print(FILE *f, const cli_validate_opts_t *o, const duet
     else
         fprintf(f, "\nreference rules: not fitted (no measured unsplit fused op row moves remote bytes: at W = 1 their "
                    "one constant, seed_link_gbs, has nothing to fit)\n");
+    return DUET_OK;
 }
 
-/* One line of the target table (a figure of duet_cal_eval_figures): value and interval in percent,
- * the target, met or not. */
-static void cli_target_line(FILE *out, const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f)
+/* The target table (text only: --json has it as the object "targets"), a figure of
+ * duet_cal_eval_figures a row: value and interval in percent, the target, met or not. */
+static const duet__col_t cli_target_cols[] = {
+    {"figure", NULL, NULL, "  %-44s", DUET__CELL_STR, 0, 0, NULL},
+    {"value", NULL, NULL, " %7.2f %%", DUET__CELL_NUM, 100, 0, NULL},
+    {"interval", "95 % interval", NULL, "  %18s", DUET__CELL_STR, 0, 0, NULL}, /* "[lo, hi] %" */
+    {"target", NULL, NULL, "  %-9s", DUET__CELL_STR, 0, 0, NULL},
+    {"met", "", NULL, " %s", DUET__CELL_STR, 0, 0, NULL},
+};
+
+/* One figure's row of the target table. */
+static void cli_target_row(duet__table_t *t, const duet_cal_eval_t *e, const duet_cal_eval_figure_t *f)
 {
     const duet_cal_ci_t *c = duet_cal_eval_figure_ci(e, f);
-    char what[64], target[40] = "";
-    snprintf(what, sizeof(what), "%s%s", f->indent || f->reference ? "  " : "", f->label);
+    char target[40] = "";
     if (f->relative_to_ceiling)
         snprintf(target, sizeof(target), "ceil - %g", -100 * f->threshold);
     else if (f->cmp != DUET_CAL_TARGET_NONE)
         snprintf(target, sizeof(target), "%s %g %%", f->cmp == DUET_CAL_TARGET_LE ? "<=" : ">=", 100 * f->threshold);
     int met = duet_cal_eval_figure_met(e, f);
-    fprintf(out, "  %-44s %7.2f %%  [%6.2f, %6.2f] %%  %-9s %s\n", what, 100 * c->value, 100 * c->lo, 100 * c->hi,
-            target,
-            met > 0                          ? "met"
-            : met == 0                       ? "NOT MET"
-            : f->cmp != DUET_CAL_TARGET_NONE ? "n/a"
-                                             : "");
+    duet__table_strf(t, "%s%s", f->indent || f->reference ? "  " : "", f->label);
+    duet__table_num(t, c->value);
+    duet__table_strf(t, "[%6.2f, %6.2f] %%", 100 * c->lo, 100 * c->hi);
+    duet__table_str(t, target);
+    duet__table_str(t, met > 0 ? "met" : met == 0 ? "NOT MET" : f->cmp != DUET_CAL_TARGET_NONE ? "n/a" : "");
 }
 
 /* One cell of the side-by-side table: "12.34 [10.00, 15.00]" in percent. */
-static const char *cli_ci_cell(const duet_cal_ci_t *c, char *buf, size_t n)
+static void cli_ci_cell(duet__table_t *t, const duet_cal_ci_t *c)
 {
-    snprintf(buf, n, "%6.2f [%6.2f, %6.2f]", 100 * c->value, 100 * c->lo, 100 * c->hi);
-    return buf;
+    if (c == NULL)
+        duet__table_str(t, "  (fused picks only)");
+    else
+        duet__table_strf(t, "%6.2f [%6.2f, %6.2f]", 100 * c->value, 100 * c->lo, 100 * c->hi);
 }
 
 /*
  * duet's fastest prediction and its decision rule beside the reference rules under both scorings, the
  * figures the four share (the reference rules pick fused rows only: no switch of theirs is worse).
  */
-static void cli_validate_side_by_side(FILE *out, const duet_cal_eval_t *e)
+static duet_status_t cli_validate_side_by_side(FILE *out, const duet_cal_eval_t *e)
 {
+    static const duet__col_t cols[] = {
+        {"figure", "side by side, % [95 % interval]:", NULL, "  %-32s", DUET__CELL_STR, 0, 0, NULL},
+        {"duet", "duet (plain argmin)", NULL, " %-24s", DUET__CELL_STR, 0, 0, NULL},
+        {"duet_rule", "duet (decision rule)", NULL, " %-24s", DUET__CELL_STR, 0, 0, NULL},
+        {"reference_own", "reference, own options", NULL, " %-24s", DUET__CELL_STR, 0, 0, NULL},
+        {"reference_all", "reference, every mode", NULL, " %s", DUET__CELL_STR, 0, 0, NULL},
+    };
     const struct {
         const char *label;
         const duet_cal_ci_t *duet, *rule, *own, *all;
@@ -189,18 +208,67 @@ static void cli_validate_side_by_side(FILE *out, const duet_cal_eval_t *e)
                 {"regret p95", &e->regret_p95, &e->rule_regret_p95, &e->ref_regret_p95, &e->ref_all_regret_p95},
                 {"regret mean", &e->regret_mean, &e->rule_regret_mean, &e->ref_regret_mean, &e->ref_all_regret_mean},
                 {"worse switch (vendor/concurrent)", &e->worse_switch, &e->rule_worse_switch, NULL, NULL}};
-    char a[48], b[48], c[48], d[48];
-    fprintf(out, "\n  side by side, %% [95 %% interval]: %-24s %-24s %-24s %s\n", "duet (plain argmin)",
-            "duet (decision rule)", "reference, own options", "reference, every mode");
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        fprintf(out, "  %-32s %-24s %-24s %-24s %s\n", rows[i].label, cli_ci_cell(rows[i].duet, a, sizeof(a)),
-                cli_ci_cell(rows[i].rule, b, sizeof(b)),
-                rows[i].own ? cli_ci_cell(rows[i].own, c, sizeof(c)) : "  (fused picks only)",
-                rows[i].all ? cli_ci_cell(rows[i].all, d, sizeof(d)) : "  (fused picks only)");
+    duet__table_t t;
+    duet__table_init(&t, cols, (int)(sizeof(cols) / sizeof(cols[0])));
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        duet__table_str(&t, rows[i].label);
+        cli_ci_cell(&t, rows[i].duet);
+        cli_ci_cell(&t, rows[i].rule);
+        cli_ci_cell(&t, rows[i].own);
+        cli_ci_cell(&t, rows[i].all);
+    }
+    fputc('\n', out);
+    duet_status_t st = duet__table_text(&t, out);
+    duet__table_free(&t);
+    return st;
+}
+
+/* The line that opens the part of the target table that figure i starts, if it starts one. */
+static void cli_target_section(FILE *out, const duet_cal_eval_t *e, int i)
+{
+    const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
+    if (i > 0 && duet_cal_eval_figures[i - 1].reference == f->reference)
+        return;
+    if (f->reference == 1)
+        fprintf(out,
+                "\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within "
+                "their own options (%d workloads):\n",
+                e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
+    if (f->reference == 2)
+        fprintf(out, "\n  the same picks scored as duet's are, against the best measured row of every mode:\n");
+    if (f->reference == 3)
+        fprintf(out,
+                "\n  duet's decision rule (the static default kept unless a prediction's gain clears the band of the "
+                "two modes' known errors, err_<mode> %.2f / %.2f / %.2f %%), scored as duet's fastest prediction "
+                "is (%d workloads with the static default measured):\n",
+                100 * e->rule_err[DUET_MODE_FUSED], 100 * e->rule_err[DUET_MODE_CONCURRENT],
+                100 * e->rule_err[DUET_MODE_VENDOR], e->rule_workloads);
+}
+
+/* The target table: its header, then the figures, each part after its opening line. */
+static duet_status_t cli_target_table(FILE *out, const duet_cal_eval_t *e)
+{
+    duet__table_t t;
+    duet__table_init(&t, cli_target_cols, (int)(sizeof(cli_target_cols) / sizeof(cli_target_cols[0])));
+    for (int i = 0; i < duet_cal_eval_n_figures; i++)
+        cli_target_row(&t, e, &duet_cal_eval_figures[i]);
+    duet_status_t st = duet__table_text_head(&t, out);
+    for (int i = 0; st == DUET_OK && i < duet_cal_eval_n_figures; i++) {
+        cli_target_section(out, e, i);
+        st = duet__table_text_rows(&t, out, (size_t)i, 1);
+    }
+    duet__table_free(&t);
+    return st;
+}
+
+/* "met", "NOT MET" or why not available, for duet_cal_eval_better_than_reference*(). */
+static const char *cli_better_word(int better)
+{
+    return better < 0 ? "not available (no rows the reference rules predict)" : better > 0 ? "met" : "NOT MET";
 }
 
 /* The targets of issue 27 on a test set in two sweeps (docs/calibration.md, "Honest evaluation"). */
-static void cli_validate_targets(FILE *out, const duet_cal_eval_t *e)
+static duet_status_t cli_validate_targets(FILE *out, const duet_cal_eval_t *e)
 {
     fprintf(out, "\ntest set: %s (sweep 1: %s, order seed %lld; kernels %s)",
             e->prov.shapes[0] ? e->prov.shapes : "not recorded", e->date, (long long)e->prov.order_seed,
@@ -212,44 +280,20 @@ static void cli_validate_targets(FILE *out, const duet_cal_eval_t *e)
         "the %.0fth percentile of its configurations' sweep-to-sweep spread (median band %.2f %%)\n\n",
         e->workloads, e->gemm_rows, e->op_rows, e->resamples, (unsigned long long)e->seed, 100 * e->band_q,
         100 * e->band_median);
-    fprintf(out, "  %-44s %9s  %18s  %-9s %s\n", "figure", "value", "95 % interval", "target", "");
-    for (int i = 0; i < duet_cal_eval_n_figures; i++) {
-        const duet_cal_eval_figure_t *f = &duet_cal_eval_figures[i];
-        int first = i == 0 || duet_cal_eval_figures[i - 1].reference != f->reference;
-        if (f->reference == 1 && first)
-            fprintf(out,
-                    "\n  reference rules (the profile's calibrated GEMM constants; seed_link_gbs %s), scored within "
-                    "their own options (%d workloads):\n",
-                    e->ref_fitted ? "fitted" : "not fitted: no remote traffic", e->ref_workloads);
-        if (f->reference == 2 && first)
-            fprintf(out, "\n  the same picks scored as duet's are, against the best measured row of every mode:\n");
-        if (f->reference == 3 && first)
-            fprintf(
-                out,
-                "\n  duet's decision rule (the static default kept unless a prediction's gain clears the band of the "
-                "two modes' known errors, err_<mode> %.2f / %.2f / %.2f %%), scored as duet's fastest prediction "
-                "is (%d workloads with the static default measured):\n",
-                100 * e->rule_err[DUET_MODE_FUSED], 100 * e->rule_err[DUET_MODE_CONCURRENT],
-                100 * e->rule_err[DUET_MODE_VENDOR], e->rule_workloads);
-        cli_target_line(out, e, f);
-    }
+    duet_status_t st = cli_target_table(out, e);
+    if (st < 0)
+        return st;
     fprintf(out,
             "\n  worse switches (a vendor or concurrent pick measured slower than the static default by more than the "
             "workload's band): fastest predicted %d of %d workloads, decision rule %d of %d (it left the static "
             "default on %d)\n",
             e->worse_switch_n, e->worse_switch_of, e->rule_worse_switch_n, e->rule_workloads, e->rule_left_n);
-    int better = duet_cal_eval_better_than_reference(e);
     fprintf(out, "\n  better than the reference rules on regret (p95 and mean), intervals not overlapping: %s\n",
-            better < 0   ? "not available (no rows the reference rules predict)"
-            : better > 0 ? "met"
-                         : "NOT MET");
-    better = duet_cal_eval_better_than_reference_all(e);
+            cli_better_word(duet_cal_eval_better_than_reference(e)));
     fprintf(out,
             "  ahead of the reference rules scored against every mode, regret mean intervals not overlapping: %s\n",
-            better < 0   ? "not available (no rows the reference rules predict)"
-            : better > 0 ? "met"
-                         : "NOT MET");
-    cli_validate_side_by_side(out, e);
+            cli_better_word(duet_cal_eval_better_than_reference_all(e)));
+    return cli_validate_side_by_side(out, e);
 }
 
 /* The target table of the test set in two sweeps (the library's duet_cal_evaluate), with progress. */
@@ -276,16 +320,13 @@ static int cli_validate_output(cli_out_t *out, const cli_validate_opts_t *o, con
         free(text);
         return CLI_EXIT_OK;
     }
-    if (o->csv) {
-        cli_column_t cols[3];
-        cli_validate_columns(v, cols);
-        cli_metrics_csv(out->f, cols, 3);
-        return CLI_EXIT_OK;
-    }
-    cli_validate_print(out->f, o, hw, v);
-    if (e != NULL)
-        cli_validate_targets(out->f, e);
-    return CLI_EXIT_OK;
+    cli_column_t cols[3];
+    cli_validate_columns(v, cols);
+    duet_status_t st =
+        o->csv ? cli_metrics_write(out->f, cols, 3, DUET__TABLE_CSV) : cli_validate_print(out->f, o, hw, v);
+    if (st == DUET_OK && e != NULL && !o->csv)
+        st = cli_validate_targets(out->f, e);
+    return st < 0 ? cli_fail(cmd, st) : CLI_EXIT_OK;
 }
 
 int cmd_validate(int argc, char **argv)

@@ -181,3 +181,32 @@ Test(table, columns_of_one_form_keep_each_forms_members_and_order, T_TIMEOUT)
     free(s);
     duet__table_free(&t);
 }
+
+/* The text in parts: the header alone (also over no rows), then ranges of rows without it. */
+Test(table, text_in_parts_writes_the_header_and_ranges_of_rows_alone, T_TIMEOUT)
+{
+    duet__table_t t;
+    duet__table_init(&t, cols, (int)(sizeof(cols) / sizeof(cols[0])));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    /* An empty table: the header (as in the text of two rows above), no rows. */
+    cr_assert_eq(duet__table_text_head(&t, f), DUET_OK);
+    cr_assert_eq(duet__table_text_rows(&t, f, 0, 5), DUET_OK);
+    duet__table_free(&t);
+    fill(&t);
+    /* The second row, then the first, then a range past the end (nothing), then one that runs past it. */
+    cr_assert_eq(duet__table_text_rows(&t, f, 1, 1), DUET_OK);
+    cr_assert_eq(duet__table_text_rows(&t, f, 0, 1), DUET_OK);
+    cr_assert_eq(duet__table_text_rows(&t, f, 2, 1), DUET_OK);
+    cr_assert_eq(duet__table_text_rows(&t, f, 1, (size_t)-1), DUET_OK);
+    fclose(f);
+    const char *want = "name   count  time ms within  note\n"
+                       "say \"hi\"    -3      nan 100.0%  best\n"
+                       "a,b       12    1.500  25.0%  -\n"
+                       "say \"hi\"    -3      nan 100.0%  best\n";
+    cr_assert_str_eq(buf, want);
+    free(buf);
+    duet__table_free(&t);
+}
