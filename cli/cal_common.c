@@ -431,3 +431,9 @@ int cli_cal_getopt(const char *cmd, int argc, char **argv, const struct option *
         return cli_usage_error(cmd, "give the base profile with --hw NAME|FILE (e.g. --hw h200)");
     return CLI_EXIT_OK;
 }
+
+void cli_table_printed(const char *cmd, duet_status_t st)
+{
+    if (st != DUET_OK)
+        cli_error(cmd, "a table of the report could not be printed: %s", duet_last_error());
+}

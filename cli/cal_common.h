@@ -114,6 +114,9 @@ duet_status_t cli_metrics_write(FILE *f, const cli_column_t *col, int ncol, duet
 void cli_noise_lines(FILE *f, const duet_cal_noise_t *nz);
 /** One fit's parameters, a table (text only: the fit report has them as JSON). */
 duet_status_t cli_fit_params(FILE *f, const duet_cal_fit_t *fit);
+/** After the outputs are written: a table that could not be printed (out of memory) is reported on
+ *  stderr rather than left out without a word; the command's outcome stands. */
+void cli_table_printed(const char *cmd, duet_status_t st);
 
 /**
  * One of the options `calibrate fit` and `calibrate select` share: -h, --corpus, --hw, --max-iter,

@@ -236,7 +236,7 @@ static void cli_fit_print(const cli_fit_opts_t *o, const duet_cal_report_t *rep)
            "row set, %.1f s in all\n\n",
            fit->policy, (long long)fit->rows, (int)fit->iterations, fit->stop_reason, fit->rms_log_start,
            fit->rms_log_end, (long long)fit->evaluations, rep->wall_s);
-    (void)cli_fit_params(stdout, fit);
+    cli_table_printed("calibrate fit", cli_fit_params(stdout, fit));
     printf("\n");
     char t_held[32];
     snprintf(t_held, sizeof(t_held), "held out (%d-f)", (int)rep->model.folds);
@@ -248,7 +248,7 @@ static void cli_fit_print(const cli_fit_opts_t *o, const duet_cal_report_t *rep)
         {"ref. fitted", "reference_fitted", seed ? &rep->seed.in_sample : NULL},
         {"ref. held out", "reference_held_out", seed && rep->seed.folds > 0 ? &rep->seed.held_out : NULL},
         {"noise floor", "noise_floor", &rep->noise.remeasure}};
-    (void)cli_metrics_write(stdout, cols, 6, DUET__TABLE_TEXT);
+    cli_table_printed("calibrate fit", cli_metrics_write(stdout, cols, 6, DUET__TABLE_TEXT));
     cli_noise_lines(stdout, &rep->noise);
     if (rep->model.folds > 0) {
         /* The figures the fitted profile keeps as err_<mode> (duet predict decides within them). */

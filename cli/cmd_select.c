@@ -210,11 +210,11 @@ static void cli_select_print(const cli_select_opts_t *o, const duet_cal_candidat
         cli_select_row(&tab.t, label, fo->shapes, cands, fo->inner_rms, fo->picked, fo->refit.rms_log_held_out);
     }
     cli_select_row(&tab.t, "all data (not nested)", sel->shapes, cands, sel->all_rms, sel->picked, NAN);
-    (void)duet__table_text(&tab.t, stdout);
+    cli_table_printed("calibrate select", duet__table_text(&tab.t, stdout));
     duet__table_free(&tab.t);
     printf("\nnested held out (every shape predicted by its outer fold's pick, refitted without it):\n\n");
     cli_column_t col = {"nested", "nested", &sel->nested};
-    (void)cli_metrics_write(stdout, &col, 1, DUET__TABLE_TEXT);
+    cli_table_printed("calibrate select", cli_metrics_write(stdout, &col, 1, DUET__TABLE_TEXT));
     double cv = sel->all_rms[sel->picked];
     printf("\nrms log error of the procedure, nested: %.4f. The pick on all the data, '%s', scores %.4f by the\n"
            "cross-validation that chose it (not nested): choosing on data flatters it by %+.4f.\n",
