@@ -172,13 +172,19 @@ bindir() { # bindir NAME: the checkout of build NAME
     for v in $VARIANTS; do [ "${v%%=*}" = "$1" ] && echo "${v#*=}"; done
 }
 bin() { echo "$(bindir "$1")/$DUET"; }
-# commit_of NAME: the commit build NAME measures: this tree's for B and E; a variant's from its .git,
-# else from DIR/.duet-commit (a tree exported by git archive has no .git), else "unknown".
+# commit_of NAME: the commit build NAME measures: this tree's for B and E; a variant's from
+# DIR/.duet-commit (a tree exported by git archive has no .git), else from DIR's own git checkout (not
+# a repository DIR merely sits inside), else "unknown".
 commit_of() {
     [ "$1" = B ] || [ "$1" = E ] && { echo "$COMMIT"; return; }
-    local d c
+    local d c="" top
     d=$(bindir "$1")
-    c=$(git -C "$d" rev-parse --short HEAD 2> /dev/null) || c=$(head -c 40 "$d/.duet-commit" 2> /dev/null)
+    if [ -s "$d/.duet-commit" ]; then
+        c=$(head -c 40 "$d/.duet-commit" | tr -d '[:space:]')
+    else
+        top=$(git -C "$d" rev-parse --show-toplevel 2> /dev/null)
+        [ -n "$top" ] && [ "$top" = "$(cd "$d" && pwd -P)" ] && c=$(git -C "$d" rev-parse --short HEAD)
+    fi
     echo "${c:-unknown}"
 }
 # json_out NAME FILE: build NAME's option for a JSON file: --json -o FILE, or --json FILE where the
