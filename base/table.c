@@ -257,6 +257,17 @@ cJSON *duet__table_cjson(const duet__table_t *t)
     return arr;
 }
 
+int duet__table_cjson_take(duet__table_t *t, cJSON *o, const char *member)
+{
+    cJSON *rows = duet__table_cjson(t);
+    duet__table_free(t);
+    if (rows == NULL || !cJSON_AddItemToObject(o, member, rows)) {
+        cJSON_Delete(rows);
+        return 0;
+    }
+    return 1;
+}
+
 duet_status_t duet__table_write(const duet__table_t *t, FILE *f, duet__table_format_t format, const char *schema,
                                 const char *member)
 {

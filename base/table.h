@@ -79,6 +79,11 @@ duet_status_t duet__table_csv(const duet__table_t *t, FILE *f);
 /** The rows as a JSON array of objects (NULL when out of memory). */
 struct cJSON *duet__table_cjson(const duet__table_t *t);
 /**
+ * The rows as member `member` of object o (after its members so far), and the table freed.
+ * @return 1, or 0 when out of memory (o is left without the member; nothing leaks).
+ */
+int duet__table_cjson_take(duet__table_t *t, struct cJSON *o, const char *member);
+/**
  * The one renderer: text or CSV as above, or JSON as the document {"schema": SCHEMA, MEMBER: rows}
  * followed by a newline (cJSON's layout).
  */

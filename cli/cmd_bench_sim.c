@@ -267,14 +267,11 @@ static int bench_json(cli_out_t *out, const bench_result_t *r, duet__table_t *t)
     cJSON_AddStringToObject(mach, "cpu", r->cpu);
     cJSON_AddNumberToObject(mach, "cpus_online", (double)r->cpus);
     cli_json_add_num(mach, "load_average_1min", r->load >= 0 ? r->load : NAN);
-    cJSON *arr = duet__table_cjson(t);
-    duet__table_free(t);
-    if (arr == NULL || !cJSON_AddItemToObject(o, "cases", arr)) {
-        cJSON_Delete(arr);
+    if (!duet__table_cjson_take(t, o, "cases")) {
         cJSON_Delete(o);
         return cli_out_json(out, "bench-sim", NULL); /* out of memory: it says so */
     }
-    arr = cJSON_AddArrayToObject(o, "policies");
+    cJSON *arr = cJSON_AddArrayToObject(o, "policies");
     for (int p = 0; p < BENCH_NPOL; p++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "policy", bench_policies[p]);

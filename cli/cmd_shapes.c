@@ -100,10 +100,7 @@ static int cmd_shapes_table(cli_out_t *out, const duet_workloads_t *w, int json,
     cJSON_AddStringToObject(o, "seed", seed); /* a string: a double does not hold every 64-bit seed */
     cJSON_AddNumberToObject(o, "world", p->world);
     cJSON_AddNumberToObject(o, "max_dim", (double)p->max_dim);
-    cJSON *rows = duet__table_cjson(&t);
-    duet__table_free(&t);
-    if (rows == NULL || !cJSON_AddItemToObject(o, "workloads", rows)) {
-        cJSON_Delete(rows);
+    if (!duet__table_cjson_take(&t, o, "workloads")) {
         cJSON_Delete(o);
         o = NULL; /* out of memory: cli_out_json says so */
     }

@@ -112,10 +112,7 @@ cJSON *duet__predict_cjson(const duet_hw_t *hw, const duet_workload_t *wl, const
     duet__point_table_init(&t, 1);
     for (size_t j = 0; j < shown && j < res->n && j < dec->n; j++)
         duet__point_table_row(&t, hw, wl, &res->points[dec->order[j]], dec->rank[j], duet_decision_tied(dec, j));
-    cJSON *arr = duet__table_cjson(&t);
-    duet__table_free(&t);
-    if (arr == NULL || !cJSON_AddItemToObject(o, "ranked", arr))
-        cJSON_Delete(arr); /* out of memory: the member is missing, as for the others */
+    (void)duet__table_cjson_take(&t, o, "ranked"); /* out of memory: the member is missing, as for the others */
     cJSON *d = duet__point_iv_cjson(hw, wl, &res->dflt);
     cJSON_AddNumberToObject(d, "rank", (double)res->default_rank);
     cJSON_AddNumberToObject(d, "tied_with", (double)res->default_ties);
