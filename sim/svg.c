@@ -263,13 +263,15 @@ static int duet__point_order(const void *a, const void *b)
     return x->cfg.comm_wgs - y->cfg.comm_wgs;
 }
 
-/* One series of the curve: the points of one mode, tile, K split and stream-K (vendor: one). */
-static int duet__same_series(const duet_sweep_point_t *a, const duet_sweep_point_t *b)
+/* One series of the curve: the points of one mode, tile, K split and stream-K (vendor: one); with
+ * any_stream_k, a series or its stream-K sibling. */
+static int duet__same_series(const duet_sweep_point_t *a, const duet_sweep_point_t *b, int any_stream_k)
 {
     if (a->cfg.mode != b->cfg.mode)
         return 0;
-    return a->cfg.mode == DUET_MODE_VENDOR || (a->cfg.tile.bm == b->cfg.tile.bm && a->cfg.tile.bn == b->cfg.tile.bn &&
-                                               a->cfg.split_k == b->cfg.split_k && a->cfg.stream_k == b->cfg.stream_k);
+    return a->cfg.mode == DUET_MODE_VENDOR ||
+           (a->cfg.tile.bm == b->cfg.tile.bm && a->cfg.tile.bn == b->cfg.tile.bn && a->cfg.split_k == b->cfg.split_k &&
+            (any_stream_k || a->cfg.stream_k == b->cfg.stream_k));
 }
 
 duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *title, const char *path)
@@ -366,14 +368,12 @@ duet_status_t duet_sweep_write_svg(const duet_sweep_result_t *res, const char *t
     double ly = top + 8;
     for (size_t i = 0; i < res->n;) {
         size_t j = i;
-        while (j < res->n && duet__same_series(&pts[j], &pts[i]))
+        while (j < res->n && duet__same_series(&pts[j], &pts[i], 0))
             j++;
         /* A stream-K series follows its data-parallel sibling (duet__point_order): the same colour,
          * a thinner line and no legend entry of its own, so the legend stays one entry per tile. */
         const int sk = pts[i].cfg.stream_k != 0;
-        const int sibling =
-            sk && i > 0 && pts[i - 1].cfg.mode == pts[i].cfg.mode && pts[i - 1].cfg.tile.bm == pts[i].cfg.tile.bm &&
-            pts[i - 1].cfg.tile.bn == pts[i].cfg.tile.bn && pts[i - 1].cfg.split_k == pts[i].cfg.split_k;
+        const int sibling = sk && i > 0 && duet__same_series(&pts[i - 1], &pts[i], 1);
         if (sibling)
             series--;
         any_sk |= sk;
