@@ -528,33 +528,33 @@ duet_status_t duet__predict_emit_text(int32_t emit, const duet_hw_t *hw, const d
     if (cbest == NULL || (vbest != NULL && cbest->makespan_s >= vbest->makespan_s))
         return DUET_OK;
     char split[48];
+    duet_config_split_str(&cbest->cfg, split, sizeof(split));
     size_t len = strlen(buf);
+    int inside = 0; /* the gain within the band: the split stands, no copy-engine settings */
     if (vbest != NULL) {
         double band = duet_decide_band(hw, DUET_MODE_COPY, DUET_MODE_VENDOR);
         double r = vbest->makespan_s / cbest->makespan_s;
-        if (r / (1.0 + band) <= 1.0) {
-            int wn = snprintf(buf + len, n - len,
-                              "# duet's copy mode %s is predicted %.1f %% faster (%.2f us), inside the known error of "
-                              "the two modes (%.1f %%): the split above stands\n",
-                              duet_config_split_str(&cbest->cfg, split, sizeof(split)), (r - 1.0) * 100.0,
-                              cbest->makespan_s * 1e6, band * 100.0);
-            if (wn < 0 || (size_t)wn >= n - len)
-                return duet__error(DUET_ERR_INVALID_ARG, "emit: %zu bytes do not hold the settings", n);
-            return DUET_OK;
-        }
+        inside = r / (1.0 + band) <= 1.0;
+        if (inside)
+            duet__emit_line(buf, n, &len,
+                            "# duet's copy mode %s is predicted %.1f %% faster (%.2f us), inside the known error of "
+                            "the two modes (%.1f %%): the split above stands",
+                            split, (r - 1.0) * 100.0, cbest->makespan_s * 1e6, band * 100.0);
+        else
+            duet__emit_line(buf, n, &len,
+                            "# predicted faster: duet's copy mode %s, %.2f us against the split's %.2f us (priced "
+                            "with duet's GEMM and copies); the library's counterpart:",
+                            split, cbest->makespan_s * 1e6, vbest->makespan_s * 1e6);
+    } else {
+        duet__emit_line(buf, n, &len,
+                        "# duet's copy mode %s, %.2f us (priced with duet's GEMM and copies); the library's "
+                        "counterpart:",
+                        split, cbest->makespan_s * 1e6);
     }
-    int w = vbest != NULL ? snprintf(buf + len, n - len,
-                                     "# predicted faster: duet's copy mode %s, %.2f us against the split's %.2f us "
-                                     "(priced with duet's GEMM and copies); the library's counterpart:\n",
-                                     duet_config_split_str(&cbest->cfg, split, sizeof(split)), cbest->makespan_s * 1e6,
-                                     vbest->makespan_s * 1e6)
-                          : snprintf(buf + len, n - len,
-                                     "# duet's copy mode %s, %.2f us (priced with duet's GEMM and copies); the "
-                                     "library's counterpart:\n",
-                                     duet_config_split_str(&cbest->cfg, split, sizeof(split)), cbest->makespan_s * 1e6);
-    if (w < 0 || (size_t)w >= n - len)
-        return duet__error(DUET_ERR_INVALID_ARG, "emit: %zu bytes do not hold the settings", n);
-    len += (size_t)w;
+    if (len >= n)
+        return duet__error(DUET_ERR_INVALID_ARG, "emit: %zu bytes do not hold the settings (%zu)", n, len + 1);
+    if (inside)
+        return DUET_OK;
     return duet_emit_copy_settings_at(emit, hw, v, wl->coll, &cbest->cfg, buf + len, n - len);
 }
 
