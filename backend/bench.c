@@ -302,14 +302,16 @@ void duet_bench_derive(const duet_bench_row_t *r, duet_bench_derived_t *d)
 {
     static const char *const base_names[] = {"sequential", "two streams", "carve-out 8", "carve-out 16",
                                              "carve-out 32"};
-    static const char *const own_names[] = {"fused default", "concurrent default", "fused sweep", "concurrent sweep"};
+    static const char *const own_names[] = {"fused default", "concurrent default", "fused sweep", "concurrent sweep",
+                                            "copy sweep"};
     static const char *const vmode_names[DUET_BENCH_NCARVE] = {"vendor mode 8", "vendor mode 16", "vendor mode 32"};
     static const duet_measure_stat_t missing = {0}; /* ok = 0: never the best */
-    const int32_t bf = r->best_mode[DUET_MODE_FUSED], bc = r->best_mode[DUET_MODE_CONCURRENT];
+    const int32_t bf = r->best_mode[DUET_MODE_FUSED], bc = r->best_mode[DUET_MODE_CONCURRENT],
+                  bk = r->best_mode[DUET_MODE_COPY];
     const duet_measure_stat_t *base[] = {&r->base_seq, &r->base_streams, &r->base_carve[0], &r->base_carve[1],
                                          &r->base_carve[2]};
     const duet_measure_stat_t *own[] = {&r->fused_def_stat, &r->conc_def_stat, bf >= 0 ? &r->sweep[bf] : &missing,
-                                        bc >= 0 ? &r->sweep[bc] : &missing};
+                                        bc >= 0 ? &r->sweep[bc] : &missing, bk >= 0 ? &r->sweep[bk] : &missing};
     const duet_measure_stat_t *vmode[DUET_BENCH_NCARVE] = {&r->vmode[0], &r->vmode[1], &r->vmode[2]};
     memset(d, 0, sizeof(*d));
     d->bound_ms = fmax(bench_ms(&r->base_gemm), bench_ms(&r->base_coll));
@@ -318,7 +320,7 @@ void duet_bench_derive(const duet_bench_row_t *r, duet_bench_derived_t *d)
     bench_pick(base_names, base, 5, &d->best_base_ms, &d->best_base_name);
     d->best_duet_ms = INFINITY;
     d->best_duet_name = "-";
-    bench_pick(own_names, own, 4, &d->best_duet_ms, &d->best_duet_name);
+    bench_pick(own_names, own, 5, &d->best_duet_ms, &d->best_duet_name);
     d->best_own_ms = d->best_duet_ms;
     bench_pick(vmode_names, vmode, DUET_BENCH_NCARVE, &d->best_duet_ms, &d->best_duet_name);
     d->duet_gemm_ms = bench_ms(&r->gemm);

@@ -68,7 +68,12 @@ static const double w1_budgets[] = {0.25, 0.5, 0.75, 1.0};
 #define W1_NFRACS (int)(sizeof(w1_fracs) / sizeof(w1_fracs[0]))
 #define W1_NCOMMW (int)(sizeof(w1_comm_wgs) / sizeof(w1_comm_wgs[0]))
 #define W1_NBUDGET (int)(sizeof(w1_budgets) / sizeof(w1_budgets[0]))
-_Static_assert(NTILES *W1_NFRACS + 3 * W1_NCOMMW + NTILES * W1_NBUDGET * (1 + NSPLIT) + W1_NBUDGET + NALONE <=
+/* Copy mode's rows (all_gather, all_to_all, broadcast): 1 and 2 copy streams, each with the GEMM on
+ * every SM and alone (the copies alone price ce_gbs, ce_local_gbs and ce_copy_us; beside the GEMM,
+ * ce_gemm_stretch). Two streams only where the critical rank has two copies or more (W >= 2). */
+#define W1_NCOPY 2
+_Static_assert(NTILES *W1_NFRACS + 3 * W1_NCOMMW + NTILES * W1_NBUDGET * (1 + NSPLIT) + W1_NBUDGET + NALONE +
+                       2 * W1_NCOPY <=
                    DUET_COLLECT_MAX_POINTS,
                "the one-GPU grid fits DUET_COLLECT_MAX_POINTS");
 
@@ -258,6 +263,27 @@ static void collect_add_comm_alone(const duet_hw_t *hw, int32_t sms, duet_corpus
     }
 }
 
+/*
+ * Copy mode (the collective on the copy engines, the GEMM on every SM) beside the GEMM and alone, on
+ * 1 up to W1_NCOPY copy streams, no more than the critical rank's copies. At W = 1 the one copy is
+ * local and contends for HBM with the GEMM as the local copy does at W = 2; a W = 2 corpus from two
+ * ranks on one GPU (MPS) copies over the loopback, not a link, and says so in its provenance.
+ */
+static void collect_add_copy(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
+                             size_t *n, size_t cap, const duet_corpus_row_t *r)
+{
+    if (!duet_copy_supports(wl->coll))
+        return;
+    int64_t copies = duet_copy_count(wl->coll, wl->world, duet_plan_critical_rank(wl), wl->root);
+    for (int32_t q = 1; q <= W1_NCOPY && q <= copies; q++) {
+        duet_config_t c = duet_config_default(hw, DUET_MODE_COPY);
+        c.num_wgs = c.gemm_wgs = sms;
+        c.comm_wgs = q;
+        collect_add(pts, n, cap, r, DUET_ROW_OP, &c);
+        collect_add(pts, n, cap, r, DUET_ROW_COMM_ALONE, &c);
+    }
+}
+
 static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
                                 size_t cap)
 {
@@ -302,6 +328,7 @@ static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_wor
             c = collect_two_kernels(hw, sms, DUET_MODE_VENDOR, w1_comm_wgs[i]);
             collect_add(pts, &n, cap, &r, DUET_ROW_COMM_ALONE, &c);
         }
+    collect_add_copy(hw, sms, wl, pts, &n, cap, &r);
     return n;
 }
 

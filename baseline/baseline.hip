@@ -37,6 +37,15 @@ struct duet_baseline {
     char err[256];
     hipStream_t side; /* vendor mode: duet's comm kernel runs here */
     hipEvent_t ev_fork, ev_join;
+    /* The zero-CTA communicator (DUET_BASELINE_SLOT_ZERO_CTA) and its symmetric buffers, grown to
+     * the largest collective asked for (zero_send_bytes and zero_recv_bytes of ncclMemAlloc). */
+    int have_zero;
+#if DUET_CCL_HAS_ZERO_CTA
+    ncclComm_t zero_comm;
+    void *zero_send, *zero_recv;
+    size_t zero_send_bytes, zero_recv_bytes;
+    ncclWindow_t zero_send_win, zero_recv_win;
+#endif
 };
 
 /* Keep the thread's last error text on the context too (as duet__ctx_fail does), and return st. */
@@ -79,6 +88,109 @@ static ncclDataType_t baseline_nccl_type(int32_t dtype)
     return dtype == DUET_DTYPE_FP16 ? ncclHalf : ncclBfloat16;
 }
 
+#define BASELINE_ZERO_CTA_VERSION 22800 /* ncclGetVersion()'s code of 2.28.0 */
+
+/*
+ * The zero-CTA communicator, where the header and the library loaded on every rank have the policy
+ * (a rank with an older library makes every rank go without it: the communicator is collective).
+ */
+static duet_status_t baseline_zero_create(duet_baseline_h b, MPI_Comm comm)
+{
+    duet_status_t st = DUET_OK;
+    int nccl = 0, here = 0, all = 0;
+    ncclGetVersion(&nccl);
+    here = DUET_CCL_HAS_ZERO_CTA && nccl >= BASELINE_ZERO_CTA_VERSION;
+    MPI_CHECK(MPI_Allreduce(&here, &all, 1, MPI_INT, MPI_MIN, comm), st, out);
+#if DUET_CCL_HAS_ZERO_CTA
+    if (all) {
+        ncclUniqueId id;
+        if (b->rank == 0)
+            NCCL_CHECK(ncclGetUniqueId(&id), st, out);
+        MPI_CHECK(MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, comm), st, out);
+        ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+        cfg.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+        NCCL_CHECK(ncclCommInitRankConfig(&b->zero_comm, b->world, id, b->rank, &cfg), st, out);
+        b->have_zero = 1;
+    }
+#endif
+out:
+    return st;
+}
+
+#if DUET_CCL_HAS_ZERO_CTA
+/* Deregister and free the symmetric buffers (collective: the windows are the communicator's). */
+static void baseline_zero_release(duet_baseline_h b)
+{
+    if (b->zero_send_win)
+        ncclCommWindowDeregister(b->zero_comm, b->zero_send_win);
+    if (b->zero_recv_win)
+        ncclCommWindowDeregister(b->zero_comm, b->zero_recv_win);
+    if (b->zero_send)
+        ncclMemFree(b->zero_send);
+    if (b->zero_recv)
+        ncclMemFree(b->zero_recv);
+    b->zero_send = b->zero_recv = NULL;
+    b->zero_send_win = b->zero_recv_win = NULL;
+    b->zero_send_bytes = b->zero_recv_bytes = 0;
+}
+
+/* Symmetric buffers of at least send and recv bytes: ncclMemAlloc's memory (cuMem), both registered
+ * with NCCL_WIN_COLL_SYMMETRIC, as the copy-engine path needs. Every rank asks for the same sizes. */
+static duet_status_t baseline_zero_buffers(duet_baseline_h b, size_t send, size_t recv)
+{
+    duet_status_t st = DUET_OK;
+    if (b->zero_send_bytes >= send && b->zero_recv_bytes >= recv)
+        return DUET_OK;
+    HIP_CHECK(hipDeviceSynchronize(), st, out); /* no collective still reads the old windows */
+    baseline_zero_release(b);
+    NCCL_CHECK(ncclMemAlloc(&b->zero_send, send), st, out);
+    NCCL_CHECK(ncclMemAlloc(&b->zero_recv, recv), st, out);
+    NCCL_CHECK(ncclCommWindowRegister(b->zero_comm, b->zero_send, send, &b->zero_send_win, NCCL_WIN_COLL_SYMMETRIC), st,
+               out);
+    NCCL_CHECK(ncclCommWindowRegister(b->zero_comm, b->zero_recv, recv, &b->zero_recv_win, NCCL_WIN_COLL_SYMMETRIC), st,
+               out);
+    b->zero_send_bytes = send;
+    b->zero_recv_bytes = recv;
+out:
+    return st;
+}
+#endif
+
+int duet_baseline_has_zero_cta(duet_baseline_h b)
+{
+    return b != NULL && b->have_zero;
+}
+
+int duet_baseline_zero_cta_runs(int32_t coll)
+{
+    return coll == DUET_COLL_ALL_GATHER || coll == DUET_COLL_ALL_TO_ALL;
+}
+
+/* The collective on the zero-CTA communicator, between its symmetric buffers. */
+static duet_status_t baseline_coll_zero(duet_baseline_h b, const duet_workload_t *wl, hipStream_t s)
+{
+    duet_status_t st = DUET_OK;
+    if (!b->have_zero || !duet_baseline_zero_cta_runs(wl->coll))
+        return duet__error(DUET_ERR_UNSUPPORTED,
+                           "baseline: no zero-CTA %s here (NCCL 2.28 and later: all_gather, "
+                           "all_to_all)",
+                           duet_collective_name(wl->coll));
+#if DUET_CCL_HAS_ZERO_CTA
+    {
+        const size_t n = (size_t)wl->mc * (size_t)wl->nc, eb = 2, w = (size_t)wl->world;
+        const ncclDataType_t t = baseline_nccl_type(wl->dtype);
+        const int ag = wl->coll == DUET_COLL_ALL_GATHER;
+        DUET_CHECK_GOTO(baseline_zero_buffers(b, n * eb, (ag ? n * w : n) * eb), st, out);
+        if (ag)
+            NCCL_CHECK(ncclAllGather(b->zero_send, b->zero_recv, n, t, b->zero_comm, s), st, out);
+        else /* row block p to peer p: count per peer, n / W, as ncclAlltoAll counts it */
+            NCCL_CHECK(ncclAlltoAll(b->zero_send, b->zero_recv, n / w, t, b->zero_comm, s), st, out);
+    }
+out:
+#endif
+    return st;
+}
+
 duet_status_t duet_baseline_create(MPI_Comm comm, int device, const duet_baseline_params_t *params,
                                    duet_baseline_h *b_p)
 {
@@ -112,6 +224,7 @@ duet_status_t duet_baseline_create(MPI_Comm comm, int device, const duet_baselin
         NCCL_CHECK(ncclCommInitRankConfig(&b->comms[i], b->world, id, b->rank, &cfg), st, fail);
         b->n_comms++;
     }
+    DUET_CHECK_GOTO(baseline_zero_create(b, comm), st, fail);
     {
         int nccl = 0;
         ncclGetVersion(&nccl);
@@ -132,6 +245,12 @@ void duet_baseline_destroy(duet_baseline_h b)
         return;
     for (int32_t i = 0; i < b->n_comms; i++)
         ncclCommDestroy(b->comms[i]);
+#if DUET_CCL_HAS_ZERO_CTA
+    if (b->have_zero) {
+        baseline_zero_release(b);
+        ncclCommDestroy(b->zero_comm);
+    }
+#endif
     if (b->lt)
         hipblasLtDestroy(b->lt);
     if (b->workspace)
@@ -314,6 +433,8 @@ out:
 duet_status_t duet_baseline_coll(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, const void *src, void *dst,
                                  void *stream)
 {
+    if (slot == DUET_BASELINE_SLOT_ZERO_CTA)
+        return baseline_keep(b, wl->coll == DUET_COLL_NONE ? DUET_OK : baseline_coll_zero(b, wl, (hipStream_t)stream));
     if (slot < 0 || slot >= b->n_comms)
         return baseline_keep(
             b, duet__error(DUET_ERR_INVALID_ARG, "baseline: communicator slot %d of %d", slot, b->n_comms));

@@ -58,4 +58,16 @@
 #define HIP_R_32F CUDA_R_32F
 #endif
 
+/*
+ * The zero-CTA policy (ncclConfig_t.CTAPolicy = NCCL_CTA_POLICY_ZERO): NCCL 2.28.3 and RCCL 2.28.3
+ * run all_gather and all_to_all on the copy engines where both buffers are in symmetric windows
+ * (model/emit_copy.c has the sources). Compiled in only against a header that has it; the
+ * library loaded must be 2.28 or later as well (checked when the context is created).
+ */
+#if defined(NCCL_CTA_POLICY_ZERO) && defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define DUET_CCL_HAS_ZERO_CTA 1
+#else
+#define DUET_CCL_HAS_ZERO_CTA 0
+#endif
+
 #endif /* DUET_BASELINE_LIBS_H */

@@ -149,6 +149,47 @@ duet_status_t bench_print_table(FILE *f, const gpu_env_t *e, const duet_bench_ro
     return DUET_OK;
 }
 
+/* A zero-CTA figure that was asked for: measured, or failed with its reason (ok 0, no error: not asked). */
+static int zero_asked(const duet_measure_stat_t *zero, size_t i)
+{
+    return zero != NULL && (zero[i].ok || zero[i].error[0] != '\0');
+}
+
+void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const duet_measure_stat_t *zero,
+                          size_t n)
+{
+    size_t asked = 0, nr = 0;
+    double *ratio = calloc(n ? n : 1, sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        asked += zero_asked(zero, i);
+    if (asked == 0 || ratio == NULL) {
+        free(ratio);
+        return;
+    }
+    fprintf(f, "\nthe zero-CTA policy (the collective on the copy engines) beside the GEMM on every SM, %s:\n",
+            duet_baseline_describe(duet_measure_baseline(e->m)));
+    for (size_t i = 0; i < n; i++) {
+        if (!zero_asked(zero, i))
+            continue;
+        const duet_workload_t *w = &rows[i].wl;
+        duet_bench_derived_t d;
+        duet_bench_derive(&rows[i], &d);
+        char g[32];
+        snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
+        if (!zero[i].ok) {
+            fprintf(f, "  %-22s %-14s failed: %s\n", g, duet_collective_name(w->coll), zero[i].error);
+            continue;
+        }
+        double r = zero[i].med_ms / d.best_duet_ms;
+        fprintf(f, "  %-22s %-14s %8.4f ms  zero-CTA / best duet %6.3f\n", g, duet_collective_name(w->coll),
+                zero[i].med_ms, r);
+        if (isfinite(r))
+            ratio[nr++] = r;
+    }
+    fprintf(f, "  zero-CTA / best duet: median %.3f over %zu workloads\n", duet__median(ratio, nr), nr);
+    free(ratio);
+}
+
 cJSON *bench_stat_json(const duet_measure_stat_t *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -225,7 +266,7 @@ static void derived_json(cJSON *o, const duet_bench_row_t *r)
                          (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm_ms * 1e-3) / 1e9);
 }
 
-static cJSON *row_json(const duet_bench_row_t *r)
+static cJSON *row_json(const duet_bench_row_t *r, const duet_measure_stat_t *zero)
 {
     cJSON *o = cJSON_CreateObject();
     const duet_workload_t *w = &r->wl;
@@ -265,6 +306,13 @@ static cJSON *row_json(const duet_bench_row_t *r)
     for (int32_t i = 0; i < r->n_sweep; i++)
         cJSON_AddItemToArray(sw, bench_stat_cfg_json(&r->sweep[i], &r->sweep_cfg[i], r->sweep_pred[i]));
     derived_json(o, r);
+    if (zero != NULL) { /* the zero-CTA baseline, where it was asked for */
+        duet_bench_derived_t x;
+        duet_bench_derive(r, &x);
+        cJSON_AddItemToObject(v, "zero_cta", bench_stat_json(zero));
+        cli_json_add_num(cJSON_GetObjectItem(o, "derived"), "zero_cta_over_best_duet",
+                         stat_or_inf(zero) / x.best_duet_ms);
+    }
     return o;
 }
 
@@ -320,15 +368,15 @@ duet_status_t bench_json_end(cJSON *o, FILE *f)
     return st;
 }
 
-duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
-                               const duet_bench_params_t *p, int gemm_only)
+duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows,
+                               const duet_measure_stat_t *zero, size_t n, const duet_bench_params_t *p, int gemm_only)
 {
     /* duet-bench/2: every time in us (duet-bench/1 had them in ms, under _ms keys and "ms"). */
     cJSON *o = bench_json_begin(e, p, "duet-bench/2");
     cJSON_AddBoolToObject(o, "gemm_only", gemm_only);
     cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+        cJSON_AddItemToArray(arr, row_json(&rows[i], zero_asked(zero, i) ? &zero[i] : NULL));
     return bench_json_end(o, f);
 }
 

@@ -28,7 +28,26 @@ static void bench_gemms_only(duet_workloads_t *wls)
 }
 
 /* Every workload's figures, one after the other, each on its own buffers. @return an exit code. */
-static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_workloads_t *wls, duet_bench_row_t *rows)
+/*
+ * The baseline "NCCL with the zero-CTA policy beside the GEMM on every SM": the library's GEMM on its
+ * own plan (no SM target) and the collective on the zero-CTA communicator on two streams at once.
+ * Only where the library has the policy (duet_baseline_has_zero_cta()) and copies this collective;
+ * elsewhere *s stays ok = 0 with no error: not measured.
+ */
+static void bench_zero_cta(const gpu_env_t *e, const duet_bench_params_t *p, const duet_workload_t *w,
+                           const duet_measure_bufs_t *b, duet_measure_stat_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (!duet_baseline_has_zero_cta(duet_measure_baseline(e->m)) || !duet_baseline_zero_cta_runs(w->coll))
+        return;
+    duet_measure_job_t j = duet_measure_job(DUET_MEASURE_BASE_STREAMS, w, NULL);
+    j.sm_target = 0;
+    j.slot = DUET_BASELINE_SLOT_ZERO_CTA;
+    duet_measure_run(e->m, &j, b, &p->runs, s);
+}
+
+static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_workloads_t *wls, duet_bench_row_t *rows,
+                     duet_measure_stat_t *zero)
 {
     duet_sim_ws_t *ws = NULL;
     duet_status_t st = duet_sim_ws_create(&ws);
@@ -45,6 +64,8 @@ static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_work
         if ((st = duet_measure_bufs_alloc(e->m, w, 1000 + i, &b)) < 0)
             break;
         st = duet_bench_workload(e->m, ws, p, w, &b, rows, i, &rows[i]);
+        if (st >= 0)
+            bench_zero_cta(e, p, w, &b, &zero[i]);
         duet_measure_bufs_free(e->m, &b);
     }
     duet_sim_ws_destroy(ws);
@@ -56,27 +77,32 @@ static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_work
 
 /* The table and summary as text on f. */
 static duet_status_t bench_text(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows,
-                                size_t n, int32_t dtype, int gemm_only)
+                                const duet_measure_stat_t *zero, size_t n, int32_t dtype, int gemm_only)
 {
-    return gemm_only ? bench_print_gemms(f, e, rows, n, p) : bench_print_table(f, e, rows, n, p, dtype);
+    if (gemm_only)
+        return bench_print_gemms(f, e, rows, n, p);
+    DUET_CHECK(bench_print_table(f, e, rows, n, p, dtype));
+    bench_print_zero_cta(f, e, rows, zero, n);
+    return DUET_OK;
 }
 
 /* Rank 0: the result in its format (-o FILE or standard output), the table on standard output
  * beside a file, and the picture. @return an exit code. */
-static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows, size_t n,
-                        int32_t dtype, int gemm_only, const cli_outopt_t *bo, const char *svg)
+static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows,
+                        const duet_measure_stat_t *zero, size_t n, int32_t dtype, int gemm_only, const cli_outopt_t *bo,
+                        const char *svg)
 {
     duet_status_t st = DUET_OK;
     int rc = CLI_EXIT_OK;
     if (bo->path != NULL || (!bo->json && !bo->csv))
-        st = bench_text(stdout, e, p, rows, n, dtype, gemm_only);
+        st = bench_text(stdout, e, p, rows, zero, n, dtype, gemm_only);
     if (st >= 0 && (bo->path != NULL || bo->json || bo->csv)) {
         cli_out_t out;
         if ((rc = cli_out_open(&out, "bench", bo->path)) != CLI_EXIT_OK)
             return rc;
-        st = bo->json  ? bench_write_json(out.f, e, rows, n, p, gemm_only)
+        st = bo->json  ? bench_write_json(out.f, e, rows, zero, n, p, gemm_only)
              : bo->csv ? bench_write_csv(out.f, rows, n, gemm_only)
-                       : bench_text(out.f, e, p, rows, n, dtype, gemm_only);
+                       : bench_text(out.f, e, p, rows, zero, n, dtype, gemm_only);
         rc = cli_out_close(&out, "bench", st < 0 ? cli_fail("bench", st) : CLI_EXIT_OK);
         if (rc != CLI_EXIT_OK)
             return rc;
@@ -294,6 +320,7 @@ static int bench_workloads(gpu_env_t *e, const bench_opts_t *o, const duet_bench
     int rc;
     duet_workloads_t wls = {NULL, 0};
     duet_bench_row_t *rows = NULL;
+    duet_measure_stat_t *zero = NULL; /* the zero-CTA baseline of each workload (bench_zero_cta) */
     duet_status_t st = o->shapes ? duet_workloads_load(o->shapes, e->world, o->dtype, &wls)
                                  : duet_workloads_seed(e->world, o->colls, o->dtype, &wls);
     if (st < 0) {
@@ -303,14 +330,16 @@ static int bench_workloads(gpu_env_t *e, const bench_opts_t *o, const duet_bench
     if (o->gemm_only)
         bench_gemms_only(&wls);
     rows = calloc(wls.n ? wls.n : 1, sizeof(*rows));
-    if (rows == NULL) {
+    zero = calloc(wls.n ? wls.n : 1, sizeof(*zero));
+    if (rows == NULL || zero == NULL) {
         rc = cli_fail("bench", duet__error(DUET_ERR_NO_MEMORY, "cannot allocate the rows of %zu workloads", wls.n));
         goto out;
     }
-    rc = bench_run(e, bp, &wls, rows);
+    rc = bench_run(e, bp, &wls, rows, zero);
     if (rc == CLI_EXIT_OK && e->rank == 0)
-        rc = bench_report(e, bp, rows, wls.n, o->dtype, o->gemm_only, &o->bo, o->svg);
+        rc = bench_report(e, bp, rows, zero, wls.n, o->dtype, o->gemm_only, &o->bo, o->svg);
 out:
+    free(zero);
     free(rows);
     duet_workloads_free(&wls);
     return rc;

@@ -77,6 +77,21 @@ duet_status_t duet_baseline_coll(duet_baseline_h b, int32_t slot, const duet_wor
                                  void *stream);
 
 /**
+ * The communicator slot of the zero-CTA policy (ncclConfig_t.CTAPolicy = NCCL_CTA_POLICY_ZERO) for
+ * duet_baseline_coll() and the measurer's baseline jobs: all_gather (ncclAllGather) and all_to_all
+ * (ncclAlltoAll) between buffers the context allocates with ncclMemAlloc and registers as symmetric
+ * windows (the caller's src and dst are not used: the figure is the time, not the data), which is
+ * what lets the library run them on the copy engines. Only where duet_baseline_has_zero_cta().
+ */
+#define DUET_BASELINE_SLOT_ZERO_CTA 100
+/**
+ * 1 where the context has the zero-CTA communicator: the library was compiled against and loaded
+ * at NCCL (or RCCL) 2.28 or later on every rank; 0 otherwise (and for NULL).
+ */
+int duet_baseline_has_zero_cta(duet_baseline_h b);
+/** 1 for the collectives the zero-CTA slot runs (all_gather, all_to_all), else 0. */
+int duet_baseline_zero_cta_runs(int32_t coll);
+/**
  * Vendor mode (DUET_MODE_VENDOR): the GEMM of `op` in BLASLt planned for cfg.gemm_wgs SMs on
  * `stream`, and the collective by duet's comm kernel on cfg.comm_wgs CTAs on a second stream
  * that forks from and joins back into `stream` (collective, like duet_run()). Device-side errors

@@ -326,11 +326,11 @@ duet_status_t duet_bench_workload(duet_measure_h m, duet_sim_ws_t *ws, const due
 typedef struct duet_bench_derived {
     double bound_ms;     /* max(baseline GEMM alone, baseline collective alone) */
     double best_base_ms; /* the best baseline practice: sequential, two streams, a carve-out */
-    double best_duet_ms; /* duet's best: a default, the sweep's best, or vendor mode */
-    double best_own_ms;  /* duet's own kernels only (fused, concurrent), without vendor mode */
+    double best_duet_ms; /* duet's best: a default, the sweep's best (copy mode's too), or vendor mode */
+    double best_own_ms;  /* duet's own kernels only (fused, concurrent, copy), without vendor mode */
     double duet_gemm_ms, duet_comm_ms;
     const char *best_base_name; /* "sequential", "two streams", "carve-out 8", ... ("-" when none) */
-    const char *best_duet_name; /* "fused default", "concurrent sweep", "vendor mode 16", ... */
+    const char *best_duet_name; /* "fused default", "concurrent sweep", "copy sweep", "vendor mode 16", ... */
 } duet_bench_derived_t;
 
 void duet_bench_derive(const duet_bench_row_t *row, duet_bench_derived_t *d);
@@ -397,8 +397,8 @@ duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const 
 /* duet calibrate collect: the corpus grid, measured in interleaved rounds                     */
 /* ========================================================================================== */
 
-/** Points of one workload at most (the largest grid: W1 at world >= 2, 98). */
-#define DUET_COLLECT_MAX_POINTS 100
+/** Points of one workload at most (the largest grid: W1 at world >= 2, 102). */
+#define DUET_COLLECT_MAX_POINTS 104
 
 /*
  * The collector's grids:
@@ -407,7 +407,9 @@ duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const 
  *    (fused at 4 fractions x 5 tiles, concurrent and vendor with 8, 16, 32 CTAs on the
  *    collective), the GEMM alone at a quarter, half, three quarters and all of the SMs for every
  *    tile (and K in 2 and 4 parts where worth trying), the vendor GEMM alone at the same SM
- *    targets, and the collective alone at 8 to 132 CTAs. Vendor rows need the baseline context.
+ *    targets, the collective alone at 8 to 132 CTAs, and for all_gather, all_to_all and broadcast
+ *    copy mode on 1 and 2 copy streams (2 where the critical rank has two copies) beside the GEMM
+ *    and alone. Vendor rows need the baseline context.
  */
 enum { DUET_COLLECT_GRID_REFERENCE = 0, DUET_COLLECT_GRID_W1 = 1, DUET_COLLECT_GRID_COUNT };
 const char *duet_collect_grid_name(int32_t grid); /* "reference", "w1" */

@@ -1,6 +1,6 @@
 /*
- * Copy-mode corpus rows (the collective on the copy engines on 1 or 2 copy streams, beside the GEMM
- * on every SM and alone), as a corpus of copy-mode measurements holds them: the corpus keeps
+ * Copy-mode corpus rows, as `duet calibrate collect --grid w1` records them (the collective on the
+ * copy engines on 1 or 2 copy streams, beside the GEMM on every SM and alone): the corpus keeps
  * them through a save and a load, the fit's default parameter list gains the copy engines'
  * constants only with them, and their times determine those constants (a synthetic corpus
  * "measured" by the fluid model on a profile whose ce_* values are known).
