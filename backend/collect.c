@@ -97,22 +97,34 @@ static int32_t collect_cap_slot(int32_t ctas)
     return 0;
 }
 
+static const char *const collect_grid_names[DUET_COLLECT_GRID_COUNT] = {"reference", "w1", "copy"};
+
 const char *duet_collect_grid_name(int32_t grid)
 {
-    return grid == DUET_COLLECT_GRID_W1 ? "w1" : "reference";
+    return grid > 0 && grid < DUET_COLLECT_GRID_COUNT ? collect_grid_names[grid] : collect_grid_names[0];
+}
+
+int32_t duet_collect_grid_parse(const char *name)
+{
+    for (int32_t g = 0; g < DUET_COLLECT_GRID_COUNT; g++)
+        if (strcmp(name, collect_grid_names[g]) == 0)
+            return g;
+    return -1;
 }
 
 void duet_collect_grid_of(duet_corpus_t *c, int32_t grid)
 {
-    if (grid != DUET_COLLECT_GRID_W1) {
+    if (grid != DUET_COLLECT_GRID_W1 && grid != DUET_COLLECT_GRID_COPY) {
         duet_collect_grid(c);
         return;
     }
-    c->n_fracs = W1_NFRACS;
+    /* The copy grid has no fused or concurrent points: only its tiles (the GEMM alone) apply. */
+    const int w1 = grid == DUET_COLLECT_GRID_W1;
+    c->n_fracs = w1 ? W1_NFRACS : 0;
     memcpy(c->fracs, w1_fracs, sizeof(w1_fracs));
     c->n_tiles = NTILES;
     memcpy(c->tiles, collect_tiles, sizeof(collect_tiles));
-    c->n_comm_wgs = W1_NCOMMW;
+    c->n_comm_wgs = w1 ? W1_NCOMMW : 0;
     memcpy(c->comm_wgs, w1_comm_wgs, sizeof(w1_comm_wgs));
     /* The K splits are GEMM-alone rows here; the header's split list names fused split rows. */
     c->n_split_ks = 0;
@@ -332,11 +344,27 @@ static size_t collect_points_w1(const duet_hw_t *hw, int32_t sms, const duet_wor
     return n;
 }
 
+/* The copy grid: the GEMM alone on every SM per tile, then copy mode's rows. */
+static size_t collect_points_copy(const duet_hw_t *hw, int32_t sms, const duet_workload_t *wl, duet_corpus_row_t *pts,
+                                  size_t cap)
+{
+    size_t n = 0;
+    duet_corpus_row_t r = collect_proto(wl);
+    for (int t = 0; t < NTILES; t++) {
+        duet_config_t c = collect_gemm_budget(hw, sms, collect_tiles[t], 1);
+        collect_add(pts, &n, cap, &r, DUET_ROW_GEMM_ALONE, &c);
+    }
+    collect_add_copy(hw, sms, wl, pts, &n, cap, &r);
+    return n;
+}
+
 size_t duet_collect_points_grid(const duet_hw_t *hw, int32_t sms, int32_t grid, const duet_workload_t *wl,
                                 duet_corpus_row_t *pts, size_t cap)
 {
     if (grid == DUET_COLLECT_GRID_W1)
         return collect_points_w1(hw, sms, wl, pts, cap);
+    if (grid == DUET_COLLECT_GRID_COPY)
+        return collect_points_copy(hw, sms, wl, pts, cap);
     return duet_collect_points(hw, sms, wl, pts, cap);
 }
 

@@ -114,6 +114,14 @@
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipGraphDestroy cudaGraphDestroy
+#define hipGraphNode_t cudaGraphNode_t
+#define hipGraphNodeType cudaGraphNodeType
+#define hipGraphGetNodes cudaGraphGetNodes
+#define hipGraphNodeGetType cudaGraphNodeGetType
+#define hipGraphChildGraphNodeGetGraph cudaGraphChildGraphNodeGetGraph
+#define hipGraphNodeTypeKernel cudaGraphNodeTypeKernel
+#define hipGraphNodeTypeMemcpy cudaGraphNodeTypeMemcpy
+#define hipGraphNodeTypeGraph cudaGraphNodeTypeGraph
 #define hipHostMallocDefault cudaHostAllocDefault
 #else
 #error "backend/gpu.h needs hipcc or nvcc"

@@ -191,6 +191,67 @@ out:
     return st;
 }
 
+/* Add the nodes of graph g (and of its child graphs, at most `depth` deep) to nodes[] (kernels,
+ * copies, others). */
+static duet_status_t baseline_count_nodes(hipGraph_t g, int depth, int32_t nodes_out[3])
+{
+    enum { MAX_NODES = 4096 }; /* a collective of 8 ranks captures a few dozen */
+    hipGraphNode_t *nodes = (hipGraphNode_t *)calloc(MAX_NODES, sizeof(*nodes));
+    if (nodes == NULL)
+        return duet__error(DUET_ERR_NO_MEMORY, "baseline: cannot allocate the graph's node list");
+    duet_status_t st = DUET_OK;
+    size_t n = MAX_NODES;
+    HIP_CHECK(hipGraphGetNodes(g, nodes, &n), st, out);
+    for (size_t i = 0; i < n && i < MAX_NODES; i++) {
+        hipGraphNodeType t;
+        HIP_CHECK(hipGraphNodeGetType(nodes[i], &t), st, out);
+        if (t == hipGraphNodeTypeGraph && depth > 0) {
+            hipGraph_t child;
+            HIP_CHECK(hipGraphChildGraphNodeGetGraph(nodes[i], &child), st, out);
+            DUET_CHECK_GOTO(baseline_count_nodes(child, depth - 1, nodes_out), st, out);
+        } else {
+            nodes_out[t == hipGraphNodeTypeKernel ? 0 : t == hipGraphNodeTypeMemcpy ? 1 : 2]++;
+        }
+    }
+out:
+    free(nodes);
+    return st;
+}
+
+duet_status_t duet_baseline_coll_path(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, int32_t nodes[3])
+{
+    if (b == NULL || wl == NULL || nodes == NULL)
+        return duet__error(DUET_ERR_INVALID_ARG, "baseline: coll_path needs a context, a workload and a result");
+    nodes[0] = nodes[1] = nodes[2] = 0;
+    hipStream_t s = NULL;
+    hipGraph_t g = NULL;
+    duet_status_t st = DUET_OK, cap = DUET_OK;
+    void *src = NULL, *dst = NULL;
+    HIP_CHECK(hipSetDevice(b->device), st, out);
+    HIP_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), st, out);
+    if (slot != DUET_BASELINE_SLOT_ZERO_CTA) { /* the other slots run between the caller's kind of buffers */
+        const size_t bytes = (size_t)wl->mc * (size_t)wl->nc * 2 * (size_t)(wl->world > 1 ? wl->world : 1);
+        HIP_CHECK(hipMalloc(&src, bytes), st, out);
+        HIP_CHECK(hipMalloc(&dst, bytes), st, out);
+    }
+    /* Relaxed: the library may allocate or query while it enqueues. */
+    HIP_CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed), st, out);
+    cap = duet_baseline_coll(b, slot, wl, src, dst, s);
+    HIP_CHECK(hipStreamEndCapture(s, &g), st, out);
+    DUET_CHECK_GOTO(cap, st, out);
+    DUET_CHECK_GOTO(baseline_count_nodes(g, 4, nodes), st, out);
+out:
+    if (g)
+        (void)hipGraphDestroy(g);
+    if (s)
+        (void)hipStreamDestroy(s);
+    if (src)
+        (void)hipFree(src);
+    if (dst)
+        (void)hipFree(dst);
+    return st;
+}
+
 duet_status_t duet_baseline_create(MPI_Comm comm, int device, const duet_baseline_params_t *params,
                                    duet_baseline_h *b_p)
 {

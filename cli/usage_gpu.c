@@ -73,7 +73,7 @@ void cli_usage_collect(FILE *f)
         f,
         "usage: mpirun -np W duet calibrate collect -o FILE [--shapes FILE | --random N --seed S] [--collective LIST]\n"
         "                                      [--dtype D] [--repeats N] [--rounds R] [--warmup N] [--warmup-ms MS]\n"
-        "                                      [--grid reference|w1] [--order-seed S] [--hw PROFILE]\n"
+        "                                      [--grid reference|w1|copy] [--order-seed S] [--hw PROFILE]\n"
         "\n"
         "Measures a calibration corpus on this node's GPUs, one rank per GPU. Default shape set: the reference\n"
         "design's 15 GEMM shapes x all five collectives. Per shape: fused mode at gemm_wgs fractions {0.55, 0.65,\n"
@@ -98,7 +98,11 @@ void cli_usage_collect(FILE *f)
         "trying); the vendor GEMM alone at those SM targets; the collective alone on 8 to 132 CTAs; for\n"
         "all_gather, all_to_all and broadcast copy mode on 1 and 2 copy streams (2 at W >= 2), beside the GEMM\n"
         "and alone.\n"
-        "--random N --seed S: N workloads drawn as 'duet shapes --random N --seed S' draws them.\n"
+        "--grid copy: copy mode's constants only (at W = 1 and 2): the GEMM alone on every SM for every tile,\n"
+        "and the copy rows of --grid w1; with --collective all_gather,all_to_all,broadcast every workload has\n"
+        "them.\n"
+        "--random N --seed S: N workloads drawn as 'duet shapes --random N --seed S' draws them, of the\n"
+        "collectives --collective names (default all five).\n"
         "--order-seed S: another shuffled order in every round (a second sweep of the same grid: the spread of\n"
         "two sweeps is the noise band of duet validate's pick metric). --warmup-ms MS: untimed runs of each\n"
         "workload's first point until MS ms have run, so that its points run at the settled clock.\n"
@@ -112,7 +116,9 @@ void cli_usage_collect(FILE *f)
         "rounds. FILE is rewritten atomically after every shape. Progress (point-rounds) and ETA on stderr.\n"
         "\n"
         "example:\n"
-        "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n");
+        "  NCCL_NVLS_ENABLE=0 mpirun -np 2 build-gpu/duet calibrate collect -o tuning_data/h200_world2.json\n"
+        "  mpirun -np 1 build-gpu/duet calibrate collect --grid copy --collective all_gather,all_to_all,broadcast \\\n"
+        "      --random 48 --seed 1 -o h200_copy_world1.json\n");
 }
 
 void cli_usage_run(FILE *f)

@@ -40,6 +40,12 @@
 #              settled clock (--warmup-ms, default 200) -> DEVICE_TAG_world1-{train,test}-s{1,2}.json,
 #              DEVICE_TAG_world1-train2-s1.json; the expected duration is printed first. CORPUS_SETS
 #              picks sets ("train train2"), CORPUS_TEST_SEED draws another test set
+#   copy-corpus  copy mode's corpus: duet calibrate collect --grid copy (all_gather, all_to_all,
+#              broadcast) at every W of COPY_WORLDS (default 1 2; W = 2 on one GPU runs under MPS, a
+#              loopback, not a link) on a training set (random COPY_N, default 48, seed COPY_SEED,
+#              default 1) and a held-out test set (random COPY_TEST_N, default 24, seed
+#              COPY_TEST_SEED, default drawn from /dev/urandom and printed first), at the settled
+#              clock -> DEVICE_TAG_copy-worldW-{train,test}.json
 #   fit        CPU: duet calibrate fit (defaults: the committed H200 training corpus and start profile)
 #   builtin    CPU: regenerate a built-in profile, BUILTIN_NAME (h200), model/hw_NAME.inc from
 #              tuning_data/NAME.json
@@ -66,7 +72,7 @@
 # the commit it measured, the date and the command). OUT_MAX_FILES=N (default 0: no limit) keeps at
 # most N files there, for a transport that brings back only a few (the device tool of this
 # project's GPU sessions returns 8 files at most): summary.log, manifest.tsv and the files matching
-# KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json") stay while they fit,
+# KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json *_copy-world*.json") stay while they fit,
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
 # Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
@@ -80,7 +86,7 @@ if [ $# -eq 0 ] || [ "$1" = help ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
     exit 0
 fi
-STEPS=" info build smoke test quick example sanitize perf bench gemm gemm-random sm-budget collect resume ties corpus fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
+STEPS=" info build smoke test quick example sanitize perf bench gemm gemm-random sm-budget collect resume ties corpus copy-corpus fit builtin ablation tune trace gemm-trace comm pair clocks sass ncu "
 for step in "$@"; do
     [[ $STEPS == *" $step "* ]] || { echo "duet: tools/gpu.sh: unknown step '$step' (tools/gpu.sh help lists them)" >&2; exit 2; }
 done
@@ -484,6 +490,26 @@ for step in "$@"; do
             done
         done
         ;;
+    copy-corpus)
+        # A few seconds a set at W = 1 on one H100 by the profile's estimate (7 points a workload);
+        # W = 2 under MPS runs both ranks' GEMMs on the one GPU, so about twice that.
+        test_seed=${COPY_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+        note "copy-corpus: test set seed $test_seed (drawn before any fit it judges)"
+        for w in ${COPY_WORLDS:-1 2}; do
+            shares "$w"
+            for set in train test; do
+                n=${COPY_N:-48} seed=${COPY_SEED:-1}
+                [ "$set" = test ] && n=${COPY_TEST_N:-24} seed=$test_seed
+                corpus=$OUT/${DEVICE_TAG}_copy-world$w-$set.json
+                args=(--grid copy --collective all_gather,all_to_all,broadcast --random "$n" --seed "$seed"
+                    --repeats 6 --rounds 3 --warmup 2 --warmup-ms "${CORPUS_WARMUP_MS:-200}")
+                # shellcheck disable=SC2046,SC2086
+                step_run "copy-corpus-w$w-$set" "${CORPUS_LIMIT:-600}" $(mpiw "$w") "$DUET" calibrate collect \
+                    "${args[@]}" -o "$corpus" $(hw_arg) ${CORPUS_ARGS:-}
+                record "$corpus" copy-corpus "duet calibrate collect ${args[*]} $(hw_arg) ${CORPUS_ARGS:-} ($w ranks)"
+            done
+        done
+        ;;
     fit)
         # CPU. Defaults reproduce the committed H200 profile: FIT_NAME (default h200; h100 for the
         # H100's), FIT_CORPUS (files; default tuning_data/NAME_world1-train-s1.json and
@@ -786,7 +812,7 @@ max=${OUT_MAX_FILES:-0}
 if [ "$max" -gt 0 ] && [ "$(find "$OUT" -type f | wc -l)" -gt "$max" ]; then
     keep=(summary.log manifest.tsv)
     cd "$OUT" || exit 1
-    for pat in ${KEEP:-*.svg bench*.json gemm*.json sm-budget*.json *_world*.json}; do
+    for pat in ${KEEP:-*.svg bench*.json gemm*.json sm-budget*.json *_world*.json *_copy-world*.json}; do
         for f in $pat; do
             [ -f "$f" ] && [ "${#keep[@]}" -lt $((max - 1)) ] && [[ " ${keep[*]} " != *" $f "* ]] && keep+=("$f")
         done

@@ -150,13 +150,27 @@ duet_status_t bench_print_table(FILE *f, const gpu_env_t *e, const duet_bench_ro
 }
 
 /* A zero-CTA figure that was asked for: measured, or failed with its reason (ok 0, no error: not asked). */
-static int zero_asked(const duet_measure_stat_t *zero, size_t i)
+static int zero_asked(const bench_zero_t *zero, size_t i)
 {
-    return zero != NULL && (zero[i].ok || zero[i].error[0] != '\0');
+    return zero != NULL && (zero[i].stat.ok || zero[i].stat.error[0] != '\0');
 }
 
-void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const duet_measure_stat_t *zero,
-                          size_t n)
+/* The path the library took, in words: "copy engines (2 copies, 0 kernels)" and the like. */
+static void zero_path_words(const bench_zero_t *z, char *buf, size_t len)
+{
+    if (z->probed < 0)
+        snprintf(buf, len, "path unknown (%s)", z->error);
+    else if (z->probed == 0)
+        snprintf(buf, len, "path not probed");
+    else
+        snprintf(buf, len, "%s (%d copies, %d kernels, %d other nodes)",
+                 z->nodes[0] > 0   ? "SM kernels"
+                 : z->nodes[1] > 0 ? "copy engines"
+                                   : "no data movement",
+                 (int)z->nodes[1], (int)z->nodes[0], (int)z->nodes[2]);
+}
+
+void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const bench_zero_t *zero, size_t n)
 {
     size_t asked = 0, nr = 0;
     double *ratio = calloc(n ? n : 1, sizeof(double));
@@ -176,13 +190,15 @@ void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *r
         duet_bench_derive(&rows[i], &d);
         char g[32];
         snprintf(g, sizeof(g), "%lldx%lldx%lld", (long long)w->m, (long long)w->n, (long long)w->k);
-        if (!zero[i].ok) {
-            fprintf(f, "  %-22s %-14s failed: %s\n", g, duet_collective_name(w->coll), zero[i].error);
+        char path[200];
+        zero_path_words(&zero[i], path, sizeof(path));
+        if (!zero[i].stat.ok) {
+            fprintf(f, "  %-22s %-14s failed: %s; %s\n", g, duet_collective_name(w->coll), zero[i].stat.error, path);
             continue;
         }
-        double r = zero[i].med_ms / d.best_duet_ms;
-        fprintf(f, "  %-22s %-14s %8.4f ms  zero-CTA / best duet %6.3f\n", g, duet_collective_name(w->coll),
-                zero[i].med_ms, r);
+        double r = zero[i].stat.med_ms / d.best_duet_ms;
+        fprintf(f, "  %-22s %-14s %8.4f ms  zero-CTA / best duet %6.3f  %s\n", g, duet_collective_name(w->coll),
+                zero[i].stat.med_ms, r, path);
         if (isfinite(r))
             ratio[nr++] = r;
     }
@@ -266,7 +282,7 @@ static void derived_json(cJSON *o, const duet_bench_row_t *r)
                          (double)duet_op_src_bytes(w) * (w->world - 1) / (x.duet_comm_ms * 1e-3) / 1e9);
 }
 
-static cJSON *row_json(const duet_bench_row_t *r, const duet_measure_stat_t *zero)
+static cJSON *row_json(const duet_bench_row_t *r, const bench_zero_t *zero)
 {
     cJSON *o = cJSON_CreateObject();
     const duet_workload_t *w = &r->wl;
@@ -309,9 +325,18 @@ static cJSON *row_json(const duet_bench_row_t *r, const duet_measure_stat_t *zer
     if (zero != NULL) { /* the zero-CTA baseline, where it was asked for */
         duet_bench_derived_t x;
         duet_bench_derive(r, &x);
-        cJSON_AddItemToObject(v, "zero_cta", bench_stat_json(zero));
+        cJSON *z = bench_stat_json(&zero->stat);
+        cJSON_AddItemToObject(v, "zero_cta", z);
+        if (zero->probed > 0) { /* the nodes of the captured collective (duet_baseline_coll_path()) */
+            cJSON *pa = cJSON_AddObjectToObject(z, "path");
+            cJSON_AddNumberToObject(pa, "copies", zero->nodes[1]);
+            cJSON_AddNumberToObject(pa, "kernels", zero->nodes[0]);
+            cJSON_AddNumberToObject(pa, "other", zero->nodes[2]);
+        } else if (zero->probed < 0) {
+            cJSON_AddStringToObject(z, "path_error", zero->error);
+        }
         cli_json_add_num(cJSON_GetObjectItem(o, "derived"), "zero_cta_over_best_duet",
-                         stat_or_inf(zero) / x.best_duet_ms);
+                         stat_or_inf(&zero->stat) / x.best_duet_ms);
     }
     return o;
 }
@@ -368,8 +393,8 @@ duet_status_t bench_json_end(cJSON *o, FILE *f)
     return st;
 }
 
-duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows,
-                               const duet_measure_stat_t *zero, size_t n, const duet_bench_params_t *p, int gemm_only)
+duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const bench_zero_t *zero,
+                               size_t n, const duet_bench_params_t *p, int gemm_only)
 {
     /* duet-bench/2: every time in us (duet-bench/1 had them in ms, under _ms keys and "ms"). */
     cJSON *o = bench_json_begin(e, p, "duet-bench/2");

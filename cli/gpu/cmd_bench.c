@@ -27,27 +27,32 @@ static void bench_gemms_only(duet_workloads_t *wls)
     wls->n = n;
 }
 
-/* Every workload's figures, one after the other, each on its own buffers. @return an exit code. */
 /*
  * The baseline "NCCL with the zero-CTA policy beside the GEMM on every SM": the library's GEMM on its
  * own plan (no SM target) and the collective on the zero-CTA communicator on two streams at once.
  * Only where the library has the policy (duet_baseline_has_zero_cta()) and copies this collective;
- * elsewhere *s stays ok = 0 with no error: not measured.
+ * elsewhere z->stat stays ok = 0 with no error: not measured. Then the path the library took for the
+ * collective (users report copy-engine settings falling back to SM kernels without a word).
  */
 static void bench_zero_cta(const gpu_env_t *e, const duet_bench_params_t *p, const duet_workload_t *w,
-                           const duet_measure_bufs_t *b, duet_measure_stat_t *s)
+                           const duet_measure_bufs_t *b, bench_zero_t *z)
 {
-    memset(s, 0, sizeof(*s));
-    if (!duet_baseline_has_zero_cta(duet_measure_baseline(e->m)) || !duet_baseline_zero_cta_runs(w->coll))
+    memset(z, 0, sizeof(*z));
+    duet_baseline_h base = duet_measure_baseline(e->m);
+    if (!duet_baseline_has_zero_cta(base) || !duet_baseline_zero_cta_runs(w->coll))
         return;
     duet_measure_job_t j = duet_measure_job(DUET_MEASURE_BASE_STREAMS, w, NULL);
     j.sm_target = 0;
     j.slot = DUET_BASELINE_SLOT_ZERO_CTA;
-    duet_measure_run(e->m, &j, b, &p->runs, s);
+    duet_measure_run(e->m, &j, b, &p->runs, &z->stat);
+    z->probed = duet_baseline_coll_path(base, DUET_BASELINE_SLOT_ZERO_CTA, w, z->nodes) == DUET_OK ? 1 : -1;
+    if (z->probed < 0)
+        snprintf(z->error, sizeof(z->error), "%s", duet_last_error());
 }
 
+/* Every workload's figures, one after the other, each on its own buffers. @return an exit code. */
 static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_workloads_t *wls, duet_bench_row_t *rows,
-                     duet_measure_stat_t *zero)
+                     bench_zero_t *zero)
 {
     duet_sim_ws_t *ws = NULL;
     duet_status_t st = duet_sim_ws_create(&ws);
@@ -77,7 +82,7 @@ static int bench_run(gpu_env_t *e, const duet_bench_params_t *p, const duet_work
 
 /* The table and summary as text on f. */
 static duet_status_t bench_text(FILE *f, const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows,
-                                const duet_measure_stat_t *zero, size_t n, int32_t dtype, int gemm_only)
+                                const bench_zero_t *zero, size_t n, int32_t dtype, int gemm_only)
 {
     if (gemm_only)
         return bench_print_gemms(f, e, rows, n, p);
@@ -89,7 +94,7 @@ static duet_status_t bench_text(FILE *f, const gpu_env_t *e, const duet_bench_pa
 /* Rank 0: the result in its format (-o FILE or standard output), the table on standard output
  * beside a file, and the picture. @return an exit code. */
 static int bench_report(const gpu_env_t *e, const duet_bench_params_t *p, const duet_bench_row_t *rows,
-                        const duet_measure_stat_t *zero, size_t n, int32_t dtype, int gemm_only, const cli_outopt_t *bo,
+                        const bench_zero_t *zero, size_t n, int32_t dtype, int gemm_only, const cli_outopt_t *bo,
                         const char *svg)
 {
     duet_status_t st = DUET_OK;
@@ -320,7 +325,7 @@ static int bench_workloads(gpu_env_t *e, const bench_opts_t *o, const duet_bench
     int rc;
     duet_workloads_t wls = {NULL, 0};
     duet_bench_row_t *rows = NULL;
-    duet_measure_stat_t *zero = NULL; /* the zero-CTA baseline of each workload (bench_zero_cta) */
+    bench_zero_t *zero = NULL; /* the zero-CTA baseline of each workload (bench_zero_cta) */
     duet_status_t st = o->shapes ? duet_workloads_load(o->shapes, e->world, o->dtype, &wls)
                                  : duet_workloads_seed(e->world, o->colls, o->dtype, &wls);
     if (st < 0) {

@@ -267,12 +267,8 @@ static int collect_option(void *arg0, const char *cmd, int opt, const char *arg)
         o->hw = arg;
         return CLI_EXIT_OK;
     case O_GRID:
-        if (strcmp(arg, "reference") == 0)
-            o->grid = DUET_COLLECT_GRID_REFERENCE;
-        else if (strcmp(arg, "w1") == 0)
-            o->grid = DUET_COLLECT_GRID_W1;
-        else
-            return cli_usage_error("calibrate collect", "--grid: '%s' is not reference or w1", duet__q(arg));
+        if ((o->grid = duet_collect_grid_parse(arg)) < 0)
+            return cli_usage_error("calibrate collect", "--grid: '%s' is not reference, w1 or copy", duet__q(arg));
         return CLI_EXIT_OK;
     default:
         return collect_count_option(o, opt, arg);
@@ -322,6 +318,8 @@ static duet_status_t collect_workloads(const gpu_env_t *e, const collect_opts_t 
         duet_random_params_t rp = duet_random_default_params();
         rp.seed = (uint64_t)o->seed;
         rp.world = e->world;
+        if (o->colls != 0)
+            rp.colls = o->colls; /* --collective narrows the draw */
         st = duet_workloads_random(&rp, (size_t)o->n_random, wls);
         duet_random_describe(&rp, (size_t)o->n_random, desc, n);
     } else {

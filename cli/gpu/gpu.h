@@ -54,13 +54,20 @@ duet_status_t bench_print_table(FILE *f, const gpu_env_t *e, const duet_bench_ro
                                 const duet_bench_params_t *p, int32_t dtype);
 duet_status_t bench_print_gemms(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, size_t n,
                                 const duet_bench_params_t *p);
-/* The zero-CTA baseline (zero[i]: NCCL's zero-CTA policy beside the library's GEMM on every SM, ok 0
- * with no error where not measured; zero may be NULL): its lines after the summary, and its figure
- * and ratio in each workload's JSON. */
-void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const duet_measure_stat_t *zero,
+/* The zero-CTA baseline of one workload: NCCL's zero-CTA policy beside the library's GEMM on every
+ * SM (stat: ok 0 with no error where not measured) and the path the library took for the collective
+ * (duet_baseline_coll_path(); probed 0 where not asked, -1 where the probe failed, error saying why). */
+typedef struct bench_zero {
+    duet_measure_stat_t stat;
+    int probed;
+    int32_t nodes[3]; /* kernels, copies, other nodes */
+    char error[160];
+} bench_zero_t;
+/* Its lines after the summary (zero may be NULL), and its figure, path and ratio in each workload's JSON. */
+void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const bench_zero_t *zero,
                           size_t n);
-duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows,
-                               const duet_measure_stat_t *zero, size_t n, const duet_bench_params_t *p, int gemm_only);
+duet_status_t bench_write_json(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const bench_zero_t *zero,
+                               size_t n, const duet_bench_params_t *p, int gemm_only);
 duet_status_t bench_write_csv(FILE *f, const duet_bench_row_t *rows, size_t n, int gemm_only);
 duet_status_t bench_write_svg(const gpu_env_t *e, const duet_bench_row_t *rows, size_t n, const char *path);
 

@@ -410,9 +410,15 @@ duet_status_t duet_bench_gemm_budget(duet_measure_h m, duet_sim_ws_t *ws, const 
  *    targets, the collective alone at 8 to 132 CTAs, and for all_gather, all_to_all and broadcast
  *    copy mode on 1 and 2 copy streams (2 where the critical rank has two copies) beside the GEMM
  *    and alone. Vendor rows need the baseline context.
+ *  - COPY: copy mode's rows only, for the copy engines' constants (docs/calibration.md, "Copy
+ *    mode's constants"): for all_gather, all_to_all and broadcast, copy mode on 1 and 2 copy
+ *    streams (as in W1) beside the GEMM and alone, and the GEMM alone on every SM for every tile
+ *    (the GEMM copy mode runs, without the copies); other collectives get only the GEMM rows.
  */
-enum { DUET_COLLECT_GRID_REFERENCE = 0, DUET_COLLECT_GRID_W1 = 1, DUET_COLLECT_GRID_COUNT };
-const char *duet_collect_grid_name(int32_t grid); /* "reference", "w1" */
+enum { DUET_COLLECT_GRID_REFERENCE = 0, DUET_COLLECT_GRID_W1 = 1, DUET_COLLECT_GRID_COPY = 2, DUET_COLLECT_GRID_COUNT };
+const char *duet_collect_grid_name(int32_t grid); /* "reference", "w1", "copy" */
+/** The grid named `name` ("reference", "w1", "copy"); -1 for another name. */
+int32_t duet_collect_grid_parse(const char *name);
 
 /** Record the grid the collector sweeps in a corpus's header (fracs, tiles, comm grids, K splits). */
 void duet_collect_grid(duet_corpus_t *c);

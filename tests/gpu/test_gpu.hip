@@ -74,7 +74,19 @@ typedef struct shape {
     int matrix;      /* 1: part of the collective x mode x dtype matrix */
 } shape_t;
 
-enum { SI_RAGGED, SI_SMALL_M, SI_ALIGNED, SI_ODD_K, SI_LARGE, SI_ODD_N, SI_BIG, SI_EVEN_K, SI_SK200, SI_SK266 };
+enum {
+    SI_RAGGED,
+    SI_SMALL_M,
+    SI_ALIGNED,
+    SI_ODD_K,
+    SI_LARGE,
+    SI_ODD_N,
+    SI_BIG,
+    SI_EVEN_K,
+    SI_SK200,
+    SI_SK266,
+    SI_SK10
+};
 static const shape_t SHAPES[] = {
     /* K % 64 != 0; the all_to_all chunks (600 / W rows) straddle 256-row comm tiles */
     {"ragged", 300, 520, 200, 600, 136, 0, 0, 1, 1},
@@ -101,6 +113,10 @@ static const shape_t SHAPES[] = {
     /* 14 x 19 = 266 C tiles in 128x256 (1790 = 13 x 128 + 126, 4800 = 18 x 256 + 192), 2 past a
      * multiple of 132 (and of 33 and 66) */
     {"sk-266", 1790, 4800, 1096, 512, 256, 0, 0, 0, 0},
+    /* Stream-K small enough for racecheck (minutes per wgmma kernel launch at sk-200's size):
+     * 2 x 5 = 10 C tiles of 128x256 on 4 GEMM CTAs, 2 past 2 waves; K = 1024 is 16 steps of 64,
+     * so the plan splits the 2-tile tail in 2 parts (8 + 6 fix-up steps < 16) */
+    {"sk-10", 256, 1280, 1024, 256, 64, 0, 0, 0, 0},
 };
 #define NSHAPES ((int)(sizeof(SHAPES) / sizeof(SHAPES[0])))
 
@@ -968,6 +984,40 @@ static void test_stream_k(duet_test *t, duet_ctx_h ctx, bufs_t *bf, int quick)
                     tails);
 }
 
+/*
+ * Stream-K at the smallest size that splits a tail: fp16, tile 128x256, 4 GEMM CTAs (fused: 4 of 8
+ * CTAs, the others on the all_reduce; concurrent: 4 GEMM CTAs beside 4 comm CTAs), both modes
+ * bit-identical. Its own section so that compute-sanitizer's racecheck can give a verdict on the
+ * stream-K fix-up (partials through the workspace, the last part's flag wait) within minutes.
+ */
+static void test_stream_k_small(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
+{
+    const duet_hw_t *hw = test_hw();
+    const shape_t *s = &SHAPES[SI_SK10];
+    duet_workload_t wl = make_wl(s, DUET_COLL_ALL_REDUCE, DUET_DTYPE_FP16, t->world, 0, 1);
+    const uint64_t seed = next_seed();
+    result_t res[2];
+    int splits = 0;
+    for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
+        duet_config_t cfg = duet_config_default(hw, mode);
+        cfg.tile = (duet_gemm_tile_t){128, 256, 64};
+        cfg.stream_k = 1;
+        (void)duet_config_complete_split(&cfg, hw, mode == DUET_MODE_FUSED ? 8 : -1, 4, 4);
+        duet_plan_t plan;
+        if (duet_plan_build(&wl, &cfg, t->rank, &plan) == DUET_OK)
+            splits += plan.gemm.split_from > 0;
+        tcase_t tc;
+        tcase_init(&tc, &wl, &cfg, seed);
+        snprintf(tc.label, sizeof(tc.label), "W=%d stream-K small: 4 GEMM CTAs, %s fp16 shape %s", t->world,
+                 duet_mode_name(mode), s->name);
+        run_check(t, ctx, bf, &tc, &res[mode]);
+    }
+    duet_test_check(t, splits == 2, "W=%d stream-K small: %d of 2 runs with a tail split", t->world, splits);
+    duet_test_check(t, same_bytes(&res[0], &res[1]), "W=%d stream-K small: fused == concurrent bytes", t->world);
+    result_free(&res[0]);
+    result_free(&res[1]);
+}
+
 /* GEMM-only and collective-only operations, and the shape beyond 2048 x 2048 (sampled). */
 static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 {
@@ -1559,9 +1609,9 @@ static void bufs_free(bufs_t *bf)
 /* --only: the sections to run, comma-separated (NULL: all). A tool as slow as racecheck (minutes
  * per wgmma kernel) can then be given the kernels a change touched within its time limit. */
 static const char *g_only = NULL;
-static const char *const g_sections[] = {"heap",         "validation",  "reference", "matrix",   "split_k",
-                                         "stream_k",     "vendor",      "copy",      "timeouts", "launch",
-                                         "back to back", "partial ops", "tiles"};
+static const char *const g_sections[] = {"heap",     "validation",     "reference",   "matrix", "split_k",
+                                         "stream_k", "stream_k_small", "vendor",      "copy",   "timeouts",
+                                         "launch",   "back to back",   "partial ops", "tiles"};
 
 /* Whether `name` is an item of the comma-separated `list`. */
 static int list_has(const char *list, const char *name)
@@ -1703,6 +1753,7 @@ int main(int argc, char **argv)
     SECTION(&t, "matrix", test_matrix(&t, ctx, &bf, quick));
     SECTION(&t, "split_k", test_split_k(&t, ctx, &bf, quick));
     SECTION(&t, "stream_k", test_stream_k(&t, ctx, &bf, quick));
+    SECTION(&t, "stream_k_small", test_stream_k_small(&t, ctx, &bf));
     if (!skip_vendor)
         SECTION(&t, "vendor", test_vendor(&t, ctx, &bf, quick));
     SECTION(&t, "copy", test_copy(&t, ctx, &bf, quick, skip_timeouts ? 0 : timeout_ms < 400 ? timeout_ms : 400));
