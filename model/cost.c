@@ -153,8 +153,31 @@ double duet_cost_box_capacity(const duet_hw_t *hw, double busy)
     return hw->box_rows_per_us * 1e6 * share; /* rows/s */
 }
 
-duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
-                                  duet_gemm_cost_t *cost_p)
+/*
+ * The CTAs a GEMM queue keeps busy on average over its span, when `ctas` CTAs drain it in waves:
+ * the K steps of all its queue tiles over the K steps of its critical path, each kind of queue
+ * tile (whole C tiles, K parts) taking ceil(n / ctas) waves of its own K steps. A queue of whole
+ * waves keeps min(tiles, ctas) busy; a last wave of r < ctas tiles leaves ctas - r idle for a
+ * wave of K steps, which stream-K fills with K parts (duet_plan_stream_k_choose). CTAs, at most
+ * min(tiles, ctas).
+ */
+static double duet__gemm_mean_busy(const duet_gemm_geom_t *g, int64_t ctas)
+{
+    if (g->tiles == 0)
+        return 0.0;
+    if (ctas <= 0)
+        ctas = g->tiles;
+    const int64_t whole = g->split_k > 1 ? g->split_from : g->tiles, parts = g->tiles - whole;
+    const double work = (double)whole * (double)g->k_iters_total + (double)parts * (double)g->k_iters;
+    const double span =
+        (double)duet_cdiv(whole, ctas) * (double)g->k_iters_total + (double)duet_cdiv(parts, ctas) * (double)g->k_iters;
+    return work / span;
+}
+
+/* duet_cost_gemm_tile() for a plan whose GEMM keeps `mean_busy` CTAs busy on average
+ * (duet__gemm_mean_busy of the plan's real queue, which a stream-K part's priced view lacks). */
+static duet_status_t duet__gemm_tile_cost(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
+                                          double mean_busy, duet_gemm_cost_t *cost_p)
 {
     const duet_gemm_geom_t *g = &plan->gemm;
     duet_gemm_cost_t c;
@@ -229,17 +252,27 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
         c.t_step = fmax(c.t_step_mma, c.t_step_l2 + duet__oob_rows(g) * hw->tile_oob_row_ns * 1e-9);
         /* The more SMs run the GEMM, the slower each one's K step: the clocks fall under the
          * board's power limit and the SMs queue at L2 (on H200 duet's 256x256 tile takes 1.30 us a
-         * step on 32 SMs and 1.63 us on all 132). A factor 1 + gemm_sm_contention * busy / S on
-         * the step; it follows the load over the operation (clocks move over milliseconds), not
-         * tile by tile, so every split of one shape sees the same factor in fused mode, and an
-         * SM given to the GEMM always adds throughput (busy / (1 + c busy / S) grows with busy). */
-        c.t_step *= 1.0 + hw->gemm_sm_contention * (double)duet_min64(busy, hw->n_sms) / hw->n_sms;
+         * step on 32 SMs and 1.63 us on all 132). A factor 1 + gemm_sm_contention * b / S on the
+         * step, b the SMs the GEMM keeps busy on average over its span (duet__gemm_mean_busy). It
+         * is one factor for the operation (clocks move over milliseconds), not tile by tile, so
+         * every fused split of one shape sees the same factor, and an SM given to the GEMM always
+         * adds throughput (b / (1 + c b / S) grows with b, and b with the CTAs). Over waves of
+         * n_i tiles the steps' factors sum to waves * (1 + c mean(n_i) / S): the mean prices the
+         * operation as factors following each wave would. With the peak, min(tiles, CTAs), a last
+         * wave of r < CTAs tiles was priced as a full one: within a row of the H100 random sets
+         * (bench/results/gemm-random-h100-seed1796646262.json, sm-budget-h100-seed1796646494.json)
+         * the data-parallel candidates measured faster than predicted in proportion to that
+         * wave's overcharge (slopes 0.87 and 1.19 of it; 0.03 and 0.36 with the mean:
+         * tools/gemm_pick_report.py --waves), and stream-K, which fills the wave with K parts,
+         * was picked against that overcharge. */
+        const double b_mean = fmin(mean_busy, (double)hw->n_sms);
+        c.t_step *= 1.0 + hw->gemm_sm_contention * b_mean / hw->n_sms;
         /* And the clock falls with the operation's sustained matrix work (duet_cost_clock_heat). */
         c.t_step *= duet_cost_clock_heat(hw, plan);
         /* The chip moves only so many operand box rows a us past L2 or into zero fill
          * (duet__box_rows, duet_cost_box_capacity): the SMs that run the GEMM share them, and
-         * one's K step takes at least its rows at its share. Like the contention factor, the
-         * share follows the operation's busy SMs, not the tiles running at each instant, and it
+         * one's K step takes at least its rows at its share. The share follows the operation's
+         * busy SMs, min(tiles, CTAs), not the tiles running at each instant, and it
          * bounds the K loop only: the epilogue (the C store, a K split's partial sums) follows
          * the loop. As a resource of the simulator divided among the running tiles over their
          * whole time, it hid the partial sums of 128x256 in two K parts at M = 128 under the
@@ -298,6 +331,12 @@ duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, 
     return DUET_OK;
 }
 
+duet_status_t duet_cost_gemm_tile(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active,
+                                  duet_gemm_cost_t *cost_p)
+{
+    return duet__gemm_tile_cost(hw, plan, active, duet__gemm_mean_busy(&plan->gemm, plan->gemm_ctas), cost_p);
+}
+
 duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *plan, int64_t active, int part,
                                        duet_gemm_cost_t *cost_p)
 {
@@ -308,7 +347,7 @@ duet_status_t duet_cost_gemm_tile_kind(const duet_hw_t *hw, const duet_plan_t *p
     duet_plan_t v = *plan;
     duet_gemm_geom_init(&v.gemm, g->m, g->n, g->k, plan->cfg.tile, g->group_m, part ? g->split_k : 1);
     v.gemm.tiles = g->tiles;
-    return duet_cost_gemm_tile(hw, &v, active, cost_p);
+    return duet__gemm_tile_cost(hw, &v, active, duet__gemm_mean_busy(g, plan->gemm_ctas), cost_p);
 }
 
 /* A wave of `active` tiles is bound by the SM or by its share of HBM, whichever is slower. */

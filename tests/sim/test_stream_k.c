@@ -190,6 +190,42 @@ Test(stream_k, the_simulator_prices_each_position_as_the_kernel_runs_it)
                  rd.gemm_finish_s * 1e6);
 }
 
+/*
+ * The K step's contention follows the CTAs the GEMM keeps busy on average over its span (its K
+ * steps over its span's), which is what stream-K changes. 896 x 2560 x 8192 in 128x256 on 66
+ * CTAs: 7 x 10 = 70 C tiles of 128 steps, one full wave and 4 tiles.
+ * - Data-parallel: two waves of 128 steps, 70 x 128 / (2 x 128) = 35 CTAs busy on average; per
+ *   wave (66, then 4 tiles) the factors 1 + 0.4 x 66 / 132 and 1 + 0.4 x 4 / 132 sum to
+ *   2 x (1 + 0.4 x 35 / 132): the mean prices the two waves as their own loads would. At the
+ *   peak, min(70, 66) = 66, the last wave of 4 tiles cost as much as the full one.
+ * - Stream-K: the 4 tail tiles in s <= 16 parts run in one round of ceil(128 / s) + 6 steps,
+ *   least at s = 16 (8 + 6): 66 whole tiles, then 64 parts of 8 steps. Busy on average:
+ *   (66 x 128 + 64 x 8) / (128 + 8) = 8960 / 136 CTAs, nearly the whole grid.
+ */
+Test(stream_k, the_k_step_contention_follows_the_ctas_busy_on_average)
+{
+    duet_hw_t hw = t_hw("h100");
+    hw.l2_gbs = 1e9; /* matrix-bound: the step is the matrix time times the factors */
+    hw.tile_oob_row_ns = 0;
+    hw.box_rows_per_us = 1e12;
+    hw.clock_heat = 0;
+    hw.gemm_sm_contention = 0.4;
+    cr_assert_eq(hw.n_sms, 132);
+    duet_plan_t dp = sk_plan(&hw, 896, 2560, 8192, T128x256, 66, 0);
+    duet_plan_t sk = sk_plan(&hw, 896, 2560, 8192, T128x256, 66, 1);
+    cr_assert_eq(dp.gemm.tiles, 70);
+    cr_assert(sk.gemm.split_from == 66 && sk.gemm.split_k == 16 && sk.gemm.k_iters == 8 && sk.gemm.tiles == 130);
+    duet_gemm_cost_t c, whole, part;
+    cr_assert_eq(duet_cost_gemm_tile(&hw, &dp, 66, &c), DUET_OK);
+    cr_assert(t_rel_eq(c.t_step, c.t_step_mma * (1 + 0.4 * 35.0 / 132), 1e-12),
+              "data-parallel: %.6g of the matrix time", c.t_step / c.t_step_mma);
+    const double f_sk = 1 + 0.4 * (8960.0 / 136) / 132;
+    cr_assert_eq(duet_cost_gemm_tile_kind(&hw, &sk, 66, 0, &whole), DUET_OK);
+    cr_assert_eq(duet_cost_gemm_tile_kind(&hw, &sk, 66, 1, &part), DUET_OK);
+    cr_assert(t_rel_eq(whole.t_step, whole.t_step_mma * f_sk, 1e-12), "whole: %.6g", whole.t_step / whole.t_step_mma);
+    cr_assert(t_rel_eq(part.t_step, part.t_step_mma * f_sk, 1e-12), "part: %.6g", part.t_step / part.t_step_mma);
+}
+
 /* The configuration rules, the label and the JSON codec. */
 Test(stream_k, configuration_rules_label_and_json)
 {
