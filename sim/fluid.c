@@ -404,7 +404,9 @@ static void duet__prices(duet__fluid_t *F)
         double in = cc.traffic.pull_bytes + (sym ? cc.traffic.push_bytes : 0);
         F->use[DUET_QUEUE_COMM][R_OUT] = out / t;
         F->use[DUET_QUEUE_COMM][R_IN] = in / t;
-        F->use[DUET_QUEUE_COMM][R_HBM] = cc.hbm_bytes / t;
+        /* A copy engine's HBM bytes weigh less than the SMs' (duet_cost_copy_hbm_weight). */
+        const double hbm_scale = F->copy ? duet_cost_copy_hbm_weight(hw) : 1.0;
+        F->use[DUET_QUEUE_COMM][R_HBM] = cc.hbm_bytes / t * hbm_scale;
         double f_push = F->copy ? INFINITY : duet_cost_push_inflight(hw), f_pull = hw->cta_pull_inflight_kib * 1024.0;
         F->inflight_out = (cc.traffic.push_bytes > 0 ? f_push : 0) + (sym && cc.traffic.pull_bytes > 0 ? f_pull : 0);
         F->inflight_in = (cc.traffic.pull_bytes > 0 ? f_pull : 0) + (sym && cc.traffic.push_bytes > 0 ? f_push : 0);

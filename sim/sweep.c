@@ -221,7 +221,7 @@ double duet__sweep_bound(const duet_hw_t *hw, const duet_plan_t *plan)
         double out = cc.traffic.push_bytes + (sym ? cc.traffic.pull_bytes : 0);
         double in = cc.traffic.pull_bytes + (sym ? cc.traffic.push_bytes : 0);
         tc = cc.t_alone;
-        hc = cc.hbm_bytes;
+        hc = cc.hbm_bytes * (copy ? duet_cost_copy_hbm_weight(hw) : 1.0); /* as sim/fluid.c's prices */
         bytes = nc * fmax(out, in);
         peers = cc.traffic.push_peers > cc.traffic.pull_peers ? cc.traffic.push_peers : cc.traffic.pull_peers;
         /* Copy mode: the streams address as many peers at once (as sim/fluid.c's prices). */

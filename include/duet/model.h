@@ -844,6 +844,12 @@ duet_status_t duet_cost_comm_tile_at(const duet_hw_t *hw, const duet_plan_t *pla
  */
 double duet_cost_link_capacity(const duet_hw_t *hw, double inflight_bytes, int peers);
 /**
+ * The weight of one HBM byte a copy engine moves, in the units of the solver's HBM capacity
+ * (hbm_gbs, an effective rate fitted to the SMs' traffic): hbm_gbs / (2 ce_local_gbs), so that a
+ * local copy at ce_local_gbs (its bytes read and written) takes all of HBM. 1 without copy rates.
+ */
+double duet_cost_copy_hbm_weight(const duet_hw_t *hw);
+/**
  * Interference: the cap on a comm tile's speed (a fraction of its speed alone, in (0, 1]) while
  * `gemm_running` GEMM tiles run beside it. Its remote loads queue behind their L2 and fabric
  * traffic: the pull part t_pull of its time alone t_tile (seconds) stretches by rtt_gemm_stretch

@@ -147,6 +147,30 @@ Test(copy_mode, a_collective_alone_by_hand)
 }
 
 /*
+ * A local copy is bounded by its engine's rate, not by hbm_gbs (an effective rate of the SMs'
+ * traffic): at W = 1 the all_gather is one local copy of 1024 x 4096 bf16, 8388608 B, 4 us + 8388608
+ * B / 500 GB/s = 20.777216 us after the launch, barriers and fork/join (18 us), whatever hbm_gbs
+ * below the copy's 2 x 500 GB/s of reads and writes: 38.777216 us. (Its 16 MiB at 200 GB/s of HBM
+ * would take 83.886 us.)
+ */
+Test(copy_mode, a_local_copy_runs_at_its_engine_rate)
+{
+    duet_hw_t hw = round_hw();
+    duet_workload_t wl = t_wl(0, 0, 0, DUET_COLL_ALL_GATHER, 1024, 4096, 1);
+    duet_sim_result_t r;
+    static const double hbm[] = {200, 100};
+    for (int i = 0; i < 2; i++) {
+        hw.hbm_gbs = hbm[i];
+        duet_plan_t p = copy_plan(&hw, wl, 0, 1);
+        cr_assert_eq(duet_sim_run(ws, &duet_sim_policy_fluid, &hw, &p, NULL, &r), DUET_OK, "%s", duet_last_error());
+        cr_assert(t_rel_eq(r.makespan_s, 38.777216e-6, 1e-9), "hbm %g: %.9g", hbm[i], r.makespan_s);
+    }
+    /* A copy byte weighs hbm_gbs / (2 ce_local_gbs) of the solver's HBM: 200 / 1000. */
+    hw.hbm_gbs = 200;
+    cr_assert(t_rel_eq(duet_cost_copy_hbm_weight(&hw), 0.2, 1e-15));
+}
+
+/*
  * The GEMM beside copies that outlast it runs every tile ce_gemm_stretch slower: its time after
  * the start, (1 + 0.25) times the GEMM's alone on every SM (HBM far from binding, no dequeue
  * cost). The copies start after the same launch, barriers and fork/join as the GEMM.
