@@ -78,7 +78,7 @@
 # Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
 # collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
-# NCU_BUILDS, NCU_METRICS, NCU_VENDOR, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
+# NCU_BUILDS, NCU_METRICS, NCU_VENDOR, SAN_TOOLS, SAN_RACE_FLAGS, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
 # RANDOM_ARGS, JOBS; each step's section below says more.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -368,10 +368,12 @@ for step in "$@"; do
         fi
         w=${SAN_NP:-1}
         shares "$w"
-        for tool in memcheck racecheck; do
-            # shellcheck disable=SC2046
+        # SAN_TOOLS: the tools (default both); SAN_RACE_FLAGS: racecheck's own flags, e.g.
+        # "--racecheck-report hazard" for each hazard with the threads on both sides.
+        for tool in ${SAN_TOOLS:-memcheck racecheck}; do
             # shellcheck disable=SC2046
             step_run "$tool" "${SAN_LIMIT:-300}" $(mpiw "$w") compute-sanitizer --tool "$tool" --error-exitcode 99 \
+                $([ "$tool" = racecheck ] && printf -- '%s' "${SAN_RACE_FLAGS:-}") \
                 "$TESTBIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000 --verbose \
                 $([ -n "${SAN_ONLY:-}" ] && printf -- '--only %s' "$SAN_ONLY")
         done
