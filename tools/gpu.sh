@@ -503,6 +503,7 @@ for step in "$@"; do
                 n=${COPY_N:-48} seed=${COPY_SEED:-1}
                 [ "$set" = test ] && n=${COPY_TEST_N:-24} seed=$test_seed
                 corpus=$OUT/${DEVICE_TAG}_copy-world$w-$set.json
+                # shellcheck disable=SC2054 # the commas are --collective's list
                 args=(--grid copy --collective all_gather,all_to_all,broadcast --random "$n" --seed "$seed"
                     --repeats 6 --rounds 3 --warmup 2 --warmup-ms "${CORPUS_WARMUP_MS:-200}")
                 # shellcheck disable=SC2046,SC2086
