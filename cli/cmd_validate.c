@@ -31,7 +31,7 @@ static void cmd_validate_usage(FILE *f)
             "  --rows FILE        per-row predictions as CSV (measured and predicted times in us), for residual\n"
             "                     analysis\n"
             "  --sweep2 FILE      the same grid measured again in another order (calibrate collect --order-seed):\n"
-            "                     then the target table of issue 27 follows, every figure with a bootstrap 95 %%\n"
+            "                     then the accuracy targets follow, every figure with a bootstrap 95 %%\n"
             "                     interval over the workloads, the noise-aware pick beside its re-measurement\n"
             "                     ceiling, the pick of duet's decision rule (the static default kept unless a\n"
             "                     gain clears the band of the known errors) beside duet's fastest prediction,\n"
