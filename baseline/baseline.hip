@@ -191,9 +191,9 @@ out:
     return st;
 }
 
-/* Add the nodes of graph g (and of its child graphs, at most `depth` deep) to nodes[] (kernels,
- * copies, others). */
-static duet_status_t baseline_count_nodes(hipGraph_t g, int depth, int32_t nodes_out[3])
+/* Add the nodes of graph g (and of its child graphs, at most `depth` deep) to nodes_out[], by kind
+ * (DUET_BASELINE_NODE_*). */
+static duet_status_t baseline_count_nodes(hipGraph_t g, int depth, int32_t nodes_out[DUET_BASELINE_NODE_KINDS])
 {
     enum { MAX_NODES = 4096 }; /* a collective of 8 ranks captures a few dozen */
     hipGraphNode_t *nodes = (hipGraphNode_t *)calloc(MAX_NODES, sizeof(*nodes));
@@ -210,7 +210,9 @@ static duet_status_t baseline_count_nodes(hipGraph_t g, int depth, int32_t nodes
             HIP_CHECK(hipGraphChildGraphNodeGetGraph(nodes[i], &child), st, out);
             DUET_CHECK_GOTO(baseline_count_nodes(child, depth - 1, nodes_out), st, out);
         } else {
-            nodes_out[t == hipGraphNodeTypeKernel ? 0 : t == hipGraphNodeTypeMemcpy ? 1 : 2]++;
+            nodes_out[t == hipGraphNodeTypeKernel   ? DUET_BASELINE_NODE_KERNEL
+                      : t == hipGraphNodeTypeMemcpy ? DUET_BASELINE_NODE_COPY
+                                                    : DUET_BASELINE_NODE_OTHER]++;
         }
     }
 out:
@@ -218,25 +220,25 @@ out:
     return st;
 }
 
-duet_status_t duet_baseline_coll_path(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, int32_t nodes[3])
+duet_status_t duet_baseline_coll_path(duet_baseline_h b, int32_t slot, const duet_workload_t *wl,
+                                      int32_t nodes[DUET_BASELINE_NODE_KINDS])
 {
     if (b == NULL || wl == NULL || nodes == NULL)
         return duet__error(DUET_ERR_INVALID_ARG, "baseline: coll_path needs a context, a workload and a result");
-    nodes[0] = nodes[1] = nodes[2] = 0;
+    if (slot != DUET_BASELINE_SLOT_ZERO_CTA)
+        return duet__error(DUET_ERR_UNSUPPORTED,
+                           "baseline: coll_path probes the zero-CTA communicator only (slot %d runs SM kernels)", slot);
+    for (int i = 0; i < DUET_BASELINE_NODE_KINDS; i++)
+        nodes[i] = 0;
     hipStream_t s = NULL;
     hipGraph_t g = NULL;
     duet_status_t st = DUET_OK, cap = DUET_OK;
-    void *src = NULL, *dst = NULL;
     HIP_CHECK(hipSetDevice(b->device), st, out);
     HIP_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), st, out);
-    if (slot != DUET_BASELINE_SLOT_ZERO_CTA) { /* the other slots run between the caller's kind of buffers */
-        const size_t bytes = (size_t)wl->mc * (size_t)wl->nc * 2 * (size_t)(wl->world > 1 ? wl->world : 1);
-        HIP_CHECK(hipMalloc(&src, bytes), st, out);
-        HIP_CHECK(hipMalloc(&dst, bytes), st, out);
-    }
-    /* Relaxed: the library may allocate or query while it enqueues. */
+    /* Relaxed: the library may allocate or query while it enqueues. The zero-CTA slot runs between
+     * its own symmetric buffers, so none are passed. */
     HIP_CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed), st, out);
-    cap = duet_baseline_coll(b, slot, wl, src, dst, s);
+    cap = duet_baseline_coll(b, slot, wl, NULL, NULL, s);
     HIP_CHECK(hipStreamEndCapture(s, &g), st, out);
     DUET_CHECK_GOTO(cap, st, out);
     DUET_CHECK_GOTO(baseline_count_nodes(g, 4, nodes), st, out);
@@ -245,10 +247,6 @@ out:
         (void)hipGraphDestroy(g);
     if (s)
         (void)hipStreamDestroy(s);
-    if (src)
-        (void)hipFree(src);
-    if (dst)
-        (void)hipFree(dst);
     return st;
 }
 

@@ -164,10 +164,11 @@ static void zero_path_words(const bench_zero_t *z, char *buf, size_t len)
         snprintf(buf, len, "path not probed");
     else
         snprintf(buf, len, "%s (%d copies, %d kernels, %d other nodes)",
-                 z->nodes[0] > 0   ? "SM kernels"
-                 : z->nodes[1] > 0 ? "copy engines"
-                                   : "no data movement",
-                 (int)z->nodes[1], (int)z->nodes[0], (int)z->nodes[2]);
+                 z->nodes[DUET_BASELINE_NODE_KERNEL] > 0 ? "SM kernels"
+                 : z->nodes[DUET_BASELINE_NODE_COPY] > 0 ? "copy engines"
+                                                         : "no data movement",
+                 (int)z->nodes[DUET_BASELINE_NODE_COPY], (int)z->nodes[DUET_BASELINE_NODE_KERNEL],
+                 (int)z->nodes[DUET_BASELINE_NODE_OTHER]);
 }
 
 void bench_print_zero_cta(FILE *f, const gpu_env_t *e, const duet_bench_row_t *rows, const bench_zero_t *zero, size_t n)
@@ -329,9 +330,9 @@ static cJSON *row_json(const duet_bench_row_t *r, const bench_zero_t *zero)
         cJSON_AddItemToObject(v, "zero_cta", z);
         if (zero->probed > 0) { /* the nodes of the captured collective (duet_baseline_coll_path()) */
             cJSON *pa = cJSON_AddObjectToObject(z, "path");
-            cJSON_AddNumberToObject(pa, "copies", zero->nodes[1]);
-            cJSON_AddNumberToObject(pa, "kernels", zero->nodes[0]);
-            cJSON_AddNumberToObject(pa, "other", zero->nodes[2]);
+            cJSON_AddNumberToObject(pa, "copies", zero->nodes[DUET_BASELINE_NODE_COPY]);
+            cJSON_AddNumberToObject(pa, "kernels", zero->nodes[DUET_BASELINE_NODE_KERNEL]);
+            cJSON_AddNumberToObject(pa, "other", zero->nodes[DUET_BASELINE_NODE_OTHER]);
         } else if (zero->probed < 0) {
             cJSON_AddStringToObject(z, "path_error", zero->error);
         }

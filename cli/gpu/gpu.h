@@ -60,7 +60,7 @@ duet_status_t bench_print_gemms(FILE *f, const gpu_env_t *e, const duet_bench_ro
 typedef struct bench_zero {
     duet_measure_stat_t stat;
     int probed;
-    int32_t nodes[3]; /* kernels, copies, other nodes */
+    int32_t nodes[DUET_BASELINE_NODE_KINDS]; /* the captured collective's nodes by kind */
     char error[160];
 } bench_zero_t;
 /* Its lines after the summary (zero may be NULL), and its figure, path and ratio in each workload's JSON. */

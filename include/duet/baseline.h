@@ -92,17 +92,24 @@ int duet_baseline_has_zero_cta(duet_baseline_h b);
 /** 1 for the collectives the zero-CTA slot runs (all_gather, all_to_all), else 0. */
 int duet_baseline_zero_cta_runs(int32_t coll);
 
+/** The kinds of node duet_baseline_coll_path() counts, the indices of its `nodes`. */
+enum {
+    DUET_BASELINE_NODE_KERNEL = 0, /* kernel nodes: the collective runs on SMs */
+    DUET_BASELINE_NODE_COPY = 1,   /* memcpy nodes: copies, which the copy engines run between GPUs */
+    DUET_BASELINE_NODE_OTHER = 2,  /* every other node (memory operations, events, empty nodes) */
+    DUET_BASELINE_NODE_KINDS = 3
+};
 /**
- * Which path the library takes for `wl`'s collective on communicator `slot` (e.g.
- * DUET_BASELINE_SLOT_ZERO_CTA): the collective is captured into a graph on a side stream, never
- * launched, and the graph's nodes counted, child graphs included: `nodes[0]` kernel nodes (the
- * collective runs on SMs), `nodes[1]` memcpy nodes (copies, which the copy engines run between
- * GPUs), `nodes[2]` every other node (memory operations, events, empty nodes). No kernel node and
- * at least one copy means the copy-engine path; a kernel node means the library ran (or fell back
- * to) SM kernels. Collective: every rank calls it. The CUDA driver may still run a copy within one
+ * Which path the library takes for `wl`'s collective on the zero-CTA communicator (`slot`
+ * DUET_BASELINE_SLOT_ZERO_CTA; the other communicators run SM kernels, and are refused with
+ * DUET_ERR_UNSUPPORTED): the collective is captured into a graph on a side stream, never launched,
+ * and the graph's nodes counted by kind (DUET_BASELINE_NODE_*), child graphs included. No kernel
+ * node and at least one copy means the copy-engine path; a kernel node means the library fell back
+ * to SM kernels. Collective: every rank calls it. The CUDA driver may still run a copy within one
  * GPU (W = 1, or the local block) on SMs; the count says what the library asked for.
  */
-duet_status_t duet_baseline_coll_path(duet_baseline_h b, int32_t slot, const duet_workload_t *wl, int32_t nodes[3]);
+duet_status_t duet_baseline_coll_path(duet_baseline_h b, int32_t slot, const duet_workload_t *wl,
+                                      int32_t nodes[DUET_BASELINE_NODE_KINDS]);
 /**
  * Vendor mode (DUET_MODE_VENDOR): the GEMM of `op` in BLASLt planned for cfg.gemm_wgs SMs on
  * `stream`, and the collective by duet's comm kernel on cfg.comm_wgs CTAs on a second stream
