@@ -105,9 +105,6 @@ __shared__ uint32_t duet__wg_fin_uses;                  /* completed phases of d
 __shared__ long long duet__wg_tslot;                    /* the next GEMM tile, from the producer (>= tiles: none) */
 __shared__ uint64_t duet__wg_tfull, duet__wg_tempty;    /* duet__wg_tslot written / read by every consumer */
 __shared__ uint64_t duet__wg_go;                        /* a comm-home CTA's consumers reached the GEMM queue */
-/* Thread 0's: staging uses it has not released yet (its TMA stores of C may still read them):
- * the first use and how many. */
-__shared__ uint32_t duet__wg_pend_g, duet__wg_pend_n;
 
 /** Initialise the CTA's barriers (one thread), before the CTA's first GEMM tile; a barrier follows. */
 template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
@@ -123,7 +120,6 @@ template <int BM, int BN> __device__ static inline void duet__wg_cta_init(void)
         duet__mbar_init(&duet__wg_tfull, 1);
         duet__mbar_init(&duet__wg_tempty, DUET_THREADS);
         duet__mbar_init(&duet__wg_go, 1);
-        duet__wg_pend_n = 0;
         /* Make the initialised barriers visible to the TMA unit (async proxy). */
         duet__fence_mbar_init();
     }
@@ -211,13 +207,16 @@ template <class CFG> __device__ static inline void duet__wg_give(uint32_t gi, in
 }
 
 /* Thread 0: release the staging uses it held back (warp 0's), once its TMA stores of C have read
- * them. */
-template <class CFG> __device__ static inline void duet__wg_give_pending(void)
+ * them. `held`: how many, thread 0's own count (a register: no other thread reads it, and as a
+ * shared variable racecheck reported its accesses as hazards). They are the `held` ring uses
+ * just before `gbase`: the epilogue that held them back advanced gbase past them, and nothing
+ * advances it before the next pass calls this. */
+template <class CFG> __device__ static inline void duet__wg_give_pending(uint32_t gbase, uint32_t &held)
 {
-    if (duet__wg_pend_n != 0) {
+    if (held != 0) {
         duet__bulk_wait_read();
-        duet__wg_give_warp<CFG>(duet__wg_pend_g, (int)duet__wg_pend_n);
-        duet__wg_pend_n = 0;
+        duet__wg_give_warp<CFG>(gbase - held, (int)held);
+        held = 0;
     }
 }
 
@@ -285,7 +284,7 @@ template <class CFG> __device__ static inline uint32_t duet__wg_stage_at(uint32_
  * 256 consumer threads (duet_dev_sync), by the TMA unit or by the threads. */
 template <bool BF16, class CFG, int R>
 __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const float (&acc)[CFG::MI][R],
-                                                uint8_t *stages, uint32_t gi, int64_t m0, int64_t n0)
+                                                uint8_t *stages, uint32_t gi, uint32_t &held, int64_t m0, int64_t n0)
 {
     constexpr int NSTG = CFG::STAGES - CFG::AHEAD;
     const duet_gemm_geom_t &g = p.gemm;
@@ -319,8 +318,7 @@ __device__ static inline void duet__wg_epilogue(const duet__kparams_t &p, const 
                                        (int32_t)m0);
                 duet__bulk_commit();
             }
-            duet__wg_pend_g = gi;
-            duet__wg_pend_n = NSTG;
+            held = NSTG;
         } else if (tid % 32 == 0) {
             /* Every warp is done with the staging (the barrier above); warp 0's release is thread
              * 0's, after its stores have read it. */
@@ -494,7 +492,7 @@ __device__ static __noinline__ void duet__bulk_splitk_finish(const duet__kparams
  */
 template <bool BF16, int BM, int BN>
 __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t &p, int64_t tile, uint8_t *smem,
-                                                          uint32_t &gbase)
+                                                          uint32_t &gbase, uint32_t &held)
 {
     typedef duet__wg_cfg<BM, BN> CFG;
     typedef duet__wgmma<CFG::WG_N, BF16> MMA;
@@ -523,7 +521,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
         /* The previous pass's staging goes back to the producer, which needs it from this
          * pass's k-tile AHEAD on. */
         if (tid == 0)
-            duet__wg_give_pending<CFG>();
+            duet__wg_give_pending<CFG>(gbase, held);
         duet__wg_zero<CFG>(acc);
         /* The epilogue stays outside this loop: accumulator reads on a (to ptxas) divergent
          * path inside it make ptxas serialise every wgmma (C7518). */
@@ -582,7 +580,7 @@ __device__ static __forceinline__ void duet__gemm_tile_wg(const duet__kparams_t 
             gbase += CFG::STAGES;
             continue;
         }
-        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, gbase, m0, n0);
+        duet__wg_epilogue<BF16, CFG>(p, acc[0], stages, gbase, held, m0, n0);
         gbase += CFG::STAGES - CFG::AHEAD;
     }
 }
@@ -598,7 +596,7 @@ __device__ static __forceinline__ void duet__wg_consume(const duet__kparams_t &p
 {
     /* Each thread's own counts of the ring's uses and of the tiles taken: every thread walks
      * the same sequence, and shared copies would need a barrier per tile before the next read. */
-    uint32_t gi = 0, nt = 0;
+    uint32_t gi = 0, nt = 0, held = 0; /* held: thread 0's staging uses held back (the epilogue) */
     for (;; nt++) {
         duet__mbar_wait(&duet__wg_tfull, nt & 1);
         const long long idx = *(volatile long long *)&duet__wg_tslot;
@@ -606,7 +604,7 @@ __device__ static __forceinline__ void duet__wg_consume(const duet__kparams_t &p
         if (idx >= len)
             break;
         begin(idx);
-        duet__gemm_tile_wg<BF16, BM, BN>(p, idx, smem, gi);
+        duet__gemm_tile_wg<BF16, BM, BN>(p, idx, smem, gi, held);
         end();
     }
 }

@@ -17,8 +17,8 @@
 #              a program without MPI that starts duet through the file bootstrap, registers its own
 #              buffers and checks one GEMM + all_gather; each rank prints a line ending in OK
 #   sanitize   NVIDIA: compute-sanitizer memcheck and racecheck on the quick set at SAN_NP ranks
-#              (SAN_ONLY=split_k,stream_k: those sections only; racecheck takes minutes per wgmma
-#              kernel; SAN_LIMIT, default 300 s, each tool's limit)
+#              (SAN_ONLY=split_k,stream_k: those sections only, SAN_RACE_ONLY racecheck's alone;
+#              racecheck takes minutes per wgmma kernel; SAN_LIMIT, default 300 s, each tool's limit)
 #              (default 1), then the canaries (a planted out-of-bounds write and a planted race,
 #              which the tools must report, so that their clean passes mean something)
 #   perf       the GPU tests' rough speeds (--perf); measuring properly is the bench
@@ -75,7 +75,7 @@
 # KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json *_copy-world*.json") stay while they fit,
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
-# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
+# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_RACE_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
 # collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, SAN_TOOLS, SAN_RACE_FLAGS, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
@@ -369,13 +369,16 @@ for step in "$@"; do
         w=${SAN_NP:-1}
         shares "$w"
         # SAN_TOOLS: the tools (default both); SAN_RACE_FLAGS: racecheck's own flags, e.g.
-        # "--racecheck-report hazard" for each hazard with the threads on both sides.
+        # "--racecheck-report hazard" for each hazard with the threads on both sides;
+        # SAN_RACE_ONLY: racecheck's sections where they differ from SAN_ONLY (racecheck is the slow one).
         for tool in ${SAN_TOOLS:-memcheck racecheck}; do
+            only=${SAN_ONLY:-}
+            [ "$tool" = racecheck ] && only=${SAN_RACE_ONLY:-$only}
             # shellcheck disable=SC2046
             step_run "$tool" "${SAN_LIMIT:-300}" $(mpiw "$w") compute-sanitizer --tool "$tool" --error-exitcode 99 \
                 $([ "$tool" = racecheck ] && printf -- '%s' "${SAN_RACE_FLAGS:-}") \
                 "$TESTBIN" --quick --skip-timeouts --skip-vendor --timeout-ms 120000 --verbose \
-                $([ -n "${SAN_ONLY:-}" ] && printf -- '--only %s' "$SAN_ONLY")
+                $([ -n "$only" ] && printf -- '--only %s' "$only")
         done
         # The canaries must be reported: a clean pass of a tool that sees nothing means nothing.
         for tool in memcheck racecheck; do
