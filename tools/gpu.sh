@@ -26,7 +26,7 @@
 #              hipBLASLt + RCCL), every workload of SHAPES (default: the reference design's set)
 #   gemm       duet bench --gemm-only on one GPU: duet's GEMM against the vendor's, GEMM_SHAPES
 #   gemm-random  duet bench --gemm-only --random on one GPU: RANDOM_N (48) random GEMMs of seed
-#              RANDOM_SEED (default: the time, so each run draws a fresh set; the seed is in the
+#              RANDOM_SEED (default: drawn from /dev/urandom, so each run draws a fresh set; the seed is in the
 #              JSON), extents 512..16384, each in fp16 and bf16, on every SM, at the settled clock
 #   sm-budget  the same on SM budgets: BUDGET_N (16) random GEMMs at BUDGETS (1,0.75,0.5 of the SMs)
 #   collect    duet calibrate collect at NP ranks -> DEVICE_TAG_worldNP.json (resumable: `resume`
@@ -440,7 +440,8 @@ for step in "$@"; do
         # estimate of the GPU time, printed first, is 55-72 s for either default (96 rows, about
         # 4000 figures: 8 tiles x up to 6 K splits); allow 2-3 times that for the host's share of
         # each run and the vendor's heuristics.
-        seed=${RANDOM_SEED:-$(date +%s)}
+        seed=${RANDOM_SEED:-$(od -An -N4 -tu4 /dev/urandom 2> /dev/null | tr -d ' ' || date +%s)}
+        [ -n "$seed" ] || seed=$(date +%s)
         if [ "$step" = gemm-random ]; then
             base=gemm-random-$DEVICE_TAG
             args=(--random "${RANDOM_N:-48}" --sm-budgets 1)
