@@ -75,7 +75,8 @@
 # KEEP (default "*.svg bench*.json gemm*.json sm-budget*.json *_world*.json *_copy-world*.json") stay while they fit,
 # everything else goes into rest.tgz. DRY_RUN=1 prints the commands instead of running them.
 #
-# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_RACE_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
+# Knobs (environment): DUET_COMMIT (the commit to record where the tree has no .git), DEADLINE_S (seconds
+# from the start past which no step starts and every command is cut: for a transport with a time limit), NP, WORLDS, PLANT_NP, QUICK_WORLDS, SAN_NP, SAN_ONLY, SAN_RACE_ONLY, SAN_LIMIT, PROFILE (the --hw of bench,
 # collect, corpus, tune and trace; default the device's built-in), SHAPES, BENCH_ARGS, GEMM_SHAPES, GEMM_ARGS, COLLECT_ARGS, TRACE_ARGS,
 # TRACES, COMMS, COLLS, CTAS, TILES, PAIR_COLLS, CLOCK_GEMM, CLOCK_REPS, CLOCK_RUNS, CLOCK_DTYPE, NCU,
 # NCU_BUILDS, NCU_METRICS, NCU_VENDOR, SAN_TOOLS, SAN_RACE_FLAGS, FIT_* (step fit), RANDOM_N, RANDOM_SEED, BUDGET_N, BUDGETS,
@@ -148,6 +149,11 @@ xrun() {
     shift 2
     echo "+ $*" >> "$log"
     [ "$DRY" = 1 ] && { echo "+ $*"; return 0; }
+    # DEADLINE_S: no command runs past it (seconds from the start), so the outputs are packed in time.
+    if [ -n "${DEADLINE_S:-}" ] && [ "$limit" -gt $((DEADLINE_S - SECONDS)) ]; then
+        limit=$((DEADLINE_S - SECONDS))
+        [ "$limit" -ge 1 ] || limit=1
+    fi
     timeout "$limit" "$@" >> "$log" 2>&1
     local rc=$?
     [ $rc = 0 ] || FAILED=1
@@ -272,6 +278,7 @@ note "tools/gpu.sh $* at $COMMIT on $(hostname 2> /dev/null): $GPU_VENDOR, $GPU_
 
 for step in "$@"; do
     [ "$STOP" = 1 ] && { note "$step: skipped (an earlier step failed)"; continue; }
+    [ -n "${DEADLINE_S:-}" ] && [ "$SECONDS" -ge "$DEADLINE_S" ] && { note "$step: skipped (past DEADLINE_S=$DEADLINE_S s)"; FAILED=1; continue; }
     case $step in
     info | fit | builtin | ablation) ;;
     *) if [ "$GPU_VENDOR" = none ] && [ "$DRY" != 1 ]; then
