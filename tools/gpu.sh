@@ -316,7 +316,16 @@ for step in "$@"; do
         j=$((NCPU / nb))
         [ "$j" -lt 1 ] && j=1
         for n in $NAMES; do
-            (cd "$(bindir "$n")" && xrun "$OUT/build-$n.log" 900 make JOBS=$j -j$j "${MAKE_VARS[@]}" gpu) &
+            (
+                # A variant's binary records its own commit, not this tree's DUET_COMMIT and
+                # DUET_KERNEL_COMMIT (its make asks git where it is a checkout).
+                if [ "$n" != B ]; then
+                    unset DUET_COMMIT DUET_KERNEL_COMMIT
+                    c=$(commit_of "$n")
+                    [ "$c" != unknown ] && [ -n "$c" ] && export DUET_COMMIT=$c DUET_KERNEL_COMMIT=$c
+                fi
+                cd "$(bindir "$n")" && xrun "$OUT/build-$n.log" 900 make JOBS=$j -j$j "${MAKE_VARS[@]}" gpu
+            ) &
         done
         wait
         ok=1
