@@ -117,6 +117,12 @@ FAILED=0 # 1: some command failed (the exit status)
 
 note() { echo "== $*" | tee -a "$SUMMARY"; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+# fresh_seed: a seed drawn from /dev/urandom (the time where it cannot be read), for sets nobody chose.
+fresh_seed() {
+    local x
+    x=$(od -An -N4 -tu4 /dev/urandom 2> /dev/null | tr -d ' ')
+    echo "${x:-$(date +%s)}"
+}
 
 # record FILE STEP CMD...: a result file in the manifest, with the commit it measured (REC_COMMIT
 # where a variant's build made it, else this tree's).
@@ -456,8 +462,7 @@ for step in "$@"; do
         # estimate of the GPU time, printed first, is 55-72 s for either default (96 rows, about
         # 4000 figures: 8 tiles x up to 6 K splits); allow 2-3 times that for the host's share of
         # each run and the vendor's heuristics.
-        seed=${RANDOM_SEED:-$(od -An -N4 -tu4 /dev/urandom 2> /dev/null | tr -d ' ' || date +%s)}
-        [ -n "$seed" ] || seed=$(date +%s)
+        seed=${RANDOM_SEED:-$(fresh_seed)}
         if [ "$step" = gemm-random ]; then
             base=gemm-random-$DEVICE_TAG
             args=(--random "${RANDOM_N:-48}" --sm-budgets 1)
@@ -515,7 +520,7 @@ for step in "$@"; do
     copy-corpus)
         # A few seconds a set at W = 1 on one H100 by the profile's estimate (7 points a workload);
         # W = 2 under MPS runs both ranks' GEMMs on the one GPU, so about twice that.
-        test_seed=${COPY_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+        test_seed=${COPY_TEST_SEED:-$(fresh_seed)}
         note "copy-corpus: test set seed $test_seed (drawn before any fit it judges)"
         for w in ${COPY_WORLDS:-1 2}; do
             shares "$w"
