@@ -85,7 +85,8 @@ enum {
     SI_EVEN_K,
     SI_SK200,
     SI_SK266,
-    SI_SK10
+    SI_SK10,
+    SI_ROW16
 };
 static const shape_t SHAPES[] = {
     /* K % 64 != 0; the all_to_all chunks (600 / W rows) straddle 256-row comm tiles */
@@ -117,6 +118,9 @@ static const shape_t SHAPES[] = {
      * 2 x 5 = 10 C tiles of 128x256 on 4 GEMM CTAs, 2 past 2 waves; K = 1024 is 16 steps of 64,
      * so the plan splits the 2-tile tail in 2 parts (8 + 6 fix-up steps < 16) */
     {"sk-10", 256, 1280, 1024, 256, 64, 0, 0, 0, 0},
+    /* K % 16 == 8 (264 = 4 steps of 64 and 8): rows of 528 bytes, on 16 bytes only; 2048 x 2048
+     * is the smallest square the plan stages for that (M N >= 1024 (M + N)): rows of 320 */
+    {"row16", 2048, 2048, 264, 256, 64, 0, 0, 1, 0},
 };
 #define NSHAPES ((int)(sizeof(SHAPES) / sizeof(SHAPES[0])))
 
@@ -1018,6 +1022,40 @@ static void test_stream_k_small(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
     result_free(&res[1]);
 }
 
+/*
+ * Operand staging of a K that is a multiple of 8 (model/plan.c, duet__plan_stage_k): shape row16
+ * is staged into rows of 320 elements with the staging kernel's 16-byte loads, both dtypes, fused
+ * and concurrent (the pass runs before either's GEMM kernel), bit-identical. (K % 8 != 0 is
+ * staged element by element: shapes odd-k and even-k.)
+ */
+static void test_staging(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
+{
+    const duet_hw_t *hw = test_hw();
+    const shape_t *s = &SHAPES[SI_ROW16];
+    for (int dtype = 0; dtype < DUET_DTYPE_COUNT; dtype++) {
+        duet_workload_t wl = make_wl(s, DUET_COLL_ALL_GATHER, dtype, t->world, 0, 1);
+        const uint64_t seed = next_seed();
+        result_t res[2];
+        for (int mode = 0; mode <= DUET_MODE_CONCURRENT; mode++) {
+            duet_config_t cfg = make_cfg(hw, mode, s);
+            duet_plan_t plan;
+            const int built = duet_plan_build(&wl, &cfg, t->rank, &plan) == DUET_OK;
+            duet_test_check(t, built && plan.stage_k == 320, "W=%d staging %s %s: stage_k %lld (expected 320)",
+                            t->world, duet_mode_name(mode), duet_dtype_name(dtype),
+                            built ? (long long)plan.stage_k : -1LL);
+            tcase_t tc;
+            tcase_init(&tc, &wl, &cfg, seed);
+            snprintf(tc.label, sizeof(tc.label), "W=%d staged rows %s %s shape %s", t->world, duet_mode_name(mode),
+                     duet_dtype_name(dtype), s->name);
+            run_check(t, ctx, bf, &tc, &res[mode]);
+        }
+        duet_test_check(t, same_bytes(&res[0], &res[1]), "W=%d staging %s: fused == concurrent bytes", t->world,
+                        duet_dtype_name(dtype));
+        result_free(&res[0]);
+        result_free(&res[1]);
+    }
+}
+
 /* GEMM-only and collective-only operations, and the shape beyond 2048 x 2048 (sampled). */
 static void test_partial_ops(duet_test *t, duet_ctx_h ctx, bufs_t *bf)
 {
@@ -1754,6 +1792,7 @@ int main(int argc, char **argv)
     SECTION(&t, "split_k", test_split_k(&t, ctx, &bf, quick));
     SECTION(&t, "stream_k", test_stream_k(&t, ctx, &bf, quick));
     SECTION(&t, "stream_k_small", test_stream_k_small(&t, ctx, &bf));
+    SECTION(&t, "staging", test_staging(&t, ctx, &bf));
     if (!skip_vendor)
         SECTION(&t, "vendor", test_vendor(&t, ctx, &bf, quick));
     SECTION(&t, "copy", test_copy(&t, ctx, &bf, quick, skip_timeouts ? 0 : timeout_ms < 400 ? timeout_ms : 400));
