@@ -1647,9 +1647,9 @@ static void bufs_free(bufs_t *bf)
 /* --only: the sections to run, comma-separated (NULL: all). A tool as slow as racecheck (minutes
  * per wgmma kernel) can then be given the kernels a change touched within its time limit. */
 static const char *g_only = NULL;
-static const char *const g_sections[] = {"heap",     "validation",     "reference",   "matrix", "split_k",
-                                         "stream_k", "stream_k_small", "vendor",      "copy",   "timeouts",
-                                         "launch",   "back to back",   "partial ops", "tiles"};
+static const char *const g_sections[] = {"heap",     "validation",     "reference",    "matrix",      "split_k",
+                                         "stream_k", "stream_k_small", "staging",      "vendor",      "copy",
+                                         "timeouts", "launch",         "back to back", "partial ops", "tiles"};
 
 /* Whether `name` is an item of the comma-separated `list`. */
 static int list_has(const char *list, const char *name)
