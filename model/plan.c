@@ -190,12 +190,6 @@ void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_
 }
 
 /*
- * The GEMM queue's geometry: the configuration's tiling and K split, and with stream-K the tail
- * split for the GEMM's budget: the CTAs whose GEMM work starts at once (fused with a collective:
- * the GEMM-home ones; the comm CTAs reach the GEMM queue only after the collective), else every
- * CTA that may run GEMM tiles.
- */
-/*
  * Operand staging (duet_plan_t.stage_k): the staged rows are K rounded up to a whole k-tile of
  * DUET_STAGE_ROW_ALIGN elements, so that every row starts on 128 bytes.
  *
@@ -227,6 +221,12 @@ static int64_t duet__plan_stage_k(const duet_workload_t *wl, const duet_gemm_geo
     return stage ? duet_cdiv(k, DUET_STAGE_ROW_ALIGN) * DUET_STAGE_ROW_ALIGN : 0;
 }
 
+/*
+ * The GEMM queue's geometry: the configuration's tiling and K split, and with stream-K the tail
+ * split for the GEMM's budget: the CTAs whose GEMM work starts at once (fused with a collective:
+ * the GEMM-home ones; the comm CTAs reach the GEMM queue only after the collective), else every
+ * CTA that may run GEMM tiles.
+ */
 static void duet__plan_gemm_geom(duet_plan_t *p)
 {
     const duet_config_t *cfg = &p->cfg;
