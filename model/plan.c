@@ -194,31 +194,29 @@ void duet_plan_stream_k_choose(const duet_gemm_geom_t *g, int32_t budget, int64_
  * DUET_STAGE_ROW_ALIGN elements, so that every row starts on 128 bytes.
  *
  * A K that is not a multiple of 8 is always staged (rows off 16 bytes have no fast path). A K
- * whose rows start on 16 or 32 bytes but not on 64 (K % 32 != 0, K % 64 != 32) is staged where
- * the copy is cheap against the GEMM: the wgmma tile's TMA loads of such rows ran the K loop
- * 1.2-1.6x slower than of rows on 128 bytes (one H100, 2026-12-07: every such aligned GEMM of the
- * random sets, e.g. 3520x7040x904 and 4160x12928x6008 at 0.69 and 0.62 of cuBLASLt, 1.5 and 1.25x
- * the model's time; rows on 64 bytes, K % 64 == 32, ran at the model's time). The pass moves
+ * whose rows start on 16 bytes only (K % 16 == 8) is staged where the copy is cheap against the
+ * GEMM: the wgmma tile's TMA loads of such rows ran the K loop 1.2-1.6x slower than of rows on 128
+ * bytes (one H100: every such aligned GEMM of the random sets, e.g. 3520x7040x904 and
+ * 4160x12928x6008 at 0.69 and 0.62 of cuBLASLt, 1.5 and 1.25x the model's time). The pass moves
  * about 4 K (M + N) bytes against the GEMM's 2 M N K flops, so it pays where M N / (M + N)
  * exceeds about 2 F / (p B): F the matrix rate, B the memory bandwidth, p the share of the GEMM's
- * time the rows cost (0.2-0.6 on 16-byte rows). On H100 (700 TFLOP/s at the settled clock,
- * 3.0 TB/s) with p = 0.45 that is about 1000, on H200 (4.3 TB/s) 720: DUET_STAGE_MIN_MN_16.
- * Rows on 32 bytes cost less (one H200 GEMM, 640x10304x14064 at 0.84 of cuBLASLt): twice that.
+ * time the rows cost. On H100 (700 TFLOP/s at the settled clock, 3.0 TB/s) with p = 0.45 that is
+ * about 1000, on H200 (4.3 TB/s) 720: DUET_STAGE_MIN_MN. Side by side on one H100 the staged
+ * GEMMs ran 1.13-1.37x faster where M N / (M + N) was 1024-3150 and 0.96-0.98x at 1135-1212 with
+ * N = 1344 (docs/performance.md). Rows on 32 bytes (K % 32 == 16) are not staged: 4096x4096x912
+ * ran 0.88x as fast staged, its rows in place at 0.93 of cuBLASLt; rows on 64 bytes ran at the
+ * model's time.
  */
 #define DUET_STAGE_ROW_ALIGN 64
-#define DUET_STAGE_MIN_MN_16 1024
+#define DUET_STAGE_MIN_MN 1024
 static int64_t duet__plan_stage_k(const duet_workload_t *wl, const duet_gemm_geom_t *g)
 {
     const int64_t k = wl->k, m = wl->m, n = wl->n;
     if (g->tiles <= 0)
         return 0;
-    int stage = k % 8 != 0;
-    if (!stage && k % 32 != 0) {
-        /* rows on 16 bytes (K % 16 == 8) or on 32 (K % 32 == 16) */
-        const int64_t min_mn = k % 16 == 8 ? DUET_STAGE_MIN_MN_16 : 2 * DUET_STAGE_MIN_MN_16;
-        stage = (double)m * (double)n >= (double)min_mn * (double)(m + n);
-    }
-    return stage ? duet_cdiv(k, DUET_STAGE_ROW_ALIGN) * DUET_STAGE_ROW_ALIGN : 0;
+    const int off16 = k % 8 != 0; /* rows off 16 bytes */
+    const int on16 = k % 16 == 8 && (double)m * (double)n >= (double)DUET_STAGE_MIN_MN * (double)(m + n);
+    return off16 || on16 ? duet_cdiv(k, DUET_STAGE_ROW_ALIGN) * DUET_STAGE_ROW_ALIGN : 0;
 }
 
 /*

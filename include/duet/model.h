@@ -673,9 +673,9 @@ typedef struct duet_plan {
     /* Operand staging: the GEMM kernels' 16-byte copies and tensor-memory loads need every row of
      * A and B to start on 16 bytes, which a K that is not a multiple of 8 elements does not give
      * (the kernels would fall back to 2-byte element loads, 4-9x slower on H200), and the
-     * tensor-memory loads run slower on rows that start on 16 or 32 bytes only (K % 32 != 0).
-     * For a K off 8, and for such rows where the copy is cheap against the GEMM (model/plan.c
-     * says when), A and B are first copied into a workspace with rows of stage_k elements (K
+     * tensor-memory loads run slower on rows that start on 16 bytes only (K % 16 == 8). For a
+     * K off 8, and for such rows where the copy is cheap against the GEMM (model/plan.c says
+     * when), A and B are first copied into a workspace with rows of stage_k elements (K
      * rounded up to 64: rows on 128 bytes), zero-filled beyond K so that no sum changes, and the
      * GEMM kernel reads the copies: one pass over both operands before it, on its stream.
      * stage_k 0: the kernels read A and B in place. stage_ws_bytes: (M + N) stage_k elements. */
