@@ -19,6 +19,10 @@ grouped by workload and keeps the rest of the profile as it is:
 
   tools/mode_err_kfold.py --duet build/duet --hw tuning_data/h200.json --mode vendor \\
       --params vendor_gemm_eff_fp16,... tuning_data/h200_world1-train-s1.json tuning_data/h200_world1-train2-s1.json
+
+--max-iter N and --accept-unconverged are handed to every `duet calibrate fit` (a fit of many
+--params may need more than its default 100 trust-region iterations); a step that fails ends the
+script with that step's own error.
 """
 import argparse
 import csv
@@ -56,7 +60,12 @@ def row_key(r):
 
 
 def run(cmd):
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Run one duet step; on failure, end with its last line of error (what went wrong, and what to do)."""
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        lines = [x for x in p.stderr.splitlines() if x.strip()]
+        sys.exit("duet: mode_err_kfold: `%s %s` failed (exit %d): %s" %
+                 (os.path.basename(cmd[0]), " ".join(cmd[1:3]), p.returncode, lines[-1] if lines else "no message"))
 
 
 def main():
@@ -67,7 +76,14 @@ def main():
     ap.add_argument("--mode", required=True, choices=("fused", "concurrent", "vendor"))
     ap.add_argument("--params", required=True)
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--max-iter", type=int, help="trust-region iterations per fit (duet calibrate fit --max-iter)")
+    ap.add_argument("--accept-unconverged", action="store_true",
+                    help="keep a fit that stopped without converging (duet calibrate fit --accept-unconverged)")
     a = ap.parse_args()
+    if a.max_iter is not None and a.max_iter < 1:
+        ap.error("--max-iter: %d is not a positive number of iterations" % a.max_iter)
+    fit_opts = (["--max-iter", str(a.max_iter)] if a.max_iter is not None else []) + \
+        (["--accept-unconverged"] if a.accept_unconverged else [])
     src = [json.load(open(f)) for f in a.corpora]
 
     def write(d, name, keep):
@@ -85,7 +101,7 @@ def main():
         rows = os.path.join(d, "assign.csv")
         run([a.duet, "calibrate", "fit", "--corpus", *mine, "--hw", a.hw, "-o", os.path.join(d, "x.json"),
              "--report", os.path.join(d, "x-r.json"), "--params", a.params, "--folds", str(a.folds), "--rows",
-             rows, "--quiet"])
+             rows, "--quiet", *fit_opts])
         # The fit's rows index the filtered corpora; map them back to the originals' indices.
         back = []
         for cj in src:
@@ -100,7 +116,7 @@ def main():
             test = write(d, "o%d" % f, lambda c, i, r: r.get("kind") == "op" and fold.get((c, i)) == f)
             prof = os.path.join(d, "p%d.json" % f)
             run([a.duet, "calibrate", "fit", "--corpus", *train, "--hw", a.hw, "-o", prof, "--report",
-                 os.path.join(d, "r%d.json" % f), "--params", a.params, "--folds", "0", "--quiet"])
+                 os.path.join(d, "r%d.json" % f), "--params", a.params, "--folds", "0", "--quiet", *fit_opts])
             out = os.path.join(d, "v%d.csv" % f)
             run([a.duet, "validate", "--hw", prof, "--corpus", *test, "--rows", out])
             for r in csv.DictReader(open(out)):

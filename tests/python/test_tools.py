@@ -88,3 +88,41 @@ class CorpusDrift(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ModeErrKfold(unittest.TestCase):
+    """tools/mode_err_kfold.py hands --max-iter and --accept-unconverged to duet calibrate fit, and a
+    step that fails ends it with that step's own error (a stand-in duet records its arguments and
+    fails as a fit that did not converge does)."""
+
+    def test_fit_options_reach_the_fit_and_its_error_reaches_the_user(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "argv.txt")
+            fake = os.path.join(d, "duet")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n"
+                        "echo \"$@\" > '%s'\n"
+                        "echo 'duet: calibrate fit: the fit did not converge (raise --max-iter)' >&2\n"
+                        "exit 1\n" % log)
+            os.chmod(fake, 0o755)
+            corpus = os.path.join(d, "c.json")
+            with open(corpus, "w") as f:
+                json.dump({"schema": "duet-corpus/2", "rows": []}, f)
+            out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--duet", fake,
+                                  "--hw", "h200", "--mode", "vendor", "--params", "vendor_tile_us", "--max-iter",
+                                  "500", "--accept-unconverged", corpus], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 1, out.stderr)
+            self.assertIn("the fit did not converge", out.stderr)
+            self.assertEqual(out.stderr.count("\n"), 1, "one line: %r" % out.stderr)
+            with open(log) as f:
+                argv = f.read().split()
+            self.assertEqual(argv[:2], ["calibrate", "fit"])
+            self.assertIn("--accept-unconverged", argv)
+            self.assertEqual(argv[argv.index("--max-iter") + 1], "500")
+
+    def test_a_max_iter_below_one_is_refused(self):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--hw", "h200",
+                              "--mode", "vendor", "--params", "x", "--max-iter", "0", "c.json"], capture_output=True,
+                             text=True)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--max-iter", out.stderr)
