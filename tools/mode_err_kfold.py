@@ -84,7 +84,14 @@ def main():
         ap.error("--max-iter: %d is not a positive number of iterations" % a.max_iter)
     fit_opts = (["--max-iter", str(a.max_iter)] if a.max_iter is not None else []) + \
         (["--accept-unconverged"] if a.accept_unconverged else [])
-    src = [json.load(open(f)) for f in a.corpora]
+    src = []
+    for f in a.corpora:
+        try:
+            with open(f) as fh:
+                src.append(json.load(fh))
+        except (OSError, ValueError) as e:
+            print("duet: mode_err_kfold: %s: %s" % (f, getattr(e, "strerror", None) or e), file=sys.stderr)
+            sys.exit(2)
 
     def write(d, name, keep):
         """Each corpus with the rows keep(corpus index, row index, row) selects; the file names."""

@@ -126,3 +126,9 @@ class ModeErrKfold(unittest.TestCase):
                              text=True)
         self.assertEqual(out.returncode, 2)
         self.assertIn("--max-iter", out.stderr)
+
+    def test_a_corpus_that_cannot_be_read_is_one_line_and_exit_2(self):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--hw", "h200",
+                              "--mode", "vendor", "--params", "x", "no-such-corpus.json"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 2)
+        self.assertEqual(out.stderr, "duet: mode_err_kfold: no-such-corpus.json: No such file or directory\n")
