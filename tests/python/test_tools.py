@@ -16,9 +16,14 @@ BENCH = os.path.join(ROOT, "bench", "results", "bench-h200-w2.json")
 CORPUS = os.path.join(ROOT, "tuning_data", "h200_world1-test-s1.json")
 
 
+def run_tool(name, *args):
+    """tools/NAME with args, from the repository's root: its exit status and output."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", name), *args], capture_output=True, text=True,
+                          cwd=ROOT)
+
+
 def tool(name, *args):
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", name), *args], capture_output=True, text=True,
-                         cwd=ROOT)
+    out = run_tool(name, *args)
     if out.returncode != 0:
         raise AssertionError(f"{name} {args}: exit {out.returncode}: {out.stderr}")
     return out.stdout
@@ -108,9 +113,8 @@ class ModeErrKfold(unittest.TestCase):
             corpus = os.path.join(d, "c.json")
             with open(corpus, "w") as f:
                 json.dump({"schema": "duet-corpus/2", "rows": []}, f)
-            out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--duet", fake,
-                                  "--hw", "h200", "--mode", "vendor", "--params", "vendor_tile_us", "--max-iter",
-                                  "500", "--accept-unconverged", corpus], capture_output=True, text=True)
+            out = run_tool("mode_err_kfold.py", "--duet", fake, "--hw", "h200", "--mode", "vendor", "--params",
+                           "vendor_tile_us", "--max-iter", "500", "--accept-unconverged", corpus)
             self.assertEqual(out.returncode, 1, out.stderr)
             self.assertIn("the fit did not converge", out.stderr)
             self.assertEqual(out.stderr.count("\n"), 1, "one line: %r" % out.stderr)
@@ -121,14 +125,12 @@ class ModeErrKfold(unittest.TestCase):
             self.assertEqual(argv[argv.index("--max-iter") + 1], "500")
 
     def test_a_max_iter_below_one_is_refused(self):
-        out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--hw", "h200",
-                              "--mode", "vendor", "--params", "x", "--max-iter", "0", "c.json"], capture_output=True,
-                             text=True)
+        out = run_tool("mode_err_kfold.py", "--hw", "h200", "--mode", "vendor", "--params", "x", "--max-iter", "0",
+                       "c.json")
         self.assertEqual(out.returncode, 2)
         self.assertIn("--max-iter", out.stderr)
 
     def test_a_corpus_that_cannot_be_read_is_one_line_and_exit_2(self):
-        out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mode_err_kfold.py"), "--hw", "h200",
-                              "--mode", "vendor", "--params", "x", "no-such-corpus.json"], capture_output=True, text=True)
+        out = run_tool("mode_err_kfold.py", "--hw", "h200", "--mode", "vendor", "--params", "x", "no-such-corpus.json")
         self.assertEqual(out.returncode, 2)
         self.assertEqual(out.stderr, "duet: mode_err_kfold: no-such-corpus.json: No such file or directory\n")
